@@ -1,0 +1,39 @@
+/**
+ * Local administration on a data directory (the dashboard's part): the CLI's admin commands and
+ * the tests run effects here, beside a running server if there is one.
+ */
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { AccountsService } from "./platform/accounts/service.js"
+import { AppClock } from "./platform/clock.js"
+import { DatabaseLive } from "./platform/sql/database.js"
+import { StderrLogger } from "./server.js"
+
+/** Services available to administration. */
+export const AdminLive = (dataDir: string) =>
+  AccountsService.Default.pipe(
+    Layer.provideMerge(AppClock.system),
+    Layer.provideMerge(DatabaseLive(dataDir)),
+    Layer.provide(StderrLogger())
+  )
+
+/** Services available to an admin effect. */
+export type AdminServices = Layer.Layer.Success<ReturnType<typeof AdminLive>>
+
+/** A handle on a data directory for running admin effects; close it when done. */
+export const openAdmin = (dataDir: string) => {
+  const runtime = ManagedRuntime.make(AdminLive(dataDir))
+  return {
+    run: <A, E>(effect: Effect.Effect<A, E, AdminServices>): Promise<A> => runtime.runPromise(effect),
+    close: () => runtime.dispose()
+  }
+}
+
+/** Runs one admin effect on a data directory, opening and closing the database around it. */
+export const runAdmin = async <A, E>(dataDir: string, effect: Effect.Effect<A, E, AdminServices>): Promise<A> => {
+  const admin = openAdmin(dataDir)
+  try {
+    return await admin.run(effect)
+  } finally {
+    await admin.close()
+  }
+}

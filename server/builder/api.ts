@@ -1,0 +1,28 @@
+/** The Agents endpoints of the contract. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../platform/http/authentication.js"
+import { ErrorResponse } from "../platform/http/error-catalog.js"
+import { scope } from "../platform/http/policy.js"
+import { ListParams } from "../platform/pagination.js"
+import { AgentSummary } from "./domain.js"
+
+const AgentList = Schema.Struct({
+  agents: Schema.Array(AgentSummary),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "AgentList" })
+
+/** `/agents` */
+export class AgentsApi extends HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.get("list", "/agents")
+      .setUrlParams(Schema.Struct(ListParams))
+      .addSuccess(AgentList)
+      .addError(ErrorResponse.InvalidRequest)
+      .annotate(OpenApi.Summary, "List published Agents")
+      .annotate(OpenApi.Description, "The id, name and description of each published Agent, oldest first.")
+      .pipe(scope("agents:read"))
+  )
+  .middleware(Authentication) {}
+
+export { AgentList }

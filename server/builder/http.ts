@@ -1,0 +1,19 @@
+/** HTTP handlers of the Agents endpoints: thin adapters over `AgentService`. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../api.js"
+import { CurrentPrincipal } from "../platform/http/authentication.js"
+import { AgentService } from "./service.js"
+
+/** Handlers of the `agents` group. */
+export const AgentsHttpLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
+  Effect.gen(function* () {
+    const agents = yield* AgentService
+    return handlers.handle("list", ({ urlParams }) =>
+      Effect.gen(function* () {
+        const page = yield* agents.listPublished(yield* CurrentPrincipal, urlParams)
+        return { agents: page.items, nextCursor: page.nextCursor }
+      })
+    )
+  })
+)

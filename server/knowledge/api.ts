@@ -1,0 +1,57 @@
+/** The Knowledgebases endpoints of the contract. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../platform/http/authentication.js"
+import { ErrorResponse } from "../platform/http/error-catalog.js"
+import { scope } from "../platform/http/policy.js"
+import { IdempotencyHeaders } from "../platform/http/responses.js"
+import { FieldsParam, ListParams } from "../platform/pagination.js"
+import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
+
+const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
+  identifier: "KnowledgebaseResponse"
+})
+const KnowledgebaseDetailEnvelope = Schema.Struct({ knowledgebase: KnowledgebaseDetail }).annotations({
+  identifier: "KnowledgebaseDetailResponse"
+})
+const KnowledgebaseList = Schema.Struct({
+  knowledgebases: Schema.Array(Knowledgebase),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "KnowledgebaseList" })
+
+/** `/knowledgebases` */
+export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
+  .add(
+    HttpApiEndpoint.get("list", "/knowledgebases")
+      .setUrlParams(Schema.Struct({ ...ListParams, fields: FieldsParam }))
+      .addSuccess(KnowledgebaseList)
+      .addError(ErrorResponse.InvalidRequest)
+      .annotate(OpenApi.Summary, "List Knowledgebases")
+      .annotate(OpenApi.Description, "Readable Knowledgebases with source and page counts, oldest first.")
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/knowledgebases")
+      .setHeaders(IdempotencyHeaders)
+      .setPayload(CreateKnowledgebase)
+      .addSuccess(KnowledgebaseEnvelope, { status: 201 })
+      .addError(ErrorResponse.PlanLimit)
+      .addError(ErrorResponse.InvalidRequest)
+      .addError(ErrorResponse.Conflict)
+      .addError(ErrorResponse.PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Create a Knowledgebase")
+      .annotate(OpenApi.Description, "Creates a Knowledgebase within the plan's cap. Takes `Idempotency-Key`.")
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/knowledgebases/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(KnowledgebaseDetailEnvelope)
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Read a Knowledgebase")
+      .annotate(OpenApi.Description, "The Knowledgebase with its sources and page index.")
+      .pipe(scope("knowledge:read"))
+  )
+  .middleware(Authentication) {}
+
+export { KnowledgebaseDetailEnvelope, KnowledgebaseEnvelope, KnowledgebaseList }

@@ -1,0 +1,46 @@
+/** HTTP handlers of the Knowledgebases endpoints: thin adapters over `KnowledgebaseService`. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../api.js"
+import { CurrentPrincipal } from "../platform/http/authentication.js"
+import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
+import { parseFields, project } from "../platform/pagination.js"
+import { knowledgebaseFields } from "./domain.js"
+import { KnowledgebaseService } from "./service.js"
+
+/** Handlers of the `knowledgebases` group. */
+export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (handlers) =>
+  Effect.gen(function* () {
+    const knowledgebases = yield* KnowledgebaseService
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const actor = yield* CurrentPrincipal
+          const fields = yield* parseFields(urlParams.fields, knowledgebaseFields)
+          const page = yield* knowledgebases.list(actor, urlParams)
+          return jsonResponse(200, {
+            knowledgebases: page.items.map((kb) => project(kb, fields)),
+            nextCursor: page.nextCursor
+          })
+        })
+      )
+      .handle("create", ({ headers, payload, request }) =>
+        Effect.gen(function* () {
+          const actor = yield* CurrentPrincipal
+          return yield* idempotentCreate(
+            { key: headers["idempotency-key"], method: request.method, address: request.url, payload },
+            Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({
+              status: 201,
+              body: { knowledgebase }
+            }))
+          )
+        })
+      )
+      .handle("get", ({ path }) =>
+        Effect.gen(function* () {
+          const actor = yield* CurrentPrincipal
+          return { knowledgebase: yield* knowledgebases.get(actor, path.id) }
+        })
+      )
+  })
+)

@@ -1,0 +1,62 @@
+/** SQL for Knowledgebases. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { PageRequest } from "../platform/pagination.js"
+import type { Knowledgebase } from "./domain.js"
+
+interface KnowledgebaseRow {
+  readonly id: string
+  readonly name: string
+  readonly description: string
+  readonly pages_count: number
+  readonly sources_count: number
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+const toKnowledgebase = (row: KnowledgebaseRow): Knowledgebase => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  counts: { sources: row.sources_count, pages: row.pages_count }
+})
+
+/** Knowledgebases in SQL. */
+export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/KnowledgebaseRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      /** Up to `limit + 1` Knowledgebases after the page position, oldest first. */
+      list: (organizationId: string, page: PageRequest) =>
+        Effect.orDie(
+          (page.after === null
+            ? sql<KnowledgebaseRow>`SELECT id, name, description, pages_count, sources_count, created_at, updated_at
+                FROM knowledgebases WHERE organization_id = ${organizationId}
+                ORDER BY created_at, id LIMIT ${page.limit + 1}`
+            : sql<KnowledgebaseRow>`SELECT id, name, description, pages_count, sources_count, created_at, updated_at
+                FROM knowledgebases WHERE organization_id = ${organizationId}
+                AND (created_at, id) > (${page.after[0] ?? ""}, ${page.after[1] ?? ""})
+                ORDER BY created_at, id LIMIT ${page.limit + 1}`
+          ).pipe(Effect.map((rows) => rows.map(toKnowledgebase)))
+        ),
+      byId: (organizationId: string, id: string) =>
+        Effect.orDie(
+          sql<KnowledgebaseRow>`SELECT id, name, description, pages_count, sources_count, created_at, updated_at
+            FROM knowledgebases WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+            Effect.map((rows) => (rows[0] ? toKnowledgebase(rows[0]) : null))
+          )
+        ),
+      count: (organizationId: string) =>
+        Effect.orDie(
+          sql<{ n: number }>`SELECT count(*) AS n FROM knowledgebases WHERE organization_id = ${organizationId}`.pipe(
+            Effect.map((rows) => rows[0]?.n ?? 0)
+          )
+        ),
+      insert: (organizationId: string, keyId: string | null, kb: Knowledgebase) =>
+        Effect.orDie(sql`INSERT INTO knowledgebases (id, organization_id, name, description, created_by_key_id, created_at, updated_at)
+          VALUES (${kb.id}, ${organizationId}, ${kb.name}, ${kb.description}, ${keyId}, ${kb.createdAt}, ${kb.updatedAt})`)
+    }
+  })
+}) {}

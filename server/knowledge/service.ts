@@ -1,0 +1,66 @@
+/** Knowledgebases: create within the plan cap, list, read. Knows nothing of HTTP. */
+import { Effect } from "effect"
+import { planCaps, type Principal } from "../platform/accounts/domain.js"
+import { AppClock, isoAt } from "../platform/clock.js"
+import { NotFound, PlanLimit } from "../platform/errors.js"
+import { newId } from "../platform/ids.js"
+import { Cursors, type Page } from "../platform/pagination.js"
+import { inTransaction } from "../platform/sql/database.js"
+import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
+import { KnowledgebaseRepo } from "./repo.js"
+
+/** Knowledgebase operations for a calling principal. */
+export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()("svc/KnowledgebaseService", {
+  effect: Effect.gen(function* () {
+    const repo = yield* KnowledgebaseRepo
+    const cursors = yield* Cursors
+    const clock = yield* AppClock
+
+    const notFound = (id: string) => new NotFound({ message: `No Knowledgebase '${id}' in this organization.` })
+
+    return {
+      /** Creates a Knowledgebase unless the organization's plan cap is reached. */
+      create: (actor: Principal, input: CreateKnowledgebase) =>
+        inTransaction(
+          Effect.gen(function* () {
+            const org = actor.organization
+            const cap = planCaps[org.plan].knowledgebases
+            if ((yield* repo.count(org.id)) >= cap) {
+              return yield* new PlanLimit({
+                message: `The ${org.plan} plan allows ${cap} Knowledgebases; this organization has reached it.`
+              })
+            }
+            const at = isoAt(clock.now())
+            const kb: Knowledgebase = {
+              id: newId(),
+              name: input.name,
+              description: input.description ?? "",
+              createdAt: at,
+              updatedAt: at,
+              counts: { sources: 0, pages: 0 }
+            }
+            yield* repo.insert(org.id, actor.key.id, kb)
+            return kb
+          })
+        ),
+
+      /** One page of the organization's Knowledgebases, oldest first. */
+      list: (actor: Principal, params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+        Effect.gen(function* () {
+          const list = `knowledgebases:${actor.organization.id}`
+          const request = yield* cursors.request(list, params)
+          const rows = yield* repo.list(actor.organization.id, request)
+          return cursors.page(list, request, rows, (kb) => [kb.createdAt, kb.id]) satisfies Page<Knowledgebase>
+        }),
+
+      /** A Knowledgebase with its sources and page index. */
+      get: (actor: Principal, id: string) =>
+        Effect.gen(function* () {
+          const kb = yield* repo.byId(actor.organization.id, id)
+          if (!kb) return yield* notFound(id)
+          return { ...kb, sources: [], pages: [] } satisfies KnowledgebaseDetail
+        })
+    }
+  }),
+  dependencies: [KnowledgebaseRepo.Default, Cursors.Default]
+}) {}

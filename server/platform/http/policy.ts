@@ -1,0 +1,52 @@
+/**
+ * What each endpoint requires, declared once on the endpoint (scope) or its group (gate), and
+ * looked up by the matched route on every request.
+ */
+import { HttpApi, type HttpApiGroup, OpenApi } from "@effect/platform"
+import { Context } from "effect"
+import type { ApiScope, Gate } from "../accounts/domain.js"
+
+/** The scope an endpoint requires. */
+export class RequiredScope extends Context.Tag("svc/RequiredScope")<RequiredScope, ApiScope>() {}
+
+/** The organization gate a group of endpoints requires (`apps`, `groups`). */
+export class RequiredGate extends Context.Tag("svc/RequiredGate")<RequiredGate, Gate>() {}
+
+/** An endpoint's requirements. */
+export interface EndpointPolicy {
+  readonly scope: ApiScope | undefined
+  readonly gate: Gate | undefined
+}
+
+/** `METHOD /path` (the router's path pattern) to the endpoint's requirements. */
+export type PolicyIndex = ReadonlyMap<string, EndpointPolicy>
+
+/** Reads every endpoint's requirements from the API definition. */
+export const policyIndex = (api: HttpApi.HttpApi.Any): PolicyIndex => {
+  const index = new Map<string, EndpointPolicy>()
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations }) => {
+      index.set(`${endpoint.method} ${endpoint.path}`, {
+        scope: Context.getOption(mergedAnnotations, RequiredScope).pipe((o) => (o._tag === "Some" ? o.value : undefined)),
+        gate: Context.getOption(mergedAnnotations, RequiredGate).pipe((o) => (o._tag === "Some" ? o.value : undefined))
+      })
+    }
+  })
+  return index
+}
+
+/** Annotates an endpoint with its scope, for enforcement and for the OpenAPI description. */
+export const scope =
+  (required: ApiScope) =>
+  <E extends { annotate: (tag: any, value: any) => E }>(endpoint: E): E =>
+    endpoint.annotate(RequiredScope, required).annotate(OpenApi.Override, {
+      "x-required-scope": required,
+      security: [{ bearer: [required] }]
+    })
+
+/** Annotates a group with the gate its endpoints need. */
+export const gate =
+  (required: Gate) =>
+  <G extends HttpApiGroup.HttpApiGroup.Any>(group: G): G =>
+    (group as any).annotate(RequiredGate, required) as G

@@ -1,0 +1,81 @@
+/**
+ * Request-level behavior shared by every route: a request id on every response, body size limits,
+ * and every failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}`
+ * envelope. Defects are logged with the request id and never leak details.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, HttpIncomingMessage } from "@effect/platform"
+import { Cause, Context, Effect, Option, ParseResult } from "effect"
+import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
+import { newId } from "../ids.js"
+import { errorResponse, isApiFailure } from "./error-catalog.js"
+
+/** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
+export const maxRequestBodyBytes = 4_500_000
+
+/** The current request's id, as sent in `X-Request-Id`. */
+export class RequestId extends Context.Tag("svc/RequestId")<RequestId, string>() {}
+
+interface DecodeIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/** One message per field, naming it: the first issue found at each path. */
+const describeIssues = (issues: ReadonlyArray<DecodeIssue>): string => {
+  const byPath = new Map<string, string>()
+  for (const issue of issues) {
+    const path = issue.path.map(String).join(".")
+    if (!byPath.has(path)) byPath.set(path, issue.message)
+  }
+  return [...byPath].map(([path, message]) => (path ? `${path}: ${message}` : message)).join("; ")
+}
+
+const bodyError = (cause: unknown): InvalidRequest | PayloadTooLarge =>
+  cause instanceof Error && cause.message === "maxBytes exceeded"
+    ? new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
+    : new InvalidRequest({ message: "The request body is not valid JSON." })
+
+/** Maps any failure of a request to an expected failure, logging defects. */
+const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string) =>
+  Effect.gen(function* () {
+    if (!Cause.isInterruptedOnly(cause)) {
+      const error = Cause.squash(cause) as { _tag?: string; issues?: ReadonlyArray<DecodeIssue>; reason?: string; cause?: unknown }
+      if (isApiFailure(error)) return error
+      switch (error._tag) {
+        case "HttpApiDecodeError":
+          return new InvalidRequest({ message: describeIssues(error.issues ?? []) || "The request is invalid." })
+        case "ParseError":
+          return new InvalidRequest({
+            message: describeIssues(ParseResult.ArrayFormatter.formatErrorSync(error as ParseResult.ParseError))
+          })
+        case "RequestError":
+          return bodyError(error.cause)
+        case "RouteNotFound":
+          return new NotFound({ message: "No such endpoint." })
+      }
+    }
+    if (Cause.isInterruptedOnly(cause)) return new ServerError({ message: "The request was interrupted." })
+    yield* Effect.logError("request failed", cause).pipe(Effect.annotateLogs("requestId", requestId))
+    return new ServerError({ message: `Something went wrong on our side; it is safe to retry (request ${requestId}).` })
+  })
+
+/** The API-level middleware: limits, error envelope and request id. */
+export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
+  Effect.gen(function* () {
+    const requestId = `req_${newId().replace(/-/g, "")}`
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const declaredLength = Number(request.headers["content-length"] ?? 0)
+    const response =
+      declaredLength > maxRequestBodyBytes
+        ? errorResponse(
+            new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
+          )
+        : yield* app.pipe(
+            HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBodyBytes)),
+            Effect.provideService(RequestId, requestId),
+            Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))
+          )
+    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  })
+)
+

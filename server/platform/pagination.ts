@@ -1,0 +1,130 @@
+/**
+ * Keyset pagination shared by every list (REST and MCP): opaque, tamper-evident cursors bound to
+ * the list they came from, page sizes 1..200 (default 50), and `fields` projection.
+ */
+import { Effect, Schema } from "effect"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { AccountsService } from "./accounts/service.js"
+import { InvalidRequest } from "./errors.js"
+
+/** Default and largest page size. */
+export const pageSize = { default: 50, max: 200 } as const
+
+/** A position in a keyset order, e.g. `[createdAt, id]` of the last item served. */
+export type Position = ReadonlyArray<string | number>
+
+/** What a list call asks for. */
+export interface PageRequest {
+  readonly limit: number
+  readonly after: Position | null
+}
+
+/** One page of a list. */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly nextCursor: string | null
+}
+
+/** The query parameters every list takes. */
+export const ListParams = {
+  limit: Schema.optional(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, pageSize.max)).annotations({
+      description: `Page size, 1 to ${pageSize.max} (default ${pageSize.default}).`,
+      message: () => `limit must be a whole number from 1 to ${pageSize.max}`
+    })
+  ),
+  cursor: Schema.optional(
+    Schema.String.annotations({ description: "The `nextCursor` of the previous page; opaque." })
+  )
+}
+
+/** The `fields` query parameter. */
+export const FieldsParam = Schema.optional(
+  Schema.String.annotations({ description: "Comma-separated field names to return; unknown names are refused." })
+)
+
+const invalidCursor = () =>
+  new InvalidRequest({ message: "cursor: not a cursor of this list; start again without a cursor." })
+
+/** Signs and verifies cursors with a secret kept in the database. */
+export class Cursors extends Effect.Service<Cursors>()("svc/Cursors", {
+  effect: Effect.gen(function* () {
+    const accounts = yield* AccountsService
+    const secret = Buffer.from(
+      yield* accounts.settingOrInit("cursor_secret", () => randomBytes(32).toString("hex")),
+      "hex"
+    )
+    const sign = (text: string) => createHmac("sha256", secret).update(text).digest().subarray(0, 16)
+
+    const encode = (list: string, position: Position): string => {
+      const payload = Buffer.from(JSON.stringify({ l: list, p: position })).toString("base64url")
+      return `${payload}.${sign(`${list}\n${payload}`).toString("base64url")}`
+    }
+
+    const decode = (list: string, cursor: string): Effect.Effect<Position, InvalidRequest> =>
+      Effect.suspend(() => {
+        const [payload, mac, extra] = cursor.split(".")
+        if (!payload || !mac || extra !== undefined) return Effect.fail(invalidCursor())
+        const expected = sign(`${list}\n${payload}`)
+        const given = Buffer.from(mac, "base64url")
+        if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Effect.fail(invalidCursor())
+        try {
+          const parsed = JSON.parse(Buffer.from(payload, "base64url").toString()) as { l: string; p: Position }
+          return parsed.l === list && Array.isArray(parsed.p) ? Effect.succeed(parsed.p) : Effect.fail(invalidCursor())
+        } catch {
+          return Effect.fail(invalidCursor())
+        }
+      })
+
+    return {
+      encode,
+      /** Turns `limit`/`cursor` parameters into a page request for the list named `list`. */
+      request: (list: string, params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+        Effect.map(
+          params.cursor === undefined ? Effect.succeed(null) : decode(list, params.cursor),
+          (after): PageRequest => ({ limit: params.limit ?? pageSize.default, after })
+        ),
+      /**
+       * Builds a page from `limit + 1` fetched rows: the extra row only says another page exists.
+       */
+      page: <A>(list: string, request: PageRequest, rows: ReadonlyArray<A>, positionOf: (item: A) => Position): Page<A> => {
+        const items = rows.slice(0, request.limit)
+        const last = items[items.length - 1]
+        return {
+          items,
+          nextCursor: rows.length > request.limit && last !== undefined ? encode(list, positionOf(last)) : null
+        }
+      }
+    }
+  }),
+  dependencies: [AccountsService.Default]
+}) {}
+
+/** Parses `fields` against the names a list allows; `null` means every field. */
+export const parseFields = (
+  raw: string | undefined,
+  allowed: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string> | null, InvalidRequest> => {
+  if (raw === undefined) return Effect.succeed(null)
+  const names = raw
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0)
+  const unknown = names.filter((name) => !allowed.includes(name))
+  if (names.length === 0 || unknown.length > 0) {
+    return Effect.fail(
+      new InvalidRequest({
+        message: `fields: unknown field ${unknown.map((n) => `'${n}'`).join(", ") || "(none given)"}; allowed: ${allowed.join(", ")}.`
+      })
+    )
+  }
+  return Effect.succeed([...new Set(names)])
+}
+
+/** Keeps only `fields` of an object (all of it when `fields` is null). */
+export const project = <A extends object>(item: A, fields: ReadonlyArray<string> | null): Partial<A> => {
+  if (fields === null) return item
+  const out: Record<string, unknown> = {}
+  for (const name of fields) if (name in item) out[name] = (item as Record<string, unknown>)[name]
+  return out as Partial<A>
+}

@@ -1,0 +1,62 @@
+/**
+ * Sliding-window rate limits per key: a log of the last N request times per bucket, so the window is
+ * exact (no fixed-window bursts) and memory is bounded by the limit.
+ */
+import { Effect } from "effect"
+import { AppClock } from "./clock.js"
+import { RateLimited } from "./errors.js"
+
+/** A named limit: `limit` requests per `windowMs`. */
+export interface RateLimit {
+  readonly name: string
+  readonly limit: number
+  readonly windowMs: number
+}
+
+/** 120 requests per minute per key (spec: Limits). */
+export const requestRate: RateLimit = { name: "requests", limit: 120, windowMs: 60_000 }
+/** 3 exports per minute per key (spec: Limits). */
+export const exportRate: RateLimit = { name: "exports", limit: 3, windowMs: 60_000 }
+
+/** In-memory sliding-window limiter, one log per (limit, key). */
+export class RateLimiter extends Effect.Service<RateLimiter>()("svc/RateLimiter", {
+  effect: Effect.gen(function* () {
+    const clock = yield* AppClock
+    const logs = new Map<string, Array<number>>()
+    let checks = 0
+
+    const sweep = (now: number) => {
+      for (const [bucket, log] of logs) {
+        const last = log[log.length - 1]
+        if (last === undefined || now - last >= 60 * 60_000) logs.delete(bucket)
+      }
+    }
+
+    return {
+      /** Counts one request against `rate` for `subject`, or fails with `rate_limited` and `Retry-After`. */
+      take: (rate: RateLimit, subject: string) =>
+        Effect.suspend(() => {
+          const now = clock.now()
+          if (++checks % 10_000 === 0) sweep(now)
+          const bucket = `${rate.name}:${subject}`
+          let log = logs.get(bucket)
+          if (!log) {
+            log = []
+            logs.set(bucket, log)
+          }
+          while (log.length > 0 && now - log[0]! >= rate.windowMs) log.shift()
+          if (log.length >= rate.limit) {
+            const retryAfterSeconds = Math.max(1, Math.ceil((log[0]! + rate.windowMs - now) / 1000))
+            return Effect.fail(
+              new RateLimited({
+                message: `Over ${rate.limit} ${rate.name} per ${rate.windowMs / 1000} seconds for this key; retry in ${retryAfterSeconds} s.`,
+                retryAfterSeconds
+              })
+            )
+          }
+          log.push(now)
+          return Effect.void
+        })
+    }
+  })
+}) {}

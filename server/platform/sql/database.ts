@@ -1,0 +1,63 @@
+/**
+ * The SQLite database: one file under the data directory, WAL, foreign keys on, a busy timeout, and
+ * the numbered static migrations applied at open.
+ */
+import { Migrator, SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Duration, Effect, Layer } from "effect"
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import migration0001 from "./migrations/0001_platform.js"
+
+/** The migrations, in order; each is static code, never read from disk at run time. */
+export const migrations = {
+  "0001_platform": migration0001
+}
+
+/** The database file inside a data directory. */
+export const databaseFile = (dataDir: string): string => join(dataDir, "svc.sqlite")
+
+const busyTimeoutMs = 5_000
+
+const configure = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
+  yield* sql.unsafe("PRAGMA foreign_keys = ON")
+  yield* sql.unsafe("PRAGMA synchronous = NORMAL")
+  yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
+})
+
+/** Opens (creating if needed) the data directory's database and brings its schema up to date. */
+export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, unknown> =>
+  Layer.effectDiscard(configure).pipe(
+    Layer.provideMerge(
+      Layer.unwrapEffect(
+        Effect.sync(() => {
+          mkdirSync(dataDir, { recursive: true })
+          return SqliteClient.layer({ filename: databaseFile(dataDir), prepareCacheSize: 500 })
+        })
+      )
+    )
+  )
+
+/** Longest a transaction may hold the single connection before it is rolled back. */
+export const transactionTimeout = Duration.seconds(5)
+
+/**
+ * Runs `effect` in a short, time-boxed transaction. Callers keep network, model and file I/O out of it.
+ */
+export const inTransaction = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(effect).pipe(
+      Effect.timeoutFail({ duration: transactionTimeout, onTimeout: () => new TransactionTimeout() }),
+      Effect.catchTag("TransactionTimeout", (e) => Effect.die(e)),
+      Effect.catchTag("SqlError", (e) => Effect.die(e))
+    )
+  ) as Effect.Effect<A, E, R | SqlClient.SqlClient>
+
+class TransactionTimeout extends Error {
+  readonly _tag = "TransactionTimeout"
+  override readonly message = "transaction exceeded its time box"
+}

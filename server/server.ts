@@ -1,0 +1,111 @@
+/**
+ * Assembles the service: database, domain services, the HTTP API and its middleware, on a Node
+ * HTTP server. `startServer` is what `svc serve` and the tests run.
+ */
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { createServer } from "node:http"
+import { Api, apiPrefix } from "./api.js"
+import { AgentsHttpLive } from "./builder/http.js"
+import { AgentService } from "./builder/service.js"
+import { KnowledgeHttpLive } from "./knowledge/http.js"
+import { KnowledgebaseService } from "./knowledge/service.js"
+import { AccountsService } from "./platform/accounts/service.js"
+import { AppClock } from "./platform/clock.js"
+import { AuthenticationLive } from "./platform/http/authentication.js"
+import { RequestMiddlewareLive } from "./platform/http/request-middleware.js"
+import { IdempotencyStore } from "./platform/idempotency.js"
+import { Cursors } from "./platform/pagination.js"
+import { RateLimiter } from "./platform/rate-limiter.js"
+import { DatabaseLive } from "./platform/sql/database.js"
+
+/** How to run the server. */
+export interface ServerOptions {
+  readonly dataDir: string
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  /** The clock (milliseconds since the epoch); tests drive it by hand. */
+  readonly now?: (() => number) | undefined
+  /** Least severe log level written to stderr. */
+  readonly logLevel?: LogLevel.LogLevel | undefined
+}
+
+/** A running server. */
+export interface RunningServer {
+  readonly origin: string
+  readonly baseUrl: string
+  readonly mcpUrl: string
+  readonly dataDir: string
+  readonly organization: { readonly id: string; readonly slug: string } | null
+  /** The all-scopes key of the default organization, on the first start only. */
+  readonly bootstrapKey: string | null
+  /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
+  readonly close: () => Promise<void>
+}
+
+/** Logs go to stderr only: stdout carries data (the ready line, MCP frames). */
+export const StderrLogger = (level: LogLevel.LogLevel = LogLevel.Info) =>
+  Layer.merge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)), Logger.minimumLogLevel(level))
+
+/** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
+export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now">) =>
+  Layer.mergeAll(
+    AccountsService.Default,
+    KnowledgebaseService.Default,
+    AgentService.Default,
+    Cursors.Default,
+    IdempotencyStore.Default,
+    RateLimiter.Default
+  ).pipe(
+    Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
+    Layer.provideMerge(DatabaseLive(options.dataDir))
+  )
+
+const HttpLive = (options: ServerOptions) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(RequestMiddlewareLive),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
+    Layer.provide(
+      HttpApiBuilder.api(Api).pipe(
+        Layer.provide([KnowledgeHttpLive, AgentsHttpLive]),
+        Layer.provide(AuthenticationLive(Api))
+      )
+    ),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" }))
+  )
+
+/** Starts the whole service and resolves once it accepts connections. */
+export const startServer = async (options: ServerOptions): Promise<RunningServer> => {
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const logger = StderrLogger(options.logLevel)
+    const core = await Effect.runPromise(Layer.buildWithScope(Layer.provideMerge(CoreLive(options), logger), scope))
+    const boot = await Effect.runPromise(
+      Effect.gen(function* () {
+        const accounts = yield* AccountsService
+        const made = yield* accounts.bootstrap
+        const org = made?.organization ?? (yield* accounts.defaultOrganization)
+        return { secret: made?.secret ?? null, organization: org ? { id: org.id, slug: org.slug } : null }
+      }).pipe(Effect.provide(core))
+    )
+    const http = await Effect.runPromise(
+      Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+    )
+    const address = Context.get(http, HttpServer.HttpServer).address
+    const host = address._tag === "TcpAddress" ? address.hostname : "127.0.0.1"
+    const origin = `http://${host.includes(":") ? `[${host}]` : host}:${address._tag === "TcpAddress" ? address.port : 0}`
+    return {
+      origin,
+      baseUrl: `${origin}${apiPrefix}`,
+      mcpUrl: `${origin}/mcp`,
+      dataDir: options.dataDir,
+      organization: boot.organization,
+      bootstrapKey: boot.secret,
+      close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    throw error
+  }
+}

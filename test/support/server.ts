@@ -1,0 +1,100 @@
+/**
+ * Test harness: a real server on an ephemeral port over a temp SQLite file, a hand-driven clock,
+ * admin access to the same data directory, and a small HTTP helper over real sockets.
+ */
+import { Effect, LogLevel } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type AdminServices, openAdmin } from "../../server/admin.js"
+import type { Role } from "../../server/platform/accounts/domain.js"
+import { AccountsService, type KeyRequest } from "../../server/platform/accounts/service.js"
+import { type RunningServer, startServer } from "../../server/server.js"
+
+/** A clock the test moves by hand. */
+export class ManualClock {
+  constructor(public ms = Date.parse("2026-11-21T12:00:00.000Z")) {}
+  readonly now = () => this.ms
+  advance(ms: number) {
+    this.ms += ms
+  }
+}
+
+/** A response as tests look at it. */
+export interface TestResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: any
+  readonly text: string
+}
+
+/** A running test server and its tools. */
+export interface TestServer extends RunningServer {
+  readonly clock: ManualClock
+  /** The all-scopes organization key of `default`. */
+  readonly key: string
+  /** Runs an admin effect on the server's data directory. */
+  readonly admin: <A, E>(effect: Effect.Effect<A, E, AdminServices>) => Promise<A>
+  /** Sends a request over HTTP; `body` objects are sent as JSON, strings as they are. */
+  readonly request: (
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: unknown; headers?: Record<string, string> }
+  ) => Promise<TestResponse>
+  /** Creates an organization key (or a personal key) and returns its secret. */
+  readonly createKey: (request: KeyRequest & { org?: string }) => Promise<string>
+  /** Creates an organization with an admin-made all-scopes key. */
+  readonly createOrganization: (slug: string, plan?: "trial" | "creator" | "pro" | "agency" | "lifetime") => Promise<string>
+  readonly addMember: (email: string, role: Role, org?: string) => Promise<void>
+  readonly stop: () => Promise<void>
+}
+
+/** Starts a server on a fresh data directory. */
+export const startTestServer = async (options: { clock?: ManualClock } = {}): Promise<TestServer> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-test-"))
+  const clock = options.clock ?? new ManualClock()
+  const server = await startServer({ dataDir, port: 0, now: clock.now, logLevel: LogLevel.None })
+  const admin = openAdmin(dataDir)
+  const run = admin.run
+  const request: TestServer["request"] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers }
+    const key = opts.key === undefined ? server.bootstrapKey : opts.key
+    if (key !== null) headers.authorization ??= `Bearer ${key}`
+    let body: string | undefined
+    if (opts.body !== undefined) {
+      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body)
+      headers["content-type"] ??= "application/json"
+    }
+    const response = await fetch(`${server.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    const text = await response.text()
+    let parsed: unknown = undefined
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {
+      parsed = undefined
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text }
+  }
+  return {
+    ...server,
+    clock,
+    key: server.bootstrapKey!,
+    admin: run,
+    request,
+    createKey: async ({ org = "default", ...rest }) =>
+      (await run(Effect.flatMap(AccountsService, (a) => a.createKey(org, rest)))).secret,
+    createOrganization: async (slug, plan = "pro") => {
+      await run(Effect.flatMap(AccountsService, (a) => a.createOrganization({ slug, plan })))
+      return (await run(Effect.flatMap(AccountsService, (a) => a.createKey(slug, { name: "test", scopes: "all" }))))
+        .secret
+    },
+    addMember: async (email, role, org = "default") => {
+      await run(Effect.flatMap(AccountsService, (a) => a.addMember(org, email, role)))
+    },
+    stop: async () => {
+      await admin.close()
+      await server.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
