@@ -17,7 +17,7 @@ import { AuthenticationLive } from "./platform/http/authentication.js"
 import { RequestMiddlewareLive } from "./platform/http/request-middleware.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
 import { Cursors } from "./platform/pagination.js"
-import { RateLimiter } from "./platform/rate-limiter.js"
+import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
 import { DatabaseLive } from "./platform/sql/database.js"
 
 /** How to run the server. */
@@ -29,6 +29,14 @@ export interface ServerOptions {
   readonly now?: (() => number) | undefined
   /** Least severe log level written to stderr. */
   readonly logLevel?: LogLevel.LogLevel | undefined
+  /** Lets `url` sources and webhooks reach loopback and private addresses (local development). */
+  readonly allowPrivateUrls?: boolean | undefined
+  /** Seconds before webhook delivery attempts 2, 3 and 4 (default 10, 60, 300). */
+  readonly webhookRetryDelays?: readonly [number, number, number] | undefined
+  /** Overrides the per-key rate of 120 requests per minute (benchmarks only). */
+  readonly requestsPerMinute?: number | undefined
+  /** Seeds demo content on start. */
+  readonly demo?: boolean | undefined
 }
 
 /** A running server. */
@@ -49,8 +57,9 @@ export const StderrLogger = (level: LogLevel.LogLevel = LogLevel.Info) =>
   Layer.merge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)), Logger.minimumLogLevel(level))
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
-export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now">) =>
+export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute">) =>
   Layer.mergeAll(
+    Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
     AccountsService.Default,
     KnowledgebaseService.Default,
     AgentService.Default,

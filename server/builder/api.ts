@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
-import { ListParams } from "../platform/pagination.js"
+import { FieldsParam, listQuery } from "../platform/pagination.js"
 import { AgentSummary } from "./domain.js"
 
 const AgentList = Schema.Struct({
@@ -16,7 +16,7 @@ const AgentList = Schema.Struct({
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.get("list", "/agents")
-      .setUrlParams(Schema.Struct(ListParams))
+      .setUrlParams(listQuery({ fields: FieldsParam }))
       .addSuccess(AgentList)
       .addError(ErrorResponse.InvalidRequest)
       .annotate(OpenApi.Summary, "List published Agents")

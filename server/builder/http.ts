@@ -3,6 +3,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
+import { jsonResponse } from "../platform/http/responses.js"
+import { parseFields, project } from "../platform/pagination.js"
+import { agentFields } from "./domain.js"
 import { AgentService } from "./service.js"
 
 /** Handlers of the `agents` group. */
@@ -11,8 +14,9 @@ export const AgentsHttpLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
     const agents = yield* AgentService
     return handlers.handle("list", ({ urlParams }) =>
       Effect.gen(function* () {
+        const fields = yield* parseFields(urlParams.fields, agentFields)
         const page = yield* agents.listPublished(yield* CurrentPrincipal, urlParams)
-        return { agents: page.items, nextCursor: page.nextCursor }
+        return jsonResponse(200, { agents: page.items.map((agent) => project(agent, fields)), nextCursor: page.nextCursor })
       })
     )
   })

@@ -5,7 +5,7 @@ import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, ListParams } from "../platform/pagination.js"
+import { FieldsParam, listQuery } from "../platform/pagination.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
@@ -23,7 +23,7 @@ const KnowledgebaseList = Schema.Struct({
 export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases")
-      .setUrlParams(Schema.Struct({ ...ListParams, fields: FieldsParam }))
+      .setUrlParams(listQuery({ fields: FieldsParam }))
       .addSuccess(KnowledgebaseList)
       .addError(ErrorResponse.InvalidRequest)
       .annotate(OpenApi.Summary, "List Knowledgebases")

@@ -23,7 +23,19 @@ export const Knowledgebase = Schema.Struct({
   createdAt: DateTime,
   updatedAt: DateTime,
   counts: KnowledgebaseCounts
-}).annotations({ identifier: "Knowledgebase" })
+}).annotations({
+  identifier: "Knowledgebase",
+  examples: [
+    {
+      id: "3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11",
+      name: "Support handbook",
+      description: "How we answer customers.",
+      createdAt: "2026-11-21T10:00:00.000Z",
+      updatedAt: "2026-11-21T10:00:00.000Z",
+      counts: { sources: 0, pages: 0 }
+    }
+  ]
+})
 export type Knowledgebase = typeof Knowledgebase.Type
 
 /** Fields a Knowledgebase list may be narrowed to. */
@@ -76,15 +88,15 @@ export type KnowledgebaseDetail = typeof KnowledgebaseDetail.Type
 /** Body of `POST /knowledgebases`. */
 export const CreateKnowledgebase = Schema.Struct({
   name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
-    description: "1 to 200 characters.",
-    message: () => "name must be 1 to 200 characters"
+    message: () => "name must be 1 to 200 characters",
+    jsonSchema: { type: "string", minLength: 1, maxLength: 200, description: "1 to 200 characters (trimmed)." }
   }),
   description: Schema.optional(
     Schema.String.pipe(Schema.maxLength(2_000)).annotations({ message: () => "description must be at most 2000 characters" })
   )
 }).annotations({
   identifier: "CreateKnowledgebase",
-  parseOptions: { onExcessProperty: "error" },
+  parseOptions: { onExcessProperty: "error", errors: "all" },
   examples: [{ name: "Support handbook", description: "How we answer customers." }]
 })
 export type CreateKnowledgebase = typeof CreateKnowledgebase.Type

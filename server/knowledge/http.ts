@@ -28,7 +28,7 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal
           return yield* idempotentCreate(
-            { key: headers["idempotency-key"], method: request.method, address: request.url, payload },
+            { key: headers["idempotency-key"], request, payload },
             Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({
               status: 201,
               body: { knowledgebase }

@@ -30,13 +30,18 @@ export const ListParams = {
   limit: Schema.optional(
     Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, pageSize.max)).annotations({
       description: `Page size, 1 to ${pageSize.max} (default ${pageSize.default}).`,
-      message: () => `limit must be a whole number from 1 to ${pageSize.max}`
+      message: () => `limit must be a whole number from 1 to ${pageSize.max}`,
+      jsonSchema: { type: "integer", minimum: 1, maximum: pageSize.max, default: pageSize.default }
     })
   ),
   cursor: Schema.optional(
     Schema.String.annotations({ description: "The `nextCursor` of the previous page; opaque." })
   )
 }
+
+/** The query string of a list: `limit`, `cursor` and `extra` parameters; unknown parameters are refused. */
+export const listQuery = <Fields extends Schema.Struct.Fields>(extra: Fields) =>
+  Schema.Struct({ ...ListParams, ...extra }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
 
 /** The `fields` query parameter. */
 export const FieldsParam = Schema.optional(
@@ -65,8 +70,8 @@ export class Cursors extends Effect.Service<Cursors>()("svc/Cursors", {
       Effect.suspend(() => {
         const [payload, mac, extra] = cursor.split(".")
         if (!payload || !mac || extra !== undefined) return Effect.fail(invalidCursor())
-        const expected = sign(`${list}\n${payload}`)
-        const given = Buffer.from(mac, "base64url")
+        const expected = Buffer.from(sign(`${list}\n${payload}`).toString("base64url"))
+        const given = Buffer.from(mac)
         if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Effect.fail(invalidCursor())
         try {
           const parsed = JSON.parse(Buffer.from(payload, "base64url").toString()) as { l: string; p: Position }

@@ -13,7 +13,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { apiPlans, type Gate, type Principal } from "../accounts/domain.js"
 import { AccountsService } from "../accounts/service.js"
 import { ApiDisabled, GroupsDisabled, InsufficientScope, Unauthorized } from "../errors.js"
-import { RateLimiter, requestRate } from "../rate-limiter.js"
+import { RateLimiter, RequestRate } from "../rate-limiter.js"
 import { ErrorResponse } from "./error-catalog.js"
 import { policyIndex } from "./policy.js"
 
@@ -35,7 +35,7 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("svc
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-const bearerPattern = /^Bearer[ ]+([^\s]+)[ ]*$/
+const bearerPattern = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
 const gateError = (gate: Gate) =>
   gate === "groups"
@@ -49,6 +49,7 @@ export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
     Effect.gen(function* () {
       const accounts = yield* AccountsService
       const limiter = yield* RateLimiter
+      const requestRate = yield* RequestRate
       const policies = policyIndex(api)
       return {
         bearer: () =>

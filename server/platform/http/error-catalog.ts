@@ -10,35 +10,37 @@ type ErrorClass = Schema.Schema<Errors.ApiFailure, { readonly _tag: string; read
   new (props: { message: string; retryAfterSeconds: number }): Errors.ApiFailure
 }
 
-const entries: ReadonlyArray<readonly [string, number, string]> = [
-  ["Unauthorized", 401, "unauthorized"],
-  ["InvalidApiKey", 401, "invalid_api_key"],
-  ["ApiKeyRevoked", 401, "api_key_revoked"],
-  ["InsufficientCredits", 402, "insufficient_credits"],
-  ["InsufficientScope", 403, "insufficient_scope"],
-  ["InsufficientRole", 403, "insufficient_role"],
-  ["ApiDisabled", 403, "api_disabled"],
-  ["GroupsDisabled", 403, "groups_disabled"],
-  ["FeatureNotAvailable", 403, "feature_not_available"],
-  ["PlanLimit", 403, "plan_limit"],
-  ["InvalidRequest", 400, "invalid_request"],
-  ["GrantsUnsupported", 400, "grants_unsupported"],
-  ["PortalScopeUnsupported", 400, "portal_scope_unsupported"],
-  ["NotFound", 404, "not_found"],
-  ["Conflict", 409, "conflict"],
-  ["DeletedIdentity", 409, "deleted_identity"],
-  ["LivePaidSubscription", 409, "live_paid_subscription"],
-  ["PlanGroupLocked", 409, "plan_group"],
-  ["PlanGroupJoin", 422, "plan_group"],
-  ["TierNotFound", 422, "tier_not_found"],
-  ["GroupNotFound", 422, "group_not_found"],
-  ["GrantTargetNotFound", 422, "grant_target_not_found"],
-  ["ExportTooLarge", 413, "export_too_large"],
-  ["PayloadTooLarge", 413, "payload_too_large"],
-  ["RateLimited", 429, "rate_limited"],
-  ["RunFailed", 502, "run_failed"],
-  ["ServerError", 500, "server_error"]
+const entries: ReadonlyArray<readonly [tag: string, status: number, code: string, meaning: string]> = [
+  ["Unauthorized", 401, "unauthorized", "Missing or malformed Authorization header."],
+  ["InvalidApiKey", 401, "invalid_api_key", "The key matches no active key."],
+  ["ApiKeyRevoked", 401, "api_key_revoked", "The key was revoked, or its member left the organization."],
+  ["InsufficientCredits", 402, "insufficient_credits", "No credits left for a run or a document search; nothing ran, nothing was charged."],
+  ["InsufficientScope", 403, "insufficient_scope", "The key lacks the endpoint's scope (or the member's role no longer allows it)."],
+  ["InsufficientRole", 403, "insufficient_role", "The operation needs a role the caller lacks."],
+  ["ApiDisabled", 403, "api_disabled", "The API, Apps or the MCP server is not enabled for the organization."],
+  ["GroupsDisabled", 403, "groups_disabled", "User groups are not enabled for the organization."],
+  ["FeatureNotAvailable", 403, "feature_not_available", "The plan lacks the feature, or runs on a free trial before the first payment."],
+  ["PlanLimit", 403, "plan_limit", "A plan cap (Knowledgebases, sources per Knowledgebase) is reached."],
+  ["InvalidRequest", 400, "invalid_request", "Malformed JSON, failed validation (the message names the field), unknown `fields` name, bad cursor or limit."],
+  ["GrantsUnsupported", 400, "grants_unsupported", "Per-user `grants` on an organization using groups."],
+  ["PortalScopeUnsupported", 400, "portal_scope_unsupported", "`deploymentId` on a group grant on group-based access."],
+  ["NotFound", 404, "not_found", "No such object in the organization."],
+  ["Conflict", 409, "conflict", "The same Idempotency-Key with a different body, or while the first request still runs."],
+  ["DeletedIdentity", 409, "deleted_identity", "Provisioning the email of a deleted account."],
+  ["LivePaidSubscription", 409, "live_paid_subscription", "A live paid subscription on a requested plan; cancel it with the payment processor first."],
+  ["PlanGroupLocked", 409, "plan_group", "Update or delete of a plan's group."],
+  ["PlanGroupJoin", 422, "plan_group", "Joining a plan's group directly."],
+  ["TierNotFound", 422, "tier_not_found", "A `tierPlanId` matches no live plan."],
+  ["GroupNotFound", 422, "group_not_found", "A `groupIds` entry matches no group."],
+  ["GrantTargetNotFound", 422, "grant_target_not_found", "The grant's `targetId` is missing in the organization."],
+  ["ExportTooLarge", 413, "export_too_large", "The Knowledgebase is over 50 MB."],
+  ["PayloadTooLarge", 413, "payload_too_large", "A body over 4.5 MB, inline content over 1 MB, or a page body of 256 KB or more."],
+  ["RateLimited", 429, "rate_limited", "Over 120 requests per minute for this key; `Retry-After` gives seconds."],
+  ["RunFailed", 502, "run_failed", "The model provider failed, or a Transaction reply did not match its output schema."],
+  ["ServerError", 500, "server_error", "A server-side fault; safe to retry."]
 ]
+
+const meaningOfTag = new Map(entries.map(([tag, , , meaning]) => [tag, meaning]))
 
 /** HTTP status of each error tag. */
 export const statusOfTag: ReadonlyMap<string, number> = new Map(entries.map(([tag, status]) => [tag, status]))
@@ -60,7 +62,7 @@ const envelopeOf = <Self extends Errors.ApiFailure>(
     })
   }).annotations({
     identifier: `Error_${tag}`,
-    description: `${code}`,
+    description: `\`${code}\`: ${meaningOfTag.get(tag) ?? code}`,
     examples: [{ error: { code, message: "A human-readable explanation." } }]
   })
   return Schema.transform(Envelope, Schema.instanceOf(errorClass), {

@@ -7,6 +7,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, HttpIncomingMess
 import { Cause, Context, Effect, Option, ParseResult } from "effect"
 import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
 import { newId } from "../ids.js"
+import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { errorResponse, isApiFailure } from "./error-catalog.js"
 
 /** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
@@ -65,12 +66,18 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
     const requestId = `req_${newId().replace(/-/g, "")}`
     const request = yield* HttpServerRequest.HttpServerRequest
     const declaredLength = Number(request.headers["content-length"] ?? 0)
-    const response =
-      declaredLength > maxRequestBodyBytes
-        ? errorResponse(
+    const fits =
+      declaredLength <= maxRequestBodyBytes &&
+      (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
+    const response = !fits
+      ? HttpServerResponse.setHeader(
+          errorResponse(
             new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
-          )
-        : yield* app.pipe(
+          ),
+          "connection",
+          "close"
+        )
+      : yield* app.pipe(
             HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBodyBytes)),
             Effect.provideService(RequestId, requestId),
             Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))

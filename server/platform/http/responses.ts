@@ -1,5 +1,5 @@
 /** Shared response building for handlers: encoded JSON, projected lists and idempotent creates. */
-import { HttpServerResponse } from "@effect/platform"
+import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Exit, Schema } from "effect"
 import { CurrentPrincipal } from "./authentication.js"
 import type { Conflict, InvalidRequest } from "../errors.js"
@@ -42,15 +42,16 @@ export interface Created {
 }
 
 /**
- * Runs a create under the request's `Idempotency-Key`, if any: the first response (success or
+ * Runs a create under the request's `Idempotency-Key`, if any. The request is fingerprinted by its
+ * JSON body as sent (keys sorted, so formatting does not matter). The first response (success or
  * expected failure) is stored and replayed with `Idempotent-Replayed: true`; server faults release
  * the key so the retry runs again.
  */
 export const idempotentCreate = <E, R>(
   input: {
     readonly key: string | undefined
-    readonly method: string
-    readonly address: string
+    readonly request: HttpServerRequest.HttpServerRequest
+    /** The decoded body, fingerprinted when the raw body is not JSON (multipart uploads). */
     readonly payload: unknown
   },
   create: Effect.Effect<Created, E, R>
@@ -64,8 +65,11 @@ export const idempotentCreate = <E, R>(
     const principal = yield* CurrentPrincipal
     const store = yield* IdempotencyStore
     const org = principal.organization.id
-    const address = `${input.method} ${input.address.split("?")[0]}`
-    const claim = yield* store.claim(org, address, key, sha256Hex(canonicalJson(input.payload)))
+    const address = `${input.request.method} ${input.request.url.split("?")[0]}`
+    const sent = (input.request.headers["content-type"] ?? "").includes("json")
+      ? yield* Effect.orElseSucceed(input.request.json, () => input.payload)
+      : input.payload
+    const claim = yield* store.claim(org, address, key, sha256Hex(canonicalJson(sent)))
     if (claim._tag === "Replay") {
       return HttpServerResponse.text(claim.body, {
         status: claim.status,
