@@ -1,0 +1,219 @@
+/**
+ * `GET /openapi.json`: a valid OpenAPI 3.1 description, readable without a key, with stable
+ * operation ids, bearer security, the documented error envelope on every error response, and the
+ * `Idempotency-Key` header and examples on the create.
+ */
+import { validate } from "@readme/openapi-parser"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { requestIdPattern } from "../support/fixtures.js"
+import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
+
+let server: TestServer
+let response: TestResponse
+let doc: any
+beforeAll(async () => {
+  server = await startTestServer()
+  response = await server.request("GET", "/openapi.json", { key: null })
+  doc = response.body
+})
+afterAll(() => server.stop())
+
+/** Status of each error code (spec: Errors; conventions: Errors the spec leaves open). */
+const statusOfCode: Record<string, number> = {
+  unauthorized: 401,
+  invalid_api_key: 401,
+  api_key_revoked: 401,
+  insufficient_scope: 403,
+  api_disabled: 403,
+  groups_disabled: 403,
+  plan_limit: 403,
+  insufficient_role: 403,
+  invalid_request: 400,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  server_error: 500
+}
+
+const operations = (): Array<{ method: string; path: string; op: any }> =>
+  Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) =>
+    Object.entries<any>(item)
+      .filter(([method]) => ["get", "post", "put", "patch", "delete"].includes(method))
+      .map(([method, op]) => ({ method, path, op }))
+  )
+
+const resolve = (schema: any): any => {
+  if (typeof schema?.$ref !== "string") return schema
+  const name = schema.$ref.replace("#/components/schemas/", "")
+  const target = doc.components.schemas[name]
+  expect({ ref: schema.$ref, found: target !== undefined }).toEqual({ ref: schema.$ref, found: true })
+  return resolve(target)
+}
+
+/** The error codes an envelope schema allows, asserting it is `{error:{code,message}}`. */
+const envelopeCodes = (schema: any): Array<string> => {
+  const resolved = resolve(schema)
+  const members = resolved.anyOf ?? resolved.oneOf
+  if (Array.isArray(members)) return members.flatMap(envelopeCodes)
+  expect(resolved).toMatchObject({ type: "object", required: ["error"] })
+  const error = resolve(resolved.properties.error)
+  expect(error).toMatchObject({ type: "object" })
+  expect([...error.required].sort()).toEqual(["code", "message"])
+  expect(Object.keys(error.properties).sort()).toEqual(["code", "message"])
+  expect(resolve(error.properties.message)).toMatchObject({ type: "string" })
+  const code = resolve(error.properties.code)
+  const codes: Array<string> = code.enum ?? (code.const === undefined ? [] : [code.const])
+  expect(codes.length).toBeGreaterThan(0)
+  return codes
+}
+
+describe("the document", () => {
+  it("is served without a key, as JSON, with a request id", () => {
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(response.headers.get("x-request-id")).toMatch(requestIdPattern)
+  })
+
+  it("is valid OpenAPI 3.1", async () => {
+    expect(doc.openapi).toMatch(/^3\.1\./)
+    const result = await validate(structuredClone(doc))
+    expect(result.valid ? [] : result.errors.map((e) => e.message)).toEqual([])
+    expect(result.valid).toBe(true)
+  })
+
+  it("has stable operation ids", () => {
+    const ids = Object.fromEntries(operations().map(({ method, path, op }) => [op.operationId, `${method.toUpperCase()} ${path}`]))
+    expect(ids).toMatchObject({
+      "knowledgebases.list": "GET /api/v1/knowledgebases",
+      "knowledgebases.create": "POST /api/v1/knowledgebases",
+      "knowledgebases.get": "GET /api/v1/knowledgebases/{id}",
+      "agents.list": "GET /api/v1/agents"
+    })
+    const all = operations().map(({ op }) => op.operationId)
+    expect(new Set(all).size).toBe(all.length)
+  })
+
+  it("leaks no framework schema", () => {
+    const text = JSON.stringify(doc)
+    for (const name of ["HttpApiDecodeError", "ParseError", "RouteNotFound", "PropertyKey"]) expect(text).not.toContain(name)
+  })
+})
+
+describe("security", () => {
+  it("declares bearer authentication, required by every operation", () => {
+    const schemes = doc.components.securitySchemes
+    const bearer = Object.entries<any>(schemes).filter(([, s]) => s.type === "http" && s.scheme.toLowerCase() === "bearer")
+    expect(bearer).toHaveLength(1)
+    const [bearerName] = bearer[0]!
+    for (const { op } of operations()) {
+      expect({ op: op.operationId, security: op.security }).toEqual({
+        op: op.operationId,
+        security: [{ [bearerName]: [op["x-required-scope"]] }]
+      })
+    }
+  })
+})
+
+describe("responses", () => {
+  it("every error response of every operation is the {error:{code,message}} envelope with codes of its status", () => {
+    for (const { op } of operations()) {
+      const statuses = Object.keys(op.responses)
+      for (const required of ["400", "401", "403", "429", "500"]) {
+        expect({ op: op.operationId, has: statuses.includes(required) }).toEqual({ op: op.operationId, has: true })
+      }
+      for (const [status, res] of Object.entries<any>(op.responses)) {
+        if (status.startsWith("2")) continue
+        const schema = res.content?.["application/json"]?.schema
+        expect({ op: op.operationId, status, documented: schema !== undefined }).toEqual({ op: op.operationId, status, documented: true })
+        for (const code of envelopeCodes(schema)) {
+          expect({ op: op.operationId, code, status: statusOfCode[code] }).toEqual({ op: op.operationId, code, status: Number(status) })
+        }
+      }
+    }
+  })
+
+  it("documents the codes each operation can answer", () => {
+    const codesOf = (operationId: string) => {
+      const { op } = operations().find(({ op }) => op.operationId === operationId)!
+      return new Set(
+        Object.entries<any>(op.responses)
+          .filter(([status]) => !status.startsWith("2"))
+          .flatMap(([, res]) => envelopeCodes(res.content["application/json"].schema))
+      )
+    }
+    const auth = ["unauthorized", "invalid_api_key", "api_key_revoked", "insufficient_scope", "api_disabled", "rate_limited"]
+    for (const id of ["knowledgebases.list", "knowledgebases.create", "knowledgebases.get", "agents.list"]) {
+      const codes = codesOf(id)
+      for (const code of [...auth, "invalid_request", "server_error"]) expect({ id, code, has: codes.has(code) }).toEqual({ id, code, has: true })
+    }
+    for (const code of ["plan_limit", "conflict", "payload_too_large"]) expect(codesOf("knowledgebases.create").has(code)).toBe(true)
+    expect(codesOf("knowledgebases.get").has("not_found")).toBe(true)
+  })
+
+  it("every response documents X-Request-Id, and 429 documents Retry-After", () => {
+    for (const { op } of operations()) {
+      for (const [status, res] of Object.entries<any>(op.responses)) {
+        const headers = Object.fromEntries(Object.entries<any>(res.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]))
+        expect({ op: op.operationId, status, requestId: "x-request-id" in headers }).toEqual({
+          op: op.operationId,
+          status,
+          requestId: true
+        })
+        if (status === "429") expect("retry-after" in headers).toBe(true)
+      }
+    }
+  })
+
+  it("success bodies are the documented shapes", () => {
+    const success = (operationId: string) => {
+      const { op } = operations().find(({ op }) => op.operationId === operationId)!
+      const [status, res] = Object.entries<any>(op.responses).find(([s]) => s.startsWith("2"))!
+      return { status, schema: resolve(res.content["application/json"].schema) }
+    }
+    expect(success("knowledgebases.create").status).toBe("201")
+    expect(Object.keys(success("knowledgebases.create").schema.properties)).toEqual(["knowledgebase"])
+    expect(Object.keys(success("knowledgebases.get").schema.properties)).toEqual(["knowledgebase"])
+    expect(Object.keys(success("knowledgebases.list").schema.properties).sort()).toEqual(["knowledgebases", "nextCursor"])
+    expect(Object.keys(success("agents.list").schema.properties).sort()).toEqual(["agents", "nextCursor"])
+  })
+})
+
+describe("the create", () => {
+  const create = () => operations().find(({ op }) => op.operationId === "knowledgebases.create")!.op
+
+  it("declares the optional idempotency-key header of up to 64 characters", () => {
+    const header = (create().parameters ?? []).find((p: any) => p.in === "header" && p.name.toLowerCase() === "idempotency-key")
+    expect(header).toBeDefined()
+    expect(header.required ?? false).toBe(false)
+    expect(resolve(header.schema)).toMatchObject({ type: "string", maxLength: 64 })
+  })
+
+  it("documents Idempotent-Replayed on its success response", () => {
+    const headers = Object.keys(create().responses["201"].headers ?? {}).map((h) => h.toLowerCase())
+    expect(headers).toContain("idempotent-replayed")
+  })
+
+  it("has examples for its body, and they are accepted by the server", async () => {
+    const media = create().requestBody.content["application/json"]
+    const schema = resolve(media.schema)
+    const examples: Array<unknown> = [
+      ...(schema.examples ?? []),
+      ...(media.example === undefined ? [] : [media.example]),
+      ...Object.values<any>(media.examples ?? {}).map((e) => e.value)
+    ]
+    expect(examples.length).toBeGreaterThan(0)
+    for (const example of examples) {
+      const created = await server.request("POST", "/knowledgebases", { body: example })
+      expect({ example, status: created.status }).toEqual({ example, status: 201 })
+    }
+  })
+
+  it("documents the body's limits: name 1 to 200 characters, description up to 2000, nothing else", () => {
+    const schema = resolve(create().requestBody.content["application/json"].schema)
+    expect(schema.required).toEqual(["name"])
+    expect(schema.additionalProperties).toBe(false)
+    expect(resolve(schema.properties.name)).toMatchObject({ type: "string", minLength: 1, maxLength: 200 })
+    expect(resolve(schema.properties.description)).toMatchObject({ type: "string", maxLength: 2000 })
+  })
+})
