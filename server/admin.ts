@@ -6,7 +6,7 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { DatabaseLive } from "./platform/sql/database.js"
-import { StderrLogger } from "./server.js"
+import { StderrLogger } from "./platform/logging.js"
 
 /** Services available to administration. */
 export const AdminLive = (dataDir: string) =>

@@ -5,8 +5,8 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Duration, Effect, Layer } from "effect"
-import { mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, mkdirSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import migration0001 from "./migrations/0001_platform.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
@@ -14,10 +14,24 @@ export const migrations = {
   "0001_platform": migration0001
 }
 
+/**
+ * Creates a directory and its missing parents one at a time. (Node 20's recursive `mkdirSync`
+ * never returns for some paths, such as one under `/proc`; one level at a time fails cleanly.)
+ */
+export const ensureDirectory = (dir: string): void => {
+  const missing: Array<string> = []
+  for (let current = resolve(dir); !existsSync(current); current = dirname(current)) {
+    missing.unshift(current)
+    if (dirname(current) === current) break
+  }
+  for (const path of missing) mkdirSync(path)
+}
+
 /** The database file inside a data directory. */
 export const databaseFile = (dataDir: string): string => join(dataDir, "svc.sqlite")
 
-const busyTimeoutMs = 5_000
+/** How long a connection waits for another process's write lock. */
+export const busyTimeoutMs = 5_000
 
 const configure = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -32,9 +46,12 @@ export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteCl
   Layer.effectDiscard(configure).pipe(
     Layer.provideMerge(
       Layer.unwrapEffect(
-        Effect.sync(() => {
-          mkdirSync(dataDir, { recursive: true })
-          return SqliteClient.layer({ filename: databaseFile(dataDir), prepareCacheSize: 500 })
+        Effect.try({
+          try: () => {
+            ensureDirectory(dataDir)
+            return SqliteClient.layer({ filename: databaseFile(dataDir), prepareCacheSize: 500 })
+          },
+          catch: (cause) => cause
         })
       )
     )

@@ -1,0 +1,32 @@
+/**
+ * Runs admin effects on a data directory, turning their failures into CLI errors. The server's
+ * modules load on first use, so help and usage errors stay fast.
+ */
+import type { Effect } from "effect"
+import type { AdminServices } from "../server/admin.js"
+import type { AccountsService } from "../server/platform/accounts/service.js"
+import { describe, failure, fromCause } from "./errors.js"
+import { type DataDirOptions, resolveDataDir } from "./options.js"
+
+/** Runs one admin effect on the command's data directory; expected failures become exit 1. */
+export const admin = async <A, E>(options: DataDirOptions, effect: Effect.Effect<A, E, AdminServices>): Promise<A> => {
+  const [{ runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
+  const dataDir = resolveDataDir(options.dataDir)
+  const exit = await runAdmin(dataDir, Effect.exit(effect)).catch((error: unknown) => {
+    throw failure(`cannot open the data directory ${dataDir}: ${describe(error)}`)
+  })
+  if (Exit.isSuccess(exit)) return exit.value
+  throw fromCause(exit.cause)
+}
+
+/** Runs `use` with the accounts service on the command's data directory. */
+export const withAccounts = async <A, E>(
+  options: DataDirOptions,
+  use: (accounts: AccountsService) => Effect.Effect<A, E, AdminServices>
+): Promise<A> => {
+  const [{ AccountsService }, { Effect }] = await Promise.all([
+    import("../server/platform/accounts/service.js"),
+    import("effect")
+  ])
+  return admin(options, Effect.flatMap(AccountsService, use))
+}

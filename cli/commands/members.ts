@@ -1,0 +1,69 @@
+/** `svc members add|set-role|remove`: people in an organization and their roles. */
+import type { Command } from "commander"
+import { type Member, roles } from "../../server/platform/accounts/domain.js"
+import { withAccounts } from "../admin.js"
+import { type DataDirOptions, oneOf, withDataDir } from "../options.js"
+import { output } from "../output.js"
+import type { Block } from "../ui/blocks.js"
+
+/** A member as the CLI prints it. */
+export const memberJson = (member: Member) => ({ id: member.id, email: member.email, role: member.role })
+
+const memberBlocks = (title: string, member: Member): Array<Block> => [
+  { kind: "title", text: title },
+  { kind: "fields", rows: Object.entries(memberJson(member)) }
+]
+
+interface MemberOptions extends DataDirOptions {
+  readonly org: string
+  readonly email: string
+}
+
+interface RoleOptions extends MemberOptions {
+  readonly role: string
+}
+
+const add = async (options: RoleOptions) => {
+  const role = oneOf("role", roles, options.role)
+  const member = await withAccounts(options, (a) => a.addMember(options.org, options.email, role))
+  await output(options, member, {
+    json: (m) => ({ member: memberJson(m) }),
+    human: (m) => memberBlocks(`Added ${m.email} to ${options.org} as ${m.role}`, m)
+  })
+}
+
+const setRole = async (options: RoleOptions) => {
+  const role = oneOf("role", roles, options.role)
+  const member = await withAccounts(options, (a) => a.setMemberRole(options.org, options.email, role))
+  await output(options, member, {
+    json: (m) => ({ member: memberJson(m) }),
+    human: (m) => memberBlocks(`${m.email} is now ${m.role} in ${options.org}`, m)
+  })
+}
+
+const remove = async (options: MemberOptions) => {
+  const member = await withAccounts(options, (a) => a.removeMember(options.org, options.email))
+  await output(options, member, {
+    json: (m) => ({ ok: true, member: memberJson(m) }),
+    human: (m) => [
+      ...memberBlocks(`Removed ${m.email} from ${options.org}`, m),
+      { kind: "note", text: "Their personal keys stopped working." }
+    ]
+  })
+}
+
+const memberCommand = (parent: Command, name: string, description: string): Command =>
+  parent
+    .command(name)
+    .description(description)
+    .requiredOption("--org <slug>", "the organization")
+    .requiredOption("--email <email>", "the member's email address")
+
+/** Registers `svc members`. */
+export const membersCommands = (program: Command): void => {
+  const members = program.command("members").description("add members, change their roles, remove them")
+  const role = `role: ${roles.join(", ")}`
+  withDataDir(memberCommand(members, "add", "add a member to an organization").requiredOption("--role <role>", role)).action(add)
+  withDataDir(memberCommand(members, "set-role", "change a member's role").requiredOption("--role <role>", role)).action(setRole)
+  withDataDir(memberCommand(members, "remove", "remove a member; their personal keys stop working at once")).action(remove)
+}

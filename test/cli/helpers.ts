@@ -1,0 +1,138 @@
+/**
+ * Runs the real `svc` CLI (`node bin/svc.js`, compiled by `npm test`'s build step) as a child
+ * process on temp data directories, without a TTY and with `CI=true`.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { expect } from "vitest"
+
+/** The repository root: the CLI runs from here. */
+export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
+const bin = join(repoRoot, "bin", "svc.js")
+
+const dirs: Array<string> = []
+
+/** A fresh, empty data directory, removed by `removeDataDirs`. */
+export const freshDataDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-cli-"))
+  dirs.push(dir)
+  return dir
+}
+
+/** Removes every data directory made by `freshDataDir`. */
+export const removeDataDirs = (): void => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+}
+
+/** What a CLI run left behind. */
+export interface CliResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const cliEnv = (dataDir: string | undefined): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, CI: "true" }
+  delete env.FORCE_COLOR
+  delete env.SVC_DATA_DIR
+  if (dataDir !== undefined) env.SVC_DATA_DIR = dataDir
+  return env
+}
+
+const launch = (args: ReadonlyArray<string>, dataDir: string | undefined): ChildProcess =>
+  spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: cliEnv(dataDir), stdio: ["ignore", "pipe", "pipe"] })
+
+/** Runs `svc ...args` to completion; `dataDir` is passed as `SVC_DATA_DIR`. */
+export const svc = (args: ReadonlyArray<string>, dataDir?: string): Promise<CliResult> =>
+  new Promise((resolve, reject) => {
+    const child = launch(args, dataDir)
+    let stdout = ""
+    let stderr = ""
+    child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+/** Parses stdout as exactly one JSON document on one line. */
+export const parseOneDocument = (stdout: string): any => {
+  expect(stdout.endsWith("\n")).toBe(true)
+  expect(stdout.trimEnd().split("\n")).toHaveLength(1)
+  return JSON.parse(stdout)
+}
+
+/** Runs `svc ...args --json`, expects success with nothing on stderr, and returns the document. */
+export const svcJson = async (args: ReadonlyArray<string>, dataDir: string): Promise<any> => {
+  const result = await svc([...args, "--json"], dataDir)
+  expect(result.stderr).toBe("")
+  expect(result.code).toBe(0)
+  return parseOneDocument(result.stdout)
+}
+
+/** Expects a failure: `code`, nothing on stdout, one `svc: ...` line on stderr. Returns that line. */
+export const expectFailure = (result: CliResult, code: 1 | 2): string => {
+  expect(result.code).toBe(code)
+  expect(result.stdout).toBe("")
+  const lines = result.stderr.trimEnd().split("\n")
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(/^svc: \S/)
+  return lines[0]!
+}
+
+/** Matches any ANSI escape sequence. */
+export const ansi = /\u001b\[/
+
+/** A running `svc serve`. */
+export interface Served {
+  readonly child: ChildProcess
+  /** stdout up to the moment the server was ready. */
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Sends `signal` and resolves with the exit code. */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+/** Starts `svc serve --port 0 ...args` and resolves once stdout contains `readyWhen`. */
+export const serve = (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<Served> =>
+  new Promise((resolve, reject) => {
+    const child = launch(["serve", "--port", "0", ...args], dataDir)
+    let stdout = ""
+    let stderr = ""
+    let ready = false
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
+    const served: Served = {
+      child,
+      stdout: () => stdout,
+      stderr: () => stderr,
+      stop: (signal = "SIGTERM") => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+        return exited
+      }
+    }
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const done = typeof readyWhen === "string" ? stdout.includes(readyWhen) : readyWhen.test(stdout)
+      if (!ready && done) {
+        ready = true
+        resolve(served)
+      }
+    })
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.on("error", reject)
+    void exited.then((code) => {
+      if (!ready) reject(new Error(`svc serve exited with ${code} before it was ready: ${stderr}`))
+    })
+  })
+
+/** Sends a GET to the API with a bearer key. */
+export const apiGet = async (baseUrl: string, path: string, key: string): Promise<{ status: number; body: any }> => {
+  const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } })
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : undefined }
+}
+
+/** Suite options for tests that spawn the CLI many times (each run starts a Node process). */
+export const slow = { timeout: 120_000 } as const

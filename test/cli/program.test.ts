@@ -1,0 +1,38 @@
+import { afterAll, describe, expect, it } from "vitest"
+import { expectFailure, freshDataDir, removeDataDirs, slow, svc } from "./helpers.js"
+
+afterAll(removeDataDirs)
+
+describe("svc", slow, () => {
+  it("prints help on stdout and exits 0", async () => {
+    const help = await svc(["--help"])
+    expect(help.code).toBe(0)
+    for (const family of ["serve", "orgs", "members", "keys"]) expect(help.stdout).toContain(family)
+    const sub = await svc(["keys", "create", "--help"])
+    expect(sub.code).toBe(0)
+    expect(sub.stdout).toContain("--all-scopes")
+    expect(sub.stdout).toContain("--json")
+    expect(sub.stdout).toContain("--data-dir")
+  })
+
+  it("turns usage mistakes into one line and exit 2", async () => {
+    const runs = await Promise.all(
+      [[], ["orgs"], ["launch"], ["keys", "rotate"], ["orgs", "show", "a", "b"], ["orgs", "show", "--verbose", "a"]].map((args) =>
+        svc(args, freshDataDir())
+      )
+    )
+    const lines = runs.map((run) => expectFailure(run, 2))
+    expect(lines[0]).toMatch(/needs a command/)
+    expect(lines[1]).toMatch(/create, set, show/)
+    expect(lines[2]).toMatch(/unknown command 'launch'/)
+    expect(lines[3]).toMatch(/unknown command 'rotate'/)
+    expect(lines[4]).toMatch(/too many arguments/)
+    expect(lines[5]).toMatch(/--verbose/)
+  })
+
+  it("prints the version", async () => {
+    const version = await svc(["--version"])
+    expect(version.code).toBe(0)
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  })
+})

@@ -1,0 +1,120 @@
+import { afterAll, describe, expect, it } from "vitest"
+import { ansi, apiGet, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson } from "./helpers.js"
+
+afterAll(removeDataDirs)
+
+describe("svc serve", slow, () => {
+  it("prints one ready line, serves the API with the bootstrap key, and stops on SIGTERM", async () => {
+    const dataDir = freshDataDir()
+    const first = await serve(dataDir, ["--json"])
+    try {
+      const ready = parseOneDocument(first.stdout())
+      expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "mcpUrl", "organization"])
+      expect(ready.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/)
+      expect(ready.mcpUrl).toBe(ready.baseUrl.replace("/api/v1", "/mcp"))
+      expect(ready.dataDir).toBe(dataDir)
+      expect(Object.keys(ready.organization).sort()).toEqual(["id", "slug"])
+      expect(ready.organization.slug).toBe("default")
+      expect(ready.bootstrapKey).toMatch(/^svco_[0-9A-Za-z]{40}$/)
+      const list = await apiGet(ready.baseUrl, "/knowledgebases", ready.bootstrapKey)
+      expect(list.status).toBe(200)
+    } finally {
+      expect(await first.stop("SIGTERM")).toBe(0)
+    }
+    expect(first.stdout().trimEnd().split("\n")).toHaveLength(1)
+
+    const second = await serve(dataDir, ["--json"])
+    const again = parseOneDocument(second.stdout())
+    expect(again.bootstrapKey).toBeNull()
+    expect(again.organization.slug).toBe("default")
+    expect(await second.stop("SIGINT")).toBe(0)
+  })
+
+  it("takes --data-dir over SVC_DATA_DIR, and valid retry delays", async () => {
+    const env = freshDataDir()
+    const flag = freshDataDir()
+    const served = await serve(env, ["--json", "--data-dir", flag, "--webhook-retry-delays", "1,2.5,3"])
+    try {
+      expect(parseOneDocument(served.stdout()).dataDir).toBe(flag)
+    } finally {
+      expect(await served.stop()).toBe(0)
+    }
+    const shown = await svcJson(["orgs", "show", "default"], flag)
+    expect(shown.organization.slug).toBe("default")
+    expectFailure(await svc(["orgs", "show", "default"], env), 1)
+  })
+
+  it("prints a plain banner without escape sequences when stdout is not a terminal", async () => {
+    const served = await serve(freshDataDir(), [], "Ctrl+C")
+    try {
+      const out = served.stdout()
+      expect(out).not.toMatch(ansi)
+      expect(out).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/api\/v1/)
+      expect(out).toMatch(/svco_[0-9A-Za-z]{40}/)
+      expect(out).toContain("Store it now")
+    } finally {
+      expect(await served.stop()).toBe(0)
+    }
+  })
+
+  it("refuses a bad port or bad retry delays as usage errors", async () => {
+    const runs = await Promise.all(
+      [["--port", "65536"], ["--port", "http"], ["--webhook-retry-delays", "10,60"], ["--webhook-retry-delays", "10,0,300"], ["--webhook-retry-delays", "10,60,300,900"]].map(
+        (args) => svc(["serve", ...args], freshDataDir())
+      )
+    )
+    for (const run of runs) expectFailure(run, 2)
+  })
+
+  it("fails with one line when the port is taken", async () => {
+    const served = await serve(freshDataDir(), ["--json"])
+    try {
+      const port = new URL(parseOneDocument(served.stdout()).baseUrl).port
+      const line = expectFailure(await svc(["serve", "--port", port, "--json"], freshDataDir()), 1)
+      expect(line).toMatch(/cannot start the server/)
+    } finally {
+      await served.stop()
+    }
+  })
+})
+
+describe("revocation against a running server", slow, () => {
+  it("a key revoked with svc keys revoke fails the very next request with api_key_revoked", async () => {
+    const dataDir = freshDataDir()
+    const served = await serve(dataDir, ["--json"])
+    try {
+      const { baseUrl } = parseOneDocument(served.stdout())
+      const { key } = await svcJson(["keys", "create", "--org", "default", "--name", "ci", "--scopes", "knowledge:read"], dataDir)
+      expect((await apiGet(baseUrl, "/knowledgebases", key.secret)).status).toBe(200)
+      const revoked = await svcJson(["keys", "revoke", "--org", "default", key.id], dataDir)
+      expect(revoked.key.revokedAt).toEqual(expect.any(String))
+      const refused = await apiGet(baseUrl, "/knowledgebases", key.secret)
+      expect(refused.status).toBe(401)
+      expect(refused.body.error.code).toBe("api_key_revoked")
+    } finally {
+      expect(await served.stop()).toBe(0)
+    }
+  })
+
+  it("a personal key stops working when svc members remove removes its member", async () => {
+    const dataDir = freshDataDir()
+    const served = await serve(dataDir, ["--json"])
+    try {
+      const { baseUrl } = parseOneDocument(served.stdout())
+      await svcJson(["members", "add", "--org", "default", "--email", "pat@example.com", "--role", "member"], dataDir)
+      const { key } = await svcJson(
+        ["keys", "create", "--org", "default", "--name", "laptop", "--all-scopes", "--personal", "--member", "pat@example.com"],
+        dataDir
+      )
+      expect(key.kind).toBe("personal")
+      expect(key.scopes).toBe("all")
+      expect((await apiGet(baseUrl, "/knowledgebases", key.secret)).status).toBe(200)
+      await svcJson(["members", "remove", "--org", "default", "--email", "pat@example.com"], dataDir)
+      const refused = await apiGet(baseUrl, "/knowledgebases", key.secret)
+      expect(refused.status).toBe(401)
+      expect(refused.body.error.code).toBe("api_key_revoked")
+    } finally {
+      expect(await served.stop()).toBe(0)
+    }
+  })
+})
