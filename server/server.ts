@@ -2,9 +2,9 @@
  * Assembles the service: database, domain services, the HTTP API and its middleware, on a Node
  * HTTP server. `startServer` is what `svc serve` and the tests run.
  */
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
 import { AgentsHttpLive } from "./builder/http.js"
@@ -14,10 +14,11 @@ import { KnowledgebaseService } from "./knowledge/service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
-import { RequestMiddlewareLive } from "./platform/http/request-middleware.js"
+import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
 import { Cursors } from "./platform/pagination.js"
 import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
+import { StderrLogger } from "./platform/logging.js"
 import { DatabaseLive } from "./platform/sql/database.js"
 
 /** How to run the server. */
@@ -52,9 +53,7 @@ export interface RunningServer {
   readonly close: () => Promise<void>
 }
 
-/** Logs go to stderr only: stdout carries data (the ready line, MCP frames). */
-export const StderrLogger = (level: LogLevel.LogLevel = LogLevel.Info) =>
-  Layer.merge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)), Logger.minimumLogLevel(level))
+export { StderrLogger }
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
 export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute">) =>
@@ -73,6 +72,8 @@ export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "reque
 
 const HttpLive = (options: ServerOptions) =>
   HttpApiBuilder.serve().pipe(
+    HttpMiddleware.withTracerDisabledWhen(() => true),
+    Layer.provide(BodySizeLimitLive),
     Layer.provide(RequestMiddlewareLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
     Layer.provide(
@@ -88,7 +89,8 @@ const HttpLive = (options: ServerOptions) =>
 export const startServer = async (options: ServerOptions): Promise<RunningServer> => {
   const scope = Effect.runSync(Scope.make())
   try {
-    const logger = StderrLogger(options.logLevel)
+    // No tracer is exported, so spans (one per request, one per query) would only cost time.
+    const logger = Layer.merge(StderrLogger(options.logLevel), Layer.setTracerEnabled(false))
     const core = await Effect.runPromise(Layer.buildWithScope(Layer.provideMerge(CoreLive(options), logger), scope))
     const boot = await Effect.runPromise(
       Effect.gen(function* () {

@@ -1,8 +1,11 @@
 /** SQL for Agents. */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
 import type { AgentSummary } from "./domain.js"
+
+const selectPublished =
+  "SELECT id, name, description, created_at FROM agents WHERE organization_id = ? AND published_version IS NOT NULL"
 
 interface AgentRow {
   readonly id: string
@@ -14,23 +17,23 @@ interface AgentRow {
 /** Agents in SQL. */
 export class AgentRepo extends Effect.Service<AgentRepo>()("svc/AgentRepo", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const reader = yield* ReadConnection
     return {
-      /** Up to `limit + 1` published Agents after the page position, oldest first. */
+      /** Up to `limit + 1` published Agents after the page position, oldest first (read connection). */
       listPublished: (organizationId: string, page: PageRequest) =>
         Effect.orDie(
-          (page.after === null
-            ? sql<AgentRow>`SELECT id, name, description, created_at FROM agents
-                WHERE organization_id = ${organizationId} AND published_version IS NOT NULL
-                ORDER BY created_at, id LIMIT ${page.limit + 1}`
-            : sql<AgentRow>`SELECT id, name, description, created_at FROM agents
-                WHERE organization_id = ${organizationId} AND published_version IS NOT NULL
-                AND (created_at, id) > (${page.after[0] ?? ""}, ${page.after[1] ?? ""})
-                ORDER BY created_at, id LIMIT ${page.limit + 1}`
-          ).pipe(Effect.map((rows) => rows.map((row) => ({ ...row }))))
+          page.after === null
+            ? reader.all<AgentRow>(`${selectPublished} ORDER BY created_at, id LIMIT ?`, [organizationId, page.limit + 1])
+            : reader.all<AgentRow>(`${selectPublished} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`, [
+                organizationId,
+                page.after[0] ?? "",
+                page.after[1] ?? "",
+                page.limit + 1
+              ])
         )
     }
-  })
+  }),
+  dependencies: [ReadConnection.Default]
 }) {}
 
 export type { AgentSummary }

@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
 import type { Knowledgebase } from "./domain.js"
 
 interface KnowledgebaseRow {
@@ -13,6 +14,9 @@ interface KnowledgebaseRow {
   readonly created_at: string
   readonly updated_at: string
 }
+
+const selectKnowledgebase =
+  "SELECT id, name, description, pages_count, sources_count, created_at, updated_at FROM knowledgebases"
 
 const toKnowledgebase = (row: KnowledgebaseRow): Knowledgebase => ({
   id: row.id,
@@ -27,26 +31,28 @@ const toKnowledgebase = (row: KnowledgebaseRow): Knowledgebase => ({
 export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/KnowledgebaseRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const reader = yield* ReadConnection
     return {
-      /** Up to `limit + 1` Knowledgebases after the page position, oldest first. */
+      /** Up to `limit + 1` Knowledgebases after the page position, oldest first (read connection). */
       list: (organizationId: string, page: PageRequest) =>
         Effect.orDie(
           (page.after === null
-            ? sql<KnowledgebaseRow>`SELECT id, name, description, pages_count, sources_count, created_at, updated_at
-                FROM knowledgebases WHERE organization_id = ${organizationId}
-                ORDER BY created_at, id LIMIT ${page.limit + 1}`
-            : sql<KnowledgebaseRow>`SELECT id, name, description, pages_count, sources_count, created_at, updated_at
-                FROM knowledgebases WHERE organization_id = ${organizationId}
-                AND (created_at, id) > (${page.after[0] ?? ""}, ${page.after[1] ?? ""})
-                ORDER BY created_at, id LIMIT ${page.limit + 1}`
+            ? reader.all<KnowledgebaseRow>(`${selectKnowledgebase} WHERE organization_id = ? ORDER BY created_at, id LIMIT ?`, [
+                organizationId,
+                page.limit + 1
+              ])
+            : reader.all<KnowledgebaseRow>(
+                `${selectKnowledgebase} WHERE organization_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+                [organizationId, page.after[0] ?? "", page.after[1] ?? "", page.limit + 1]
+              )
           ).pipe(Effect.map((rows) => rows.map(toKnowledgebase)))
         ),
+      /** One Knowledgebase of the organization (read connection). */
       byId: (organizationId: string, id: string) =>
         Effect.orDie(
-          sql<KnowledgebaseRow>`SELECT id, name, description, pages_count, sources_count, created_at, updated_at
-            FROM knowledgebases WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
-            Effect.map((rows) => (rows[0] ? toKnowledgebase(rows[0]) : null))
-          )
+          reader
+            .all<KnowledgebaseRow>(`${selectKnowledgebase} WHERE organization_id = ? AND id = ?`, [organizationId, id])
+            .pipe(Effect.map((rows) => (rows[0] ? toKnowledgebase(rows[0]) : null)))
         ),
       count: (organizationId: string) =>
         Effect.orDie(
@@ -58,5 +64,6 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
         Effect.orDie(sql`INSERT INTO knowledgebases (id, organization_id, name, description, created_by_key_id, created_at, updated_at)
           VALUES (${kb.id}, ${organizationId}, ${kb.name}, ${kb.description}, ${keyId}, ${kb.createdAt}, ${kb.updatedAt})`)
     }
-  })
+  }),
+  dependencies: [ReadConnection.Default]
 }) {}

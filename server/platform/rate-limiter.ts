@@ -37,30 +37,35 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("svc/RateLimiter"
       }
     }
 
+    /** Counts one request against `rate` for `subject`; the refusal when it is over the limit. */
+    const tryTake = (rate: RateLimit, subject: string): RateLimited | null => {
+      const now = clock.now()
+      if (++checks % 10_000 === 0) sweep(now)
+      const bucket = `${rate.name}:${subject}`
+      let log = logs.get(bucket)
+      if (!log) {
+        log = []
+        logs.set(bucket, log)
+      }
+      while (log.length > 0 && now - log[0]! >= rate.windowMs) log.shift()
+      if (log.length >= rate.limit) {
+        const retryAfterSeconds = Math.max(1, Math.ceil((log[0]! + rate.windowMs - now) / 1000))
+        return new RateLimited({
+          message: `Over ${rate.limit} ${rate.name} per ${rate.windowMs / 1000} seconds for this key; retry in ${retryAfterSeconds} s.`,
+          retryAfterSeconds
+        })
+      }
+      log.push(now)
+      return null
+    }
+
     return {
+      tryTake,
       /** Counts one request against `rate` for `subject`, or fails with `rate_limited` and `Retry-After`. */
       take: (rate: RateLimit, subject: string) =>
         Effect.suspend(() => {
-          const now = clock.now()
-          if (++checks % 10_000 === 0) sweep(now)
-          const bucket = `${rate.name}:${subject}`
-          let log = logs.get(bucket)
-          if (!log) {
-            log = []
-            logs.set(bucket, log)
-          }
-          while (log.length > 0 && now - log[0]! >= rate.windowMs) log.shift()
-          if (log.length >= rate.limit) {
-            const retryAfterSeconds = Math.max(1, Math.ceil((log[0]! + rate.windowMs - now) / 1000))
-            return Effect.fail(
-              new RateLimited({
-                message: `Over ${rate.limit} ${rate.name} per ${rate.windowMs / 1000} seconds for this key; retry in ${retryAfterSeconds} s.`,
-                retryAfterSeconds
-              })
-            )
-          }
-          log.push(now)
-          return Effect.void
+          const refusal = tryTake(rate, subject)
+          return refusal ? Effect.fail(refusal) : Effect.void
         })
     }
   })

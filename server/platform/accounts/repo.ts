@@ -1,6 +1,7 @@
 /** SQL for organizations, members and API keys. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { ReadConnection } from "../sql/read-connection.js"
 import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, Plan, Role, StoredScopes } from "./domain.js"
 
 interface OrganizationRow {
@@ -95,6 +96,7 @@ export interface Credential {
 export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const reader = yield* ReadConnection
     const orDie = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.orDie(effect)
 
     const organizationBy = (column: "id" | "slug", value: string) =>
@@ -107,9 +109,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
     return {
       organizationBySlug: (slug: string) => organizationBy("slug", slug),
       organizationById: (id: string) => organizationBy("id", id),
-      countOrganizations: orDie(
-        sql<{ n: number }>`SELECT count(*) AS n FROM organizations`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
-      ),
       insertOrganization: (org: Organization) =>
         orDie(sql`INSERT INTO organizations (id, slug, name, plan, gates, credits_remaining, credits_used, created_at)
           VALUES (${org.id}, ${org.slug}, ${org.name}, ${org.plan}, ${JSON.stringify([...org.gates])},
@@ -161,17 +160,20 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
         orDie(sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${keyId} AND revoked_at IS NULL`),
       touchKey: (keyId: string, at: string) => orDie(sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`),
 
-      /** One indexed lookup by secret hash: the key, its organization and its member. */
+      /** One indexed lookup by secret hash (on the read connection): the key, its organization and its member. */
       credentialByHash: (secretHash: string) =>
         orDie(
-          sql<CredentialRow>`SELECT k.*, o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates,
+          reader.all<CredentialRow>(
+            `SELECT k.*, o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates,
               o.credits_remaining AS o_credits_remaining, o.credits_used AS o_credits_used,
               o.created_at AS o_created_at, m.email AS m_email, m.role AS m_role,
               m.created_at AS m_created_at, m.removed_at AS m_removed_at
             FROM api_keys k
             JOIN organizations o ON o.id = k.organization_id
             LEFT JOIN members m ON m.id = k.member_id
-            WHERE k.secret_hash = ${secretHash}`.pipe(
+            WHERE k.secret_hash = ?`,
+            [secretHash]
+          ).pipe(
             Effect.map((rows): Credential | null => {
               const row = rows[0]
               if (!row) return null
@@ -212,5 +214,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
       putSettingIfAbsent: (name: string, value: string) =>
         orDie(sql`INSERT INTO settings (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO NOTHING`)
     }
-  })
+  }),
+  dependencies: [ReadConnection.Default]
 }) {}

@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { AppClock, isoAt } from "../clock.js"
 import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../errors.js"
 import { newId, randomToken, sha256Hex } from "../ids.js"
+import { ReadConnection } from "../sql/read-connection.js"
 import { inTransaction } from "../sql/database.js"
 import {
   type ApiKey,
@@ -23,15 +24,29 @@ import {
   type Role,
   scopes as allScopes
 } from "./domain.js"
-import { AccountsRepo } from "./repo.js"
+import { AccountsRepo, type Credential } from "./repo.js"
 
 const slugPattern = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/
 const emailPattern = /^[^\s@]+@[^\s@]+$/
 const secretPattern = /^svc[op]_[0-9A-Za-z]{40}$/
 const lastUsedResolutionMs = 60_000
+const credentialCacheSize = 10_000
 
 /** The organization made on the first start of an empty data directory. */
 export const defaultOrganization = { slug: "default", name: "Default", adminEmail: "admin@svc.local" } as const
+
+/** Why a credential may not be used, if it may not. */
+const refuse = (credential: Credential | null): InvalidApiKey | ApiKeyRevoked | null => {
+  if (!credential) return new InvalidApiKey({ message: "The API key matches no active key." })
+  const { key, member } = credential
+  if (key.revokedAt) return new ApiKeyRevoked({ message: `The API key ${key.prefix}… was revoked.` })
+  if (key.kind === "personal" && (!member || member.removed)) {
+    return new ApiKeyRevoked({
+      message: `The API key ${key.prefix}… stopped working when its member left the organization.`
+    })
+  }
+  return null
+}
 
 /** A newly created key: the record and its secret, which is never shown again. */
 export interface CreatedKey {
@@ -59,7 +74,25 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
   effect: Effect.gen(function* () {
     const repo = yield* AccountsRepo
     const clock = yield* AppClock
+    const reader = yield* ReadConnection
     const lastTouched = new Map<string, number>()
+    /** Credentials by secret hash, valid while nothing was committed since `cachedAtVersion`. */
+    const credentials = new Map<string, Credential>()
+    let cachedAtVersion = -1
+
+    const credentialByHash = (secretHash: string) =>
+      Effect.suspend(() => {
+        const version = reader.dataVersion()
+        if (version !== cachedAtVersion) {
+          credentials.clear()
+          cachedAtVersion = version
+        }
+        const cached = credentials.get(secretHash)
+        if (cached) return Effect.succeed(cached)
+        return Effect.tap(repo.credentialByHash(secretHash), (credential) => {
+          if (credential && credentials.size < credentialCacheSize) credentials.set(secretHash, credential)
+        })
+      })
     const now = () => isoAt(clock.now())
 
     const organization = (slug: string) =>
@@ -242,60 +275,59 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
 
       /** Resolves a bearer secret to the calling principal, or fails with the spec's 401 codes. */
       authenticate: (secret: string) =>
-        Effect.gen(function* () {
-          if (!secretPattern.test(secret)) {
-            return yield* new InvalidApiKey({ message: "The API key matches no active key." })
-          }
-          const credential = yield* repo.credentialByHash(sha256Hex(secret))
-          if (!credential) return yield* new InvalidApiKey({ message: "The API key matches no active key." })
-          const { key, organization: org, member } = credential
-          if (key.revokedAt) return yield* new ApiKeyRevoked({ message: `The API key ${key.prefix}… was revoked.` })
-          if (key.kind === "personal" && (!member || member.removed)) {
-            return yield* new ApiKeyRevoked({
-              message: `The API key ${key.prefix}… stopped working when its member left the organization.`
+        secretPattern.test(secret)
+          ? Effect.flatMap(credentialByHash(sha256Hex(secret)), (credential) => {
+              const refusal = refuse(credential)
+              if (refusal) return Effect.fail(refusal)
+              const { key, organization: org, member } = credential!
+              const nowMs = clock.now()
+              const principal: Principal = {
+                organization: org,
+                key,
+                member: member && !member.removed ? member : null,
+                scopes: effectiveScopes(key.kind, key.scopes, member?.role ?? null)
+              }
+              if (nowMs - (lastTouched.get(key.id) ?? 0) < lastUsedResolutionMs) return Effect.succeed(principal)
+              lastTouched.set(key.id, nowMs)
+              return Effect.as(repo.touchKey(key.id, isoAt(nowMs)), principal)
             })
-          }
-          const nowMs = clock.now()
-          if (nowMs - (lastTouched.get(key.id) ?? 0) >= lastUsedResolutionMs) {
-            lastTouched.set(key.id, nowMs)
-            yield* repo.touchKey(key.id, isoAt(nowMs))
-          }
-          const principal: Principal = {
-            organization: org,
-            key,
-            member: member && !member.removed ? member : null,
-            scopes: effectiveScopes(key.kind, key.scopes, member?.role ?? null)
-          }
-          return principal
-        }),
+          : Effect.fail(new InvalidApiKey({ message: "The API key matches no active key." })),
 
       /**
-       * On an empty data directory, creates organization `default` (Pro, gates apps, groups and mcp on)
-       * with an admin member and an all-scopes organization key, whose secret is returned once.
+       * Once per data directory (the first `svc serve`): makes sure organization `default` (Pro, gates
+       * apps, groups and mcp on) exists with an admin member, and creates an all-scopes organization
+       * key for it, whose secret is returned this once.
        */
       bootstrap: inTransaction(
         Effect.gen(function* () {
-          if ((yield* repo.countOrganizations) > 0) return null
-          const org: Organization = {
-            id: newId(),
-            slug: defaultOrganization.slug,
-            name: defaultOrganization.name,
-            plan: "pro",
-            gates: new Set<Gate>(["apps", "groups", "mcp"]),
-            creditsRemaining: planCaps.pro.monthlyCredits,
-            creditsUsed: 0,
-            createdAt: now()
+          if ((yield* repo.setting("bootstrapped_at")) !== null) return null
+          yield* repo.putSettingIfAbsent("bootstrapped_at", now())
+          let org = yield* repo.organizationBySlug(defaultOrganization.slug)
+          if (!org) {
+            org = {
+              id: newId(),
+              slug: defaultOrganization.slug,
+              name: defaultOrganization.name,
+              plan: "pro",
+              gates: new Set<Gate>(["apps", "groups", "mcp"]),
+              creditsRemaining: planCaps.pro.monthlyCredits,
+              creditsUsed: 0,
+              createdAt: now()
+            }
+            yield* repo.insertOrganization(org)
           }
-          yield* repo.insertOrganization(org)
-          yield* repo.insertMember({
-            id: newId(),
-            organizationId: org.id,
-            email: defaultOrganization.adminEmail,
-            role: "admin",
-            createdAt: org.createdAt
-          })
+          if (!(yield* repo.activeMemberByEmail(org.id, defaultOrganization.adminEmail))) {
+            yield* repo.insertMember({
+              id: newId(),
+              organizationId: org.id,
+              email: defaultOrganization.adminEmail,
+              role: "admin",
+              createdAt: now()
+            })
+          }
+          if (!apiPlans.includes(org.plan)) return { organization: org, secret: null }
           const { secret } = yield* Effect.orDie(createKey(org.slug, { name: "bootstrap", scopes: "all" }))
-          return { organization: org, secret }
+          return { organization: org, secret: secret as string | null }
         })
       ),
 
@@ -312,5 +344,5 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
         })
     }
   }),
-  dependencies: [AccountsRepo.Default]
+  dependencies: [AccountsRepo.Default, ReadConnection.Default]
 }) {}

@@ -10,12 +10,12 @@ import {
   HttpServerRequest
 } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
-import { apiPlans, type Gate, type Principal } from "../accounts/domain.js"
+import { type ApiScope, apiPlans, type Gate, type Principal } from "../accounts/domain.js"
 import { AccountsService } from "../accounts/service.js"
 import { ApiDisabled, GroupsDisabled, InsufficientScope, Unauthorized } from "../errors.js"
 import { RateLimiter, RequestRate } from "../rate-limiter.js"
 import { ErrorResponse } from "./error-catalog.js"
-import { policyIndex } from "./policy.js"
+import { type EndpointPolicy, policyIndex } from "./policy.js"
 
 /** The caller of the current request. */
 export class CurrentPrincipal extends Context.Tag("svc/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
@@ -42,6 +42,25 @@ const gateError = (gate: Gate) =>
     ? new GroupsDisabled({ message: "User groups are not enabled for this organization." })
     : new ApiDisabled({ message: `The '${gate}' feature is not enabled for this organization.` })
 
+/** Why `principal` may not call an endpoint with `policy`, if it may not: plan, then gate, then scope. */
+const authorize = (principal: Principal, policy: EndpointPolicy & { scope: ApiScope }) => {
+  const org = principal.organization
+  if (!apiPlans.includes(org.plan)) {
+    return new ApiDisabled({
+      message: `The External API is on the Pro and Agency plans; this organization is on ${org.plan}.`
+    })
+  }
+  if (policy.gate && !org.gates.has(policy.gate)) return gateError(policy.gate)
+  if (!principal.scopes.has(policy.scope)) {
+    const roleNote =
+      principal.key.kind === "personal" && principal.member ? ` for a member with role '${principal.member.role}'` : ""
+    return new InsufficientScope({ message: `This key lacks the scope '${policy.scope}'${roleNote}.` })
+  }
+  return null
+}
+
+const unauthorized = new Unauthorized({ message: "Send the API key in the header 'Authorization: Bearer <API_KEY>'." })
+
 /** The live authentication middleware for `api`. */
 export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
   Layer.effect(
@@ -53,36 +72,18 @@ export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
       const policies = policyIndex(api)
       return {
         bearer: () =>
-          Effect.gen(function* () {
-            const request = yield* HttpServerRequest.HttpServerRequest
-            const { route } = yield* HttpRouter.RouteContext
-            const match = bearerPattern.exec(request.headers["authorization"] ?? "")
-            if (!match) {
-              return yield* new Unauthorized({
-                message: "Send the API key in the header 'Authorization: Bearer <API_KEY>'."
-              })
-            }
-            const principal = yield* accounts.authenticate(match[1]!)
-            yield* limiter.take(requestRate, principal.key.id)
+          Effect.withFiberRuntime((fiber) => {
+            const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+            const { route } = Context.unsafeGet(fiber.currentContext, HttpRouter.RouteContext)
             const policy = policies.get(`${route.method} ${route.path}`)
-            if (!policy?.scope) return yield* Effect.dieMessage(`no scope declared for ${route.method} ${route.path}`)
-            const org = principal.organization
-            if (!apiPlans.includes(org.plan)) {
-              return yield* new ApiDisabled({
-                message: `The External API is on the Pro and Agency plans; this organization is on ${org.plan}.`
-              })
-            }
-            if (policy.gate && !org.gates.has(policy.gate)) return yield* gateError(policy.gate)
-            if (!principal.scopes.has(policy.scope)) {
-              const roleNote =
-                principal.key.kind === "personal" && principal.member
-                  ? ` for a member with role '${principal.member.role}'`
-                  : ""
-              return yield* new InsufficientScope({
-                message: `This key lacks the scope '${policy.scope}'${roleNote}.`
-              })
-            }
-            return principal
+            if (!policy?.scope) return Effect.dieMessage(`no scope declared for ${route.method} ${route.path}`)
+            const match = bearerPattern.exec(request.headers["authorization"] ?? "")
+            if (!match) return Effect.fail(unauthorized)
+            return Effect.flatMap(accounts.authenticate(match[1]!), (principal) => {
+              const refusal =
+                limiter.tryTake(requestRate, principal.key.id) ?? authorize(principal, policy as EndpointPolicy & { scope: ApiScope })
+              return refusal ? Effect.fail(refusal) : Effect.succeed(principal)
+            })
           })
       }
     })

@@ -3,8 +3,8 @@
  * and every failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}`
  * envelope. Defects are logged with the request id and never leak details.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse, HttpIncomingMessage } from "@effect/platform"
-import { Cause, Context, Effect, Option, ParseResult } from "effect"
+import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Layer, Option, ParseResult } from "effect"
 import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
 import { newId } from "../ids.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
@@ -12,9 +12,6 @@ import { errorResponse, isApiFailure } from "./error-catalog.js"
 
 /** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
 export const maxRequestBodyBytes = 4_500_000
-
-/** The current request's id, as sent in `X-Request-Id`. */
-export class RequestId extends Context.Tag("svc/RequestId")<RequestId, string>() {}
 
 interface DecodeIssue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -60,6 +57,12 @@ const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string) =>
     return new ServerError({ message: `Something went wrong on our side; it is safe to retry (request ${requestId}).` })
   })
 
+/** The body size limit for every request (the platform's own default is 10 MB). */
+export const BodySizeLimitLive = Layer.succeed(
+  HttpIncomingMessage.MaxBodySize,
+  Option.some(FileSystem.Size(maxRequestBodyBytes))
+)
+
 /** The API-level middleware: limits, error envelope and request id. */
 export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
   Effect.gen(function* () {
@@ -78,8 +81,6 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
           "close"
         )
       : yield* app.pipe(
-            HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBodyBytes)),
-            Effect.provideService(RequestId, requestId),
             Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))
           )
     return HttpServerResponse.setHeader(response, "x-request-id", requestId)

@@ -18,8 +18,15 @@ export const IdempotencyHeaders = Schema.Struct({
 })
 
 /** A JSON response of `body` already in its encoded form. */
-export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson(body, { status, headers })
+export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body)
+  return HttpServerResponse.raw(text, {
+    status,
+    headers,
+    contentType: "application/json",
+    contentLength: Buffer.byteLength(text)
+  })
+}
 
 /** Encodes `value` with `schema` into a JSON response. */
 export const encodeJson =

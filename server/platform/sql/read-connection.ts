@@ -1,0 +1,48 @@
+/**
+ * A read-only connection for the hot read path. `@effect/sql-sqlite-node` serializes every
+ * statement through one connection with a span, a scope and a lock per query; reads outside a
+ * transaction (authentication, listings) run here instead, on plain prepared statements. In WAL mode
+ * a reader sees every committed write and never waits for the writer. Reads that must see a
+ * transaction's own writes stay on the `SqlClient` inside that transaction.
+ *
+ * It also answers `PRAGMA data_version`, which changes whenever any other connection of any
+ * process (the server's writer, the CLI) commits: caches of authentication data check it on every
+ * request, so a key revoked with the CLI fails on the very next request.
+ */
+import { SqlError } from "@effect/sql/SqlError"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import Database from "better-sqlite3"
+import { Effect } from "effect"
+import { busyTimeoutMs } from "./database.js"
+
+/** Plain prepared-statement reads on a dedicated read-only connection. */
+export class ReadConnection extends Effect.Service<ReadConnection>()("svc/ReadConnection", {
+  scoped: Effect.gen(function* () {
+    const client = yield* SqliteClient.SqliteClient
+    const db = yield* Effect.acquireRelease(
+      Effect.sync(() => new Database(client.config.filename, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs })),
+      (db) => Effect.sync(() => db.close())
+    )
+    const statements = new Map<string, Database.Statement>()
+    const prepare = (text: string) => {
+      let statement = statements.get(text)
+      if (!statement) {
+        statement = db.prepare(text)
+        statements.set(text, statement)
+      }
+      return statement
+    }
+    const dataVersion = db.prepare("PRAGMA data_version").pluck()
+
+    return {
+      /** Every row of a `?`-parameterized query. */
+      all: <Row>(text: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+        Effect.try({
+          try: () => prepare(text).all(...params) as Array<Row>,
+          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+        }),
+      /** A counter that changes whenever another connection commits; compare with an earlier reading. */
+      dataVersion: (): number => dataVersion.get() as number
+    }
+  })
+}) {}
