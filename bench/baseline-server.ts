@@ -1,0 +1,331 @@
+/**
+ * The benchmark's BASELINE: `GET` and `POST /api/v1/knowledgebases` written by hand on `node:http`
+ * and better-sqlite3, over the same SQLite file as the svc server, doing the same work per request:
+ *
+ * - parse `Authorization: Bearer <key>`, check the key's shape, sha256-hash it and look the key up
+ *   joined with its organization and member (one prepared statement on `secret_hash`, like svc);
+ * - refuse revoked keys, keys of removed members, plans without the API, and missing scopes; record
+ *   `last_used_at` at most once a minute per key (as svc does);
+ * - GET: parse `limit` (1..200, default 50) and `cursor`, run the same keyset select for `limit + 1`
+ *   rows, and answer the same JSON bytes as svc, `nextCursor` included (signed with the same
+ *   database-held secret, so the bodies are byte-identical);
+ * - POST: read the body (4.5 MB cap), validate `name`/`description` like the contract, and in one
+ *   transaction check the plan cap and insert the row; answer 201 with the same envelope;
+ * - set `x-request-id` on every response; errors are `{error:{code,message}}`.
+ *
+ * What it leaves out on purpose: the rate limiter (svc runs its limiter in the benchmark, with the
+ * limit raised), idempotency keys (the benchmark sends none), OpenAPI, logging and routing beyond
+ * the one path.
+ *
+ *   node dist/bench/baseline-server.js --db <dataDir>/svc.sqlite [--port 0]
+ */
+import Database from "better-sqlite3"
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { parseArgs } from "node:util"
+import type { BaselineReady } from "./protocol.js"
+
+const { values } = parseArgs({ options: { db: { type: "string" }, port: { type: "string", default: "0" } } })
+if (!values.db) throw new Error("--db is required")
+
+// ---- database -------------------------------------------------------------------------------
+
+const db = new Database(values.db, { fileMustExist: true })
+db.pragma("journal_mode = WAL")
+db.pragma("busy_timeout = 5000")
+db.pragma("synchronous = NORMAL")
+db.pragma("foreign_keys = ON")
+
+interface CredentialRow {
+  readonly id: string
+  readonly organization_id: string
+  readonly kind: "organization" | "personal"
+  readonly member_id: string | null
+  readonly prefix: string
+  readonly scopes: string
+  readonly revoked_at: string | null
+  readonly o_plan: string
+  readonly o_gates: string
+  readonly m_role: string | null
+  readonly m_removed_at: string | null
+}
+
+interface KnowledgebaseRow {
+  readonly id: string
+  readonly name: string
+  readonly description: string
+  readonly pages_count: number
+  readonly sources_count: number
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+const credentialByHash = db.prepare<[string], CredentialRow>(
+  `SELECT k.*, o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates,
+      o.credits_remaining AS o_credits_remaining, o.credits_used AS o_credits_used,
+      o.created_at AS o_created_at, m.email AS m_email, m.role AS m_role,
+      m.created_at AS m_created_at, m.removed_at AS m_removed_at
+    FROM api_keys k
+    JOIN organizations o ON o.id = k.organization_id
+    LEFT JOIN members m ON m.id = k.member_id
+    WHERE k.secret_hash = ?`
+)
+const touchKey = db.prepare<[string, string]>("UPDATE api_keys SET last_used_at = ? WHERE id = ?")
+const listFirst = db.prepare<[string, number], KnowledgebaseRow>(
+  `SELECT id, name, description, pages_count, sources_count, created_at, updated_at
+    FROM knowledgebases WHERE organization_id = ?
+    ORDER BY created_at, id LIMIT ?`
+)
+const listAfter = db.prepare<[string, string, string, number], KnowledgebaseRow>(
+  `SELECT id, name, description, pages_count, sources_count, created_at, updated_at
+    FROM knowledgebases WHERE organization_id = ? AND (created_at, id) > (?, ?)
+    ORDER BY created_at, id LIMIT ?`
+)
+const countKnowledgebases = db.prepare<[string], { n: number }>(
+  "SELECT count(*) AS n FROM knowledgebases WHERE organization_id = ?"
+)
+const insertKnowledgebase = db.prepare<[string, string, string, string, string, string, string]>(
+  `INSERT INTO knowledgebases (id, organization_id, name, description, created_by_key_id, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`
+)
+const cursorSecretRow = db.prepare<[], { value: string }>("SELECT value FROM settings WHERE name = 'cursor_secret'").get()
+if (!cursorSecretRow) throw new Error("no cursor_secret in settings: start the svc server on this database first")
+const cursorSecret = Buffer.from(cursorSecretRow.value, "hex")
+
+// ---- rules (copied from the contract; see server/platform/accounts/domain.ts) -----------------
+
+const secretPattern = /^svc[op]_[0-9A-Za-z]{40}$/
+const bearerPattern = /^Bearer[ ]+([^\s]+)[ ]*$/
+const apiPlans = new Set(["pro", "agency"])
+const knowledgebaseCaps: Readonly<Record<string, number>> = { trial: 2, creator: 5, pro: 50, agency: 200, lifetime: 20 }
+const roleRank: Readonly<Record<string, number>> = { viewer: 0, member: 1, admin: 2 }
+const scopeMinimumRole: Readonly<Record<string, string>> = { "knowledge:read": "viewer", "knowledge:write": "member" }
+const allScopes = [
+  "agents:read", "agents:execute", "agents:write", "flows:read", "flows:execute", "flows:write", "apps:read",
+  "apps:execute", "apps:write", "knowledge:read", "knowledge:write", "end_users:read", "end_users:write"
+]
+const maxBodyBytes = 4_500_000
+const lastUsedResolutionMs = 60_000
+const lastTouched = new Map<string, number>()
+
+// ---- responses --------------------------------------------------------------------------------
+
+const send = (res: ServerResponse, requestId: string, status: number, body: string): void => {
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "x-request-id": requestId
+  })
+  res.end(body)
+}
+
+const fail = (res: ServerResponse, requestId: string, status: number, code: string, message: string): void =>
+  send(res, requestId, status, JSON.stringify({ error: { code, message } }))
+
+/** A failed check. */
+interface Refusal {
+  readonly status: number
+  readonly code: string
+  readonly message: string
+}
+const refuse = (status: number, code: string, message: string): Refusal => ({ status, code, message })
+const isRefusal = (value: Caller | Refusal): value is Refusal => "code" in value
+
+interface Caller {
+  readonly keyId: string
+  readonly organizationId: string
+  readonly plan: string
+}
+
+/** Authenticates the request and checks plan and `scope`, like svc's authentication middleware. */
+const authenticate = (req: IncomingMessage, scope: string): Caller | Refusal => {
+  const match = bearerPattern.exec(req.headers.authorization ?? "")
+  if (!match) return refuse(401, "unauthorized", "Send the API key in the header 'Authorization: Bearer <API_KEY>'.")
+  const secret = match[1]!
+  if (!secretPattern.test(secret)) return refuse(401, "invalid_api_key", "The API key matches no active key.")
+  const row = credentialByHash.get(createHash("sha256").update(secret).digest("hex"))
+  if (!row) return refuse(401, "invalid_api_key", "The API key matches no active key.")
+  if (row.revoked_at !== null) return refuse(401, "api_key_revoked", `The API key ${row.prefix}… was revoked.`)
+  if (row.kind === "personal" && (row.m_role === null || row.m_removed_at !== null)) {
+    return refuse(401, "api_key_revoked", `The API key ${row.prefix}… stopped working when its member left the organization.`)
+  }
+  const now = Date.now()
+  if (now - (lastTouched.get(row.id) ?? 0) >= lastUsedResolutionMs) {
+    lastTouched.set(row.id, now)
+    touchKey.run(new Date(now).toISOString(), row.id)
+  }
+  if (!apiPlans.has(row.o_plan)) {
+    return refuse(403, "api_disabled", `The External API is on the Pro and Agency plans; this organization is on ${row.o_plan}.`)
+  }
+  JSON.parse(row.o_gates) // svc reads the gates on every request too (no gate applies to these routes)
+  const listed = row.scopes === "all" ? allScopes : (JSON.parse(row.scopes) as Array<string>)
+  const allowed =
+    listed.includes(scope) &&
+    (row.kind === "organization" || (roleRank[row.m_role ?? ""] ?? -1) >= (roleRank[scopeMinimumRole[scope] ?? "admin"] ?? 2))
+  if (!allowed) return refuse(403, "insufficient_scope", `This key lacks the scope '${scope}'.`)
+  return { keyId: row.id, organizationId: row.organization_id, plan: row.o_plan }
+}
+
+const toKnowledgebase = (row: KnowledgebaseRow) => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  counts: { sources: row.sources_count, pages: row.pages_count }
+})
+
+const sign = (text: string): Buffer => createHmac("sha256", cursorSecret).update(text).digest().subarray(0, 16)
+
+const encodeCursor = (list: string, position: ReadonlyArray<string>): string => {
+  const payload = Buffer.from(JSON.stringify({ l: list, p: position })).toString("base64url")
+  return `${payload}.${sign(`${list}\n${payload}`).toString("base64url")}`
+}
+
+const decodeCursor = (list: string, cursor: string): ReadonlyArray<string> | null => {
+  const [payload, mac, extra] = cursor.split(".")
+  if (!payload || !mac || extra !== undefined) return null
+  const expected = sign(`${list}\n${payload}`)
+  const given = Buffer.from(mac, "base64url")
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+  try {
+    const parsed = JSON.parse(Buffer.from(payload, "base64url").toString()) as { l: string; p: Array<string> }
+    return parsed.l === list && Array.isArray(parsed.p) ? parsed.p : null
+  } catch {
+    return null
+  }
+}
+
+// ---- handlers ---------------------------------------------------------------------------------
+
+const list = (req: IncomingMessage, res: ServerResponse, requestId: string, query: URLSearchParams): void => {
+  const caller = authenticate(req, "knowledge:read")
+  if (isRefusal(caller)) return fail(res, requestId, caller.status, caller.code, caller.message)
+  const { organizationId } = caller
+  const limitText = query.get("limit")
+  const limit = limitText === null ? 50 : Number(limitText)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+    return fail(res, requestId, 400, "invalid_request", "limit: limit must be a whole number from 1 to 200")
+  }
+  const listName = `knowledgebases:${organizationId}`
+  const cursor = query.get("cursor")
+  let rows: Array<KnowledgebaseRow>
+  if (cursor === null) {
+    rows = listFirst.all(organizationId, limit + 1)
+  } else {
+    const after = decodeCursor(listName, cursor)
+    if (!after) return fail(res, requestId, 400, "invalid_request", "cursor: not a cursor of this list; start again without a cursor.")
+    rows = listAfter.all(organizationId, String(after[0] ?? ""), String(after[1] ?? ""), limit + 1)
+  }
+  const items = rows.slice(0, limit)
+  const last = items[items.length - 1]
+  send(
+    res,
+    requestId,
+    200,
+    JSON.stringify({
+      knowledgebases: items.map(toKnowledgebase),
+      nextCursor: rows.length > limit && last ? encodeCursor(listName, [last.created_at, last.id]) : null
+    })
+  )
+}
+
+const createInTransaction = db.transaction((organizationId: string, plan: string, keyId: string, name: string, description: string) => {
+  const cap = knowledgebaseCaps[plan] ?? 0
+  if ((countKnowledgebases.get(organizationId)?.n ?? 0) >= cap) return null
+  const at = new Date().toISOString()
+  const id = randomUUID()
+  insertKnowledgebase.run(id, organizationId, name, description, keyId, at, at)
+  return { id, name, description, createdAt: at, updatedAt: at, counts: { sources: 0, pages: 0 } }
+})
+
+const create = (req: IncomingMessage, res: ServerResponse, requestId: string): void => {
+  const caller = authenticate(req, "knowledge:write")
+  if (isRefusal(caller)) {
+    req.resume()
+    return fail(res, requestId, caller.status, caller.code, caller.message)
+  }
+  const { organizationId, plan, keyId } = caller
+  if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) {
+    req.resume()
+    return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
+  }
+  const chunks: Array<Buffer> = []
+  let size = 0
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length
+    if (size <= maxBodyBytes) chunks.push(chunk)
+  })
+  req.on("end", () => {
+    if (size > maxBodyBytes) return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
+    let body: unknown
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+    } catch {
+      return fail(res, requestId, 400, "invalid_request", "The request body is not valid JSON.")
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      return fail(res, requestId, 400, "invalid_request", "Expected an object.")
+    }
+    const input = body as Record<string, unknown>
+    const extra = Object.keys(input).find((k) => k !== "name" && k !== "description")
+    if (extra !== undefined) return fail(res, requestId, 400, "invalid_request", `${extra}: is unexpected`)
+    const name = typeof input.name === "string" ? input.name.trim() : null
+    if (name === null || name.length < 1 || name.length > 200) {
+      return fail(res, requestId, 400, "invalid_request", "name: name must be 1 to 200 characters")
+    }
+    const description = input.description ?? ""
+    if (typeof description !== "string" || description.length > 2_000) {
+      return fail(res, requestId, 400, "invalid_request", "description: description must be at most 2000 characters")
+    }
+    const knowledgebase = createInTransaction(organizationId, plan, keyId, name, description)
+    if (!knowledgebase) {
+      const cap = knowledgebaseCaps[plan] ?? 0
+      return fail(res, requestId, 403, "plan_limit", `The ${plan} plan allows ${cap} Knowledgebases; this organization has reached it.`)
+    }
+    send(res, requestId, 201, JSON.stringify({ knowledgebase }))
+  })
+}
+
+const server = createServer((req, res) => {
+  const requestId = `req_${randomUUID().replace(/-/g, "")}`
+  try {
+    const url = req.url ?? "/"
+    const q = url.indexOf("?")
+    const path = q === -1 ? url : url.slice(0, q)
+    if (path === "/api/v1/knowledgebases") {
+      if (req.method === "GET") return list(req, res, requestId, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)))
+      if (req.method === "POST") return create(req, res, requestId)
+    }
+    req.resume()
+    fail(res, requestId, 404, "not_found", "No such endpoint.")
+  } catch (error) {
+    console.error(requestId, error)
+    if (!res.headersSent) fail(res, requestId, 500, "server_error", `Something went wrong on our side (request ${requestId}).`)
+  }
+})
+
+let stopping = false
+const stop = () => {
+  if (stopping) return
+  stopping = true
+  setTimeout(() => process.exit(1), 5_000).unref()
+  server.close(() => {
+    db.close()
+    process.exit(0)
+  })
+  server.closeIdleConnections()
+}
+process.on("SIGTERM", stop)
+process.on("SIGINT", stop)
+process.stdin.on("end", stop)
+process.stdin.on("error", stop)
+process.stdin.resume()
+
+server.listen(Number(values.port), "127.0.0.1", () => {
+  const { port } = server.address() as AddressInfo
+  const origin = `http://127.0.0.1:${port}`
+  const ready: BaselineReady = { ready: true, pid: process.pid, origin, baseUrl: `${origin}/api/v1` }
+  process.stdout.write(`${JSON.stringify(ready)}\n`)
+})

@@ -1,0 +1,205 @@
+/**
+ * Child processes of the benchmark: spawned (pinned to a CPU when `taskset` exists), awaited until
+ * they print their JSON ready line, measured through /proc, and always stopped.
+ */
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process"
+import { createWriteStream, readFileSync } from "node:fs"
+import { createInterface } from "node:readline"
+import type { Ready } from "./protocol.js"
+
+/** Whether `taskset` (util-linux) is available for CPU pinning. */
+export const hasTaskset = (): boolean => {
+  try {
+    execFileSync("taskset", ["-V"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Pins every thread of process `pid` to `cpu`; false when that is not possible. */
+export const pinProcess = (pid: number, cpu: number): boolean => {
+  try {
+    execFileSync("taskset", ["-a", "-cp", String(cpu), String(pid)], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times. */
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** A running child process that printed its ready line. */
+export interface Child<R extends Ready> {
+  readonly name: string
+  readonly process: ChildProcessWithoutNullStreams
+  readonly ready: R
+  /** The last few KB of its stderr. */
+  readonly stderrTail: () => string
+  /** Stops it (SIGTERM, then SIGKILL after `graceMs`) and resolves with its exit code or signal. */
+  readonly stop: (graceMs?: number) => Promise<string>
+}
+
+export interface SpawnOptions {
+  readonly name: string
+  readonly script: string
+  readonly args: ReadonlyArray<string>
+  readonly nodeFlags?: ReadonlyArray<string>
+  /** Pin to this CPU with taskset. */
+  readonly cpu?: number | undefined
+  /** File that receives the child's stderr. */
+  readonly logFile: string
+  readonly readyTimeoutMs?: number
+}
+
+const exited = (child: ChildProcessWithoutNullStreams): Promise<string> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve(String(child.exitCode ?? child.signalCode))
+    : new Promise((resolve) => child.once("exit", (code, signal) => resolve(String(code ?? signal))))
+
+/** Spawns `node <script>` and waits for its ready line. */
+export const spawnChild = async <R extends Ready>(options: SpawnOptions): Promise<Child<R>> => {
+  const nodeArgs = [...(options.nodeFlags ?? []), options.script, ...options.args]
+  const child =
+    options.cpu === undefined
+      ? spawn(process.execPath, nodeArgs, { stdio: ["pipe", "pipe", "pipe"] })
+      : spawn("taskset", ["-c", String(options.cpu), process.execPath, ...nodeArgs], { stdio: ["pipe", "pipe", "pipe"] })
+  const log = createWriteStream(options.logFile)
+  let tail = ""
+  child.stderr.on("data", (chunk: Buffer) => {
+    log.write(chunk)
+    tail = (tail + chunk.toString("utf8")).slice(-4_000)
+  })
+  child.stdin.on("error", () => {})
+
+  const stop = async (graceMs = 5_000): Promise<string> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs)
+      const outcome = await exited(child)
+      clearTimeout(timer)
+      log.end()
+      return outcome
+    }
+    log.end()
+    return exited(child)
+  }
+
+  try {
+    const ready = await new Promise<R>((resolve, reject) => {
+      const lines = createInterface({ input: child.stdout })
+      const timer = setTimeout(
+        () => reject(new Error(`${options.name}: no ready line within ${options.readyTimeoutMs ?? 30_000} ms\n${tail}`)),
+        options.readyTimeoutMs ?? 30_000
+      )
+      lines.on("line", (line) => {
+        try {
+          const parsed = JSON.parse(line) as Partial<R>
+          if (parsed.ready === true) {
+            clearTimeout(timer)
+            resolve(parsed as R)
+          }
+        } catch {
+          // not the ready line
+        }
+      })
+      child.once("exit", (code, signal) => {
+        clearTimeout(timer)
+        reject(new Error(`${options.name} exited (${code ?? signal}) before it was ready\n${tail}`))
+      })
+      child.once("error", (error) => {
+        clearTimeout(timer)
+        reject(error)
+      })
+    })
+    return { name: options.name, process: child, ready, stderrTail: () => tail, stop }
+  } catch (error) {
+    await stop(1_000)
+    throw error
+  }
+}
+
+/** A field of /proc/<pid>/status in kB (e.g. `VmHWM`, peak RSS), or null off Linux. */
+export const procStatusKb = (pid: number, field: string): number | null => {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match ? Number(match[1]) : null
+  } catch {
+    return null
+  }
+}
+
+/** CPU time (user + system) of process `pid` so far, in ms, or null off Linux. */
+export const procCpuMs = (pid: number): number | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // fields[0] is field 3 (state): utime is field 14, stime field 15
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  } catch {
+    return null
+  }
+}
+
+/** Busy CPU time of the whole machine so far (all CPUs, ms), or null off Linux. */
+export const machineBusyCpuMs = (): number | null => {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? ""
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number)
+    return ((user + nice + system + irq + softirq + steal) * 1000) / clockTicks
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Waits (at most `maxWaitMs`) until the rest of the machine is quiet: under `thresholdCores` of
+ * busy CPU over one second, measured while the benchmark itself is idle. Resolves with the last
+ * measurement (cores), or null off Linux.
+ */
+export const waitForQuiet = async (maxWaitMs: number, thresholdCores = 0.25): Promise<number | null> => {
+  const deadline = Date.now() + maxWaitMs
+  for (;;) {
+    const before = machineBusyCpuMs()
+    if (before === null) return null
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    const busy = ((machineBusyCpuMs() ?? before) - before) / 1_000
+    if (busy < thresholdCores || Date.now() >= deadline) return Number(busy.toFixed(2))
+  }
+}
+
+/** Busy fraction of each CPU over `ms` milliseconds (empty off Linux). */
+export const perCpuBusy = async (ms: number): Promise<Array<number>> => {
+  const read = (): Array<[number, number]> => {
+    try {
+      return readFileSync("/proc/stat", "utf8")
+        .split("\n")
+        .filter((line) => /^cpu\d+ /.test(line))
+        .map((line) => {
+          const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+            .trim()
+            .split(/\s+/)
+            .slice(1)
+            .map(Number)
+          const busy = user + nice + system + irq + softirq + steal
+          return [busy, busy + idle + iowait]
+        })
+    } catch {
+      return []
+    }
+  }
+  const before = read()
+  await new Promise((resolve) => setTimeout(resolve, ms))
+  const after = read()
+  return after.map(([busy, total], i) => {
+    const [busy0 = busy, total0 = total] = before[i] ?? []
+    return total === total0 ? 0 : Number(((busy - busy0) / (total - total0)).toFixed(2))
+  })
+}

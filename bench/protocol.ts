@@ -1,0 +1,26 @@
+/** What the benchmark runner and its child processes tell each other (the children's ready lines). */
+
+/** Organizations (Agency plan: cap 200 Knowledgebases) for the POST benchmarks, one per server. */
+export const postOrganizations = ["bench-post-svc", "bench-post-baseline"] as const
+export type PostOrganization = (typeof postOrganizations)[number]
+
+/** Common part of every child's ready line. */
+export interface Ready {
+  readonly ready: true
+  readonly pid: number
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  /** `<origin>/api/v1` */
+  readonly baseUrl: string
+}
+
+/** The svc launcher's ready line. */
+export interface SvcReady extends Ready {
+  /** The all-scopes key of organization `default` (Pro plan). */
+  readonly bootstrapKey: string
+  /** Secret of an all-scopes key per POST organization. */
+  readonly postKeys: Readonly<Record<PostOrganization, string>>
+}
+
+/** The baseline server's ready line. */
+export type BaselineReady = Ready

@@ -1,0 +1,392 @@
+/**
+ * `npm run bench`: load-tests the svc server against a hand-written baseline doing the same work
+ * (bench/baseline-server.ts), from this separate process, and reports throughput, latency, errors,
+ * CPU per request and the svc server's peak RSS. See docs/performance.md.
+ *
+ *   node dist/bench/run.js [--duration 10] [--warmup 2] [--connections 100]
+ *                          [--post-connections 10] [--post-amount 180] [--post-warmup 20]
+ *                          [--wait-quiet 0] [--cpu-prof] [--keep-data]
+ *
+ * --wait-quiet N: before each scenario, wait up to N seconds for the rest of the machine to go
+ * quiet (under a quarter of a core busy), for figures on a shared machine.
+ *
+ * Exit code: 0 when every run (warm-ups included) got only 2xx answers and no connection errors,
+ * 1 otherwise, 2 when the benchmark itself could not run.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { type Child, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type LoadResult, type LoadSpec, runLoad } from "./load.js"
+import { formatProfile, summarizeProfile } from "./profile-summary.js"
+import type { BaselineReady, Ready, SvcReady } from "./protocol.js"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const repoRoot = resolve(here, "../..")
+const resultsDir = join(repoRoot, "bench", "results")
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "100" },
+    "post-connections": { type: "string", default: "10" },
+    "post-amount": { type: "string", default: "180" },
+    "post-warmup": { type: "string", default: "20" },
+    "wait-quiet": { type: "string", default: "0" },
+    "cpu-prof": { type: "boolean", default: false },
+    "keep-data": { type: "boolean", default: false }
+  }
+})
+
+const options = {
+  readDurationS: Number(flags.duration),
+  readWarmupS: Number(flags.warmup),
+  readConnections: Number(flags.connections),
+  postConnections: Number(flags["post-connections"]),
+  postAmount: Number(flags["post-amount"]),
+  postWarmup: Number(flags["post-warmup"]),
+  seededKnowledgebases: 25,
+  pageLimit: 20,
+  waitQuietS: Number(flags["wait-quiet"]),
+  cpuProfile: flags["cpu-prof"]
+}
+/** The Agency plan's Knowledgebase cap: each POST organization starts empty. */
+const agencyCap = 200
+if (options.postAmount + options.postWarmup > agencyCap) {
+  console.error(`--post-amount + --post-warmup must stay within the Agency cap of ${agencyCap} Knowledgebases`)
+  process.exit(2)
+}
+
+/** The project's targets (docs/performance.md). */
+const targets = { readRatioMin: 0.5, readP99MaxMs: 25 }
+
+type ServerName = "svc" | "baseline"
+type ScenarioName = "read" | "create"
+
+interface Run {
+  readonly scenario: ScenarioName
+  readonly server: ServerName
+  readonly description: string
+  /** Cores busy elsewhere on the machine just before the run (with --wait-quiet). */
+  readonly otherCpuBefore: number | null
+  readonly warmup: LoadResult
+  readonly result: LoadResult
+}
+
+const children: Array<Child<Ready>> = []
+let dataDir: string | null = null
+
+const cleanup = async (): Promise<void> => {
+  await Promise.all(children.splice(0).map((child) => child.stop().catch(() => "")))
+  if (dataDir && !flags["keep-data"]) rmSync(dataDir, { recursive: true, force: true })
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping the servers`)
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const fmt = (value: number | null, digits = 1): string => (value === null ? "-" : value.toFixed(digits))
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
+}
+
+const main = async (): Promise<number> => {
+  const started = Date.now()
+  mkdirSync(resultsDir, { recursive: true })
+  dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"))
+
+  // Two cores: the servers on one (the quieter, if something else is running), this load generator
+  // on another.
+  const cores = availableParallelism()
+  const busyBefore = await perCpuBusy(500)
+  const quietest = busyBefore.length >= 2 ? busyBefore.indexOf(Math.min(...busyBefore)) : 0
+  const loadgenCpu = quietest === 0 ? 1 : 0
+  const pinned = cores >= 2 && hasTaskset() && pinProcess(process.pid, loadgenCpu)
+  const serverCpu = pinned ? quietest : undefined
+  const loadBefore = loadavg()[0] ?? 0
+  console.log(
+    `svc bench: node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? "?"}), ` +
+      (pinned ? `servers pinned to CPU ${quietest}, load generator to CPU ${loadgenCpu}` : "no CPU pinning") +
+      ` (CPUs busy before: ${busyBefore.map((b) => b.toFixed(2)).join(", ")})` +
+      `, load average ${loadBefore.toFixed(2)}` +
+      (busyBefore.reduce((a, b) => a + b, 0) > 0.25 ? " (BUSY MACHINE: expect noisy figures)" : "")
+  )
+
+  const profileDir = join(resultsDir, "profiles")
+  if (options.cpuProfile) {
+    rmSync(profileDir, { recursive: true, force: true })
+    mkdirSync(profileDir, { recursive: true })
+  }
+  const svc = await spawnChild<SvcReady>({
+    name: "svc",
+    script: join(here, "svc-launcher.js"),
+    args: ["--data-dir", dataDir, "--port", "0"],
+    nodeFlags: options.cpuProfile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [],
+    cpu: serverCpu,
+    logFile: join(resultsDir, "svc.stderr.log")
+  })
+  children.push(svc)
+  console.log(`svc ready at ${svc.ready.baseUrl} (pid ${svc.ready.pid})`)
+
+  // Seed the default organization: more than a page, so the page is full and has a nextCursor.
+  const auth = { authorization: `Bearer ${svc.ready.bootstrapKey}` }
+  for (let i = 1; i <= options.seededKnowledgebases; i++) {
+    const response = await fetch(`${svc.ready.baseUrl}/knowledgebases`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ name: `Seeded Knowledgebase ${String(i).padStart(2, "0")}`, description: "Seeded by the benchmark." })
+    })
+    if (response.status !== 201) throw new Error(`seeding: POST answered ${response.status}: ${await response.text()}`)
+  }
+
+  const baseline = await spawnChild<BaselineReady>({
+    name: "baseline",
+    script: join(here, "baseline-server.js"),
+    args: ["--db", join(dataDir, "svc.sqlite"), "--port", "0"],
+    cpu: serverCpu,
+    logFile: join(resultsDir, "baseline.stderr.log")
+  })
+  children.push(baseline)
+  console.log(`baseline ready at ${baseline.ready.baseUrl} (pid ${baseline.ready.pid})`)
+
+  // Both must answer the same bytes, or the comparison means nothing.
+  const readPath = `/knowledgebases?limit=${options.pageLimit}`
+  const svcPage = await fetch(`${svc.ready.baseUrl}${readPath}`, { headers: auth })
+  const baselinePage = await fetch(`${baseline.ready.baseUrl}${readPath}`, { headers: auth })
+  const svcBody = await svcPage.text()
+  const baselineBody = await baselinePage.text()
+  const page = JSON.parse(svcBody) as { knowledgebases?: Array<unknown>; nextCursor?: string | null }
+  if (svcPage.status !== 200 || page.knowledgebases?.length !== options.pageLimit || typeof page.nextCursor !== "string") {
+    throw new Error(`svc list is not a full page with a nextCursor (${svcPage.status}): ${svcBody.slice(0, 300)}`)
+  }
+  const bodiesIdentical = svcBody === baselineBody
+  console.log(
+    `GET ${readPath}: svc ${svcBody.length} B, baseline ${baselineBody.length} B, ` +
+      (bodiesIdentical ? "byte-identical bodies" : "BODIES DIFFER (comparison is not like for like)") +
+      `; x-request-id: svc ${svcPage.headers.has("x-request-id")}, baseline ${baselinePage.headers.has("x-request-id")}`
+  )
+
+  const targetsOf: Record<ServerName, Child<Ready>> = { svc, baseline }
+  const runs: Array<Run> = []
+  const scenario = async (name: ScenarioName, server: ServerName, description: string, warmup: LoadSpec, measured: LoadSpec) => {
+    const pid = targetsOf[server].ready.pid
+    const otherCpuBefore = options.waitQuietS > 0 ? await waitForQuiet(options.waitQuietS * 1000) : null
+    process.stdout.write(`${name.padEnd(6)} ${server.padEnd(8)} ${description} ... `)
+    const warm = await runLoad(warmup, pid)
+    await sleep(250)
+    const result = await runLoad(measured, pid)
+    runs.push({ scenario: name, server, description, otherCpuBefore, warmup: warm, result })
+    console.log(
+      `${fmt(result.requestsPerSecond, 0)} req/s, p99 ${fmt(result.latencyMs.p99, 2)} ms` +
+        (result.non2xx + warm.non2xx + result.errors + warm.errors > 0
+          ? `, NON-2XX ${warm.non2xx}+${result.non2xx} ERRORS ${warm.errors}+${result.errors} ${JSON.stringify(result.statusCounts)}`
+          : "")
+    )
+    await sleep(250)
+  }
+
+  for (const server of ["svc", "baseline"] as const) {
+    const url = `${targetsOf[server].ready.baseUrl}${readPath}`
+    const read = { url, method: "GET", headers: auth, connections: options.readConnections } as const
+    await scenario(
+      "read",
+      server,
+      `GET ${readPath}, ${options.readConnections} connections, ${options.readDurationS} s after ${options.readWarmupS} s warm-up`,
+      { ...read, durationS: options.readWarmupS },
+      { ...read, durationS: options.readDurationS }
+    )
+  }
+  for (const server of ["svc", "baseline"] as const) {
+    const key = svc.ready.postKeys[server === "svc" ? "bench-post-svc" : "bench-post-baseline"]
+    const create = {
+      url: `${targetsOf[server].ready.baseUrl}/knowledgebases`,
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Bench Knowledgebase" }),
+      connections: options.postConnections
+    } as const
+    await scenario(
+      "create",
+      server,
+      `POST /knowledgebases, ${options.postConnections} connections, ${options.postAmount} requests after ${options.postWarmup}`,
+      { ...create, amount: options.postWarmup },
+      { ...create, amount: options.postAmount }
+    )
+  }
+
+  const memory = (child: Child<Ready>) => ({
+    peakRssMb: Number(((procStatusKb(child.ready.pid, "VmHWM") ?? 0) / 1024).toFixed(1)),
+    rssMb: Number(((procStatusKb(child.ready.pid, "VmRSS") ?? 0) / 1024).toFixed(1))
+  })
+  const svcMemory = memory(svc)
+  const baselineMemory = memory(baseline)
+
+  // ---- report ----
+  const find = (s: ScenarioName, server: ServerName) => runs.find((r) => r.scenario === s && r.server === server)!.result
+  const rows = runs.map(({ scenario: s, server, result: r }) => [
+    s,
+    server,
+    String(r.connections),
+    String(r.requests),
+    fmt(r.requestsPerSecond, 0),
+    fmt(r.latencyMs.p50, 2),
+    fmt(r.latencyMs.p99, 2),
+    fmt(r.latencyMs.max, 1),
+    r.steadyLatencyMs.requests === 0 ? "-" : fmt(r.steadyLatencyMs.p99, 2),
+    String(r.non2xx),
+    String(r.errors),
+    fmt(r.serverCpuUsPerRequest, 0),
+    fmt(r.serverCpuUtilization, 2),
+    fmt(r.loadgenCpuUtilization, 2),
+    fmt(r.otherCpuUtilization, 2)
+  ])
+  const ratios = (["read", "create"] as const).map((s) => {
+    const a = find(s, "svc")
+    const b = find(s, "baseline")
+    return {
+      scenario: s,
+      throughput: Number((a.requestsPerSecond / b.requestsPerSecond).toFixed(3)),
+      p50: Number((a.latencyMs.p50 / b.latencyMs.p50).toFixed(2)),
+      p99: Number((a.latencyMs.p99 / b.latencyMs.p99).toFixed(2)),
+      steadyP99:
+        a.steadyLatencyMs.requests > 0 && b.steadyLatencyMs.requests > 0
+          ? Number((a.steadyLatencyMs.p99 / b.steadyLatencyMs.p99).toFixed(2))
+          : null,
+      cpuPerRequest:
+        a.serverCpuUsPerRequest !== null && b.serverCpuUsPerRequest !== null
+          ? Number((a.serverCpuUsPerRequest / b.serverCpuUsPerRequest).toFixed(2))
+          : null
+    }
+  })
+  for (const r of ratios) {
+    rows.push([
+      r.scenario,
+      "svc/base",
+      "",
+      "",
+      `${(r.throughput * 100).toFixed(0)}%`,
+      `${r.p50.toFixed(1)}x`,
+      `${r.p99.toFixed(1)}x`,
+      "",
+      r.steadyP99 === null ? "" : `${r.steadyP99.toFixed(1)}x`,
+      "",
+      "",
+      r.cpuPerRequest === null ? "-" : `${r.cpuPerRequest.toFixed(1)}x`,
+      "",
+      "",
+      ""
+    ])
+  }
+  console.log("")
+  console.log(
+    table(
+      ["scenario", "server", "conns", "requests", "req/s", "p50 ms", "p99 ms", "max ms", "p99 >1s", "non-2xx", "errors", "CPU us/req", "srv CPU", "gen CPU", "other CPU"],
+      rows
+    )
+  )
+  console.log(
+    `\npeak RSS (VmHWM): svc ${svcMemory.peakRssMb} MB, baseline ${baselineMemory.peakRssMb} MB` +
+      `\np99 >1s = p99 of the requests sent 1 s or more into the run (without the first request of each new connection);` +
+      `\nCPU us/req = server CPU time per response; srv/gen/other CPU = cores kept busy by the server, the load` +
+      `\ngenerator and everything else on the machine (noise: figures from runs with other CPU > ~0.2 are not reliable)`
+  )
+
+  const read = find("read", "svc")
+  const readRatio = ratios[0]!.throughput
+  const unexpected = runs.filter(
+    (r) => r.result.non2xx + r.result.errors + r.warmup.non2xx + r.warmup.errors > 0
+  )
+  const verdict = {
+    readThroughputAtLeastHalfOfBaseline: { target: `>= ${targets.readRatioMin * 100}%`, actual: `${(readRatio * 100).toFixed(1)}%`, met: readRatio >= targets.readRatioMin },
+    readP99Under25ms: {
+      target: `< ${targets.readP99MaxMs} ms`,
+      actual:
+        `${read.latencyMs.p99} ms` +
+        (read.steadyLatencyMs.requests > 0 ? ` (${read.steadyLatencyMs.p99} ms without the first second)` : ""),
+      met: read.latencyMs.p99 < targets.readP99MaxMs
+    },
+    noErrorResponses: {
+      target: "0 non-2xx, 0 errors",
+      actual: unexpected.length === 0 ? "none" : unexpected.map((r) => `${r.scenario}/${r.server}`).join(", "),
+      met: unexpected.length === 0
+    }
+  }
+  const noisiest = Math.max(...runs.map((r) => r.result.otherCpuUtilization ?? 0))
+  const noisy = noisiest > 0.25
+  if (noisy) {
+    console.log(
+      `\nWARNING: other processes kept up to ${noisiest.toFixed(2)} cores busy during the runs; ` +
+        "the throughput and latency figures are not reliable (CPU us/req is the steadier figure). Re-run on a quiet machine" +
+        " or with --wait-quiet 30."
+    )
+  }
+  console.log("\ntargets:")
+  for (const [name, v] of Object.entries(verdict)) console.log(`  ${v.met ? "MET    " : "NOT MET"}  ${name}: ${v.actual} (target ${v.target})`)
+  if (runs.some((r) => (r.result.statusCounts["429"] ?? 0) + (r.warmup.statusCounts["429"] ?? 0) > 0)) {
+    console.log("  note: 429 answers mean svc's per-key rate limit was not raised (startServer requestsPerMinute)")
+  }
+
+  // Stop the servers (svc cleanly, so --cpu-prof writes its profile).
+  await cleanup()
+
+  let profile: string | null = null
+  if (options.cpuProfile) {
+    const file = readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
+    if (file) {
+      profile = formatProfile(summarizeProfile(join(profileDir, file), 30))
+      writeFileSync(join(resultsDir, "profile-summary.txt"), `${profile}\n`)
+      console.log(`\nsvc CPU profile (${join(profileDir, file)}):\n${profile}`)
+    } else {
+      console.log("\nno CPU profile was written (did the svc server exit cleanly?)")
+    }
+  }
+
+  const report = {
+    date: new Date(started).toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpu: {
+      cores,
+      model: cpus()[0]?.model ?? null,
+      pinned: pinned ? { servers: quietest, loadGenerator: loadgenCpu } : null,
+      busyBeforeStart: busyBefore,
+      loadAverageAtStart: Number(loadBefore.toFixed(2))
+    },
+    cpuProfiled: options.cpuProfile,
+    options,
+    bodiesIdentical,
+    noisy,
+    readBodyBytes: svcBody.length,
+    memory: { svc: svcMemory, baseline: baselineMemory },
+    runs,
+    ratios,
+    targets: verdict,
+    wallSeconds: Number(((Date.now() - started) / 1000).toFixed(1))
+  }
+  const out = join(resultsDir, options.cpuProfile ? "profile-run.json" : "latest.json")
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
+  console.log(`\nresults: ${out} (${report.wallSeconds} s)`)
+  return unexpected.length === 0 ? 0 : 1
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error)
+    for (const child of children) console.error(`--- ${child.name} stderr (tail) ---\n${child.stderrTail()}`)
+    await cleanup()
+    process.exit(2)
+  }
+)

@@ -1,0 +1,69 @@
+/**
+ * Child process of the benchmark: starts the svc server on a data directory with the per-key rate
+ * limit raised (so a load test measures the server, not 429s), prepares one organization per POST
+ * benchmark, and prints one JSON "ready" line on stdout. Exits cleanly (so `--cpu-prof` can write
+ * its profile) on SIGTERM, SIGINT or when its stdin closes (the benchmark runner died).
+ *
+ *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0]
+ */
+import { Effect } from "effect"
+import { parseArgs } from "node:util"
+import { runAdmin } from "../server/admin.js"
+import { AccountsService } from "../server/platform/accounts/service.js"
+import { startServer } from "../server/server.js"
+import { postOrganizations, type SvcReady } from "./protocol.js"
+
+const { values } = parseArgs({
+  options: { "data-dir": { type: "string" }, port: { type: "string", default: "0" } }
+})
+const dataDir = values["data-dir"]
+if (!dataDir) throw new Error("--data-dir is required")
+
+const server = await startServer({
+  dataDir,
+  host: "127.0.0.1",
+  port: Number(values.port),
+  requestsPerMinute: 1_000_000_000
+})
+
+let stopping = false
+const stop = () => {
+  if (stopping) return
+  stopping = true
+  const force = setTimeout(() => process.exit(1), 5_000)
+  force.unref()
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(1)
+  )
+}
+process.on("SIGTERM", stop)
+process.on("SIGINT", stop)
+process.stdin.on("end", stop)
+process.stdin.on("error", stop)
+process.stdin.resume()
+
+if (!server.bootstrapKey) throw new Error(`${dataDir} is not a fresh data directory: no bootstrap key was made`)
+
+const postKeys = await runAdmin(
+  dataDir,
+  Effect.gen(function* () {
+    const accounts = yield* AccountsService
+    const keys: Record<string, string> = {}
+    for (const slug of postOrganizations) {
+      yield* accounts.createOrganization({ slug, plan: "agency" })
+      keys[slug] = (yield* accounts.createKey(slug, { name: "bench", scopes: "all" })).secret
+    }
+    return keys as SvcReady["postKeys"]
+  })
+)
+
+const ready: SvcReady = {
+  ready: true,
+  pid: process.pid,
+  origin: server.origin,
+  baseUrl: server.baseUrl,
+  bootstrapKey: server.bootstrapKey,
+  postKeys
+}
+process.stdout.write(`${JSON.stringify(ready)}\n`)
