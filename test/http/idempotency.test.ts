@@ -3,12 +3,14 @@
  * body, scope (organization and address), expiry, stored errors, server faults, and a burst of
  * identical concurrent requests.
  */
+import { createHash } from "node:crypto"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import {
   countKnowledgebases,
   expectError,
   insertKnowledgebases,
   listAllKnowledgebases,
+  organizationId,
   setPlan,
   sql
 } from "../support/fixtures.js"
@@ -227,5 +229,37 @@ describe("concurrency", () => {
     const after = await post("burst-1", { name: "Burst" })
     expect(after.headers.get("idempotent-replayed")).toBe("true")
     expect(after.text).toBe(created[0]!.text)
+  })
+})
+
+describe("a request still running", () => {
+  /** Records a claim as the first request would while it runs: same organization, address, key and body. */
+  const claimInFlight = async (idempotencyKey: string, body: unknown) => {
+    const organization = await organizationId(server)
+    const hash = createHash("sha256").update(JSON.stringify(body)).digest("hex")
+    await sql(
+      server,
+      (db) => db`INSERT INTO idempotency_keys (organization_id, address, key, request_hash, state, created_at, expires_at)
+        VALUES (${organization}, 'POST /api/v1/knowledgebases', ${idempotencyKey}, ${hash}, 'running',
+                ${server.clock.now()}, ${server.clock.now() + day})`
+    )
+  }
+
+  it("a second request with the same key and body while the first runs is 409 conflict and runs nothing", async () => {
+    await claimInFlight("in-flight-1", { name: "Slow" })
+    const before = await countKnowledgebases(server)
+    const response = await post("in-flight-1", { name: "Slow" })
+    expectError(response, 409, "conflict")
+    expect(response.body.error.message).toMatch(/still being processed/)
+    expect(await countKnowledgebases(server)).toBe(before)
+  })
+
+  it("a claim left running by a process that died is taken over after five minutes", async () => {
+    await claimInFlight("in-flight-2", { name: "Orphan" })
+    expectError(await post("in-flight-2", { name: "Orphan" }), 409, "conflict")
+    server.clock.advance(5 * 60_000 + 1)
+    const response = await post("in-flight-2", { name: "Orphan" })
+    expect(response.status).toBe(201)
+    expect(await namedCount("Orphan")).toBe(1)
   })
 })
