@@ -72,6 +72,7 @@ export interface components {
     schemas: {
         AgentList: {
             agents: components["schemas"]["AgentSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
         };
         /**
@@ -253,6 +254,7 @@ export interface components {
         };
         KnowledgebaseList: {
             knowledgebases: components["schemas"]["Knowledgebase"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
         };
         /**

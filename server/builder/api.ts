@@ -1,16 +1,12 @@
 /** The Agents endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
-import { FieldsParam, listQuery } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery } from "../platform/pagination.js"
 import { AgentSummary } from "./domain.js"
 
-const AgentList = Schema.Struct({
-  agents: Schema.Array(AgentSummary),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "AgentList" })
+const AgentList = ListOf("agents", AgentSummary).annotations({ identifier: "AgentList" })
 
 /** `/agents` */
 export class AgentsApi extends HttpApiGroup.make("agents")

@@ -5,7 +5,7 @@ import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, listQuery } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery } from "../platform/pagination.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
@@ -14,10 +14,7 @@ const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).an
 const KnowledgebaseDetailEnvelope = Schema.Struct({ knowledgebase: KnowledgebaseDetail }).annotations({
   identifier: "KnowledgebaseDetailResponse"
 })
-const KnowledgebaseList = Schema.Struct({
-  knowledgebases: Schema.Array(Knowledgebase),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "KnowledgebaseList" })
+const KnowledgebaseList = ListOf("knowledgebases", Knowledgebase).annotations({ identifier: "KnowledgebaseList" })
 
 /** `/knowledgebases` */
 export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")

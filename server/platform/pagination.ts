@@ -39,6 +39,13 @@ export const ListParams = {
   )
 }
 
+/** The answer of every list (conventions: Shapes): `{ <plural>: [...], nextCursor }`. */
+export const ListOf = <const Plural extends string, Item extends Schema.Schema.Any>(plural: Plural, item: Item) =>
+  Schema.Struct({
+    ...({ [plural]: Schema.Array(item) } as { readonly [K in Plural]: Schema.Array$<Item> }),
+    nextCursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next page; null on the last." })
+  })
+
 /** The query string of a list: `limit`, `cursor` and `extra` parameters; unknown parameters are refused. */
 export const listQuery = <Fields extends Schema.Struct.Fields>(extra: Fields) =>
   Schema.Struct({ ...ListParams, ...extra }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
