@@ -1,0 +1,2 @@
+// msgpackr loads `msgpackr-extract` optionally and falls back to JavaScript when it exports nothing.
+module.exports = null
