@@ -3,7 +3,7 @@
  * and the SDK are all derived.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { AgentsApi } from "./builder/api.js"
+import { AgentsApi, AppsApi } from "./builder/api.js"
 import { KnowledgeApi } from "./knowledge/api.js"
 import { ErrorResponse } from "./platform/http/error-catalog.js"
 import { cleanOpenApi } from "./platform/http/openapi.js"
@@ -14,6 +14,7 @@ export const apiPrefix = "/api/v1"
 /** The whole External API. */
 export class Api extends HttpApi.make("svc")
   .add(AgentsApi)
+  .add(AppsApi)
   .add(KnowledgeApi)
   .addError(ErrorResponse.InvalidRequest)
   .addError(ErrorResponse.PayloadTooLarge)

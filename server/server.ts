@@ -7,7 +7,8 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
-import { AgentsHttpLive } from "./builder/http.js"
+import { AppService } from "./builder/app-service.js"
+import { AgentsHttpLive, AppsHttpLive } from "./builder/http.js"
 import { AgentService } from "./builder/service.js"
 import { KnowledgeHttpLive } from "./knowledge/http.js"
 import { KnowledgebaseService } from "./knowledge/service.js"
@@ -62,6 +63,7 @@ export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "reque
     AccountsService.Default,
     KnowledgebaseService.Default,
     AgentService.Default,
+    AppService.Default,
     Cursors.Default,
     IdempotencyStore.Default,
     RateLimiter.Default
@@ -78,7 +80,7 @@ const HttpLive = (options: ServerOptions) =>
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
     Layer.provide(
       HttpApiBuilder.api(Api).pipe(
-        Layer.provide([KnowledgeHttpLive, AgentsHttpLive]),
+        Layer.provide([KnowledgeHttpLive, AgentsHttpLive, AppsHttpLive]),
         Layer.provide(AuthenticationLive(Api))
       )
     ),

@@ -30,6 +30,30 @@ export class AgentsResource extends Resource {
   }
 }
 
+// apps
+
+/** The answer of `apps.list`. */
+export type AppsListResponse = operations["apps.list"]["responses"][200]["content"]["application/json"]
+/** One item of `apps.list`. */
+export type AppsListItem = AppsListResponse["apps"][number]
+/** The query parameters of `apps.list`. */
+export type AppsListParams = QueryParams<NonNullable<operations["apps.list"]["parameters"]["query"]>>
+
+/** The `apps` operations. */
+export class AppsResource extends Resource {
+  /**
+   * List Apps
+   *
+   * Published Apps with their contracts (services, Transaction Service schemas), oldest first; with `include=drafts` every App with its `published` flag.
+   *
+   * `GET /apps` (scope `apps:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: AppsListParams, options?: RequestOptions): PagePromise<AppsListItem, AppsListResponse> {
+    return this.client.list<AppsListItem, AppsListResponse>({ method: "GET", path: "/apps", query: params, options }, "apps")
+  }
+}
+
 // knowledgebases
 
 /** The answer of `knowledgebases.list`. */
@@ -87,6 +111,8 @@ export class KnowledgebasesResource extends Resource {
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
   readonly agents: AgentsResource = new AgentsResource(this)
+  /** The `apps` operations. */
+  readonly apps: AppsResource = new AppsResource(this)
   /** The `knowledgebases` operations. */
   readonly knowledgebases: KnowledgebasesResource = new KnowledgebasesResource(this)
 }

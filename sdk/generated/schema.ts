@@ -22,6 +22,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Apps
+         * @description Published Apps with their contracts (services, Transaction Service schemas), oldest first; with `include=drafts` every App with its `published` flag.
+         */
+        get: operations["apps.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/knowledgebases": {
         parameters: {
             query?: never;
@@ -252,6 +272,74 @@ export interface components {
                 message: string;
             };
         };
+        AppList: {
+            apps: (components["schemas"]["PublishedApp"] | components["schemas"]["AppDraftItem"])[];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+         *       "name": "Quote desk",
+         *       "description": "Answers pricing questions and prices orders.",
+         *       "services": {
+         *         "conversation": true,
+         *         "transaction": true
+         *       },
+         *       "inputSchema": {
+         *         "type": "object",
+         *         "properties": {
+         *           "sku": {
+         *             "type": "string"
+         *           }
+         *         },
+         *         "required": [
+         *           "sku"
+         *         ]
+         *       },
+         *       "outputSchema": {
+         *         "type": "object",
+         *         "properties": {
+         *           "price": {
+         *             "type": "number"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        PublishedApp: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            name: string;
+            description: string;
+            services: {
+                conversation: boolean;
+                transaction: boolean;
+            };
+            inputSchema: {
+                [key: string]: unknown;
+            } | null;
+            outputSchema: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AppDraftItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            name: string;
+            description: string;
+            published: boolean;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+        };
         KnowledgebaseList: {
             knowledgebases: components["schemas"]["Knowledgebase"][];
             /** @description Pass as `cursor` for the next page; null on the last. */
@@ -462,6 +550,98 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "apps.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                /** @description `drafts` lists every App with `published`; needs `apps:write`. */
+                include?: "drafts";
+                /** @description Comma-separated field names to return; unknown names are refused. */
+                fields?: string;
+                /** @description Only items changed at or after this time (inclusive). */
+                updatedSince?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AppList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppList"];
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */

@@ -1,10 +1,11 @@
 /** The Agents endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
-import { scope } from "../platform/http/policy.js"
-import { FieldsParam, ListOf, listQuery } from "../platform/pagination.js"
-import { AgentSummary } from "./domain.js"
+import { gate, scope } from "../platform/http/policy.js"
+import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { AgentSummary, AppDraftItem, PublishedApp } from "./domain.js"
 
 const AgentList = ListOf("agents", AgentSummary).annotations({ identifier: "AgentList" })
 
@@ -22,3 +23,32 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .middleware(Authentication) {}
 
 export { AgentList }
+
+const AppList = ListOf("apps", Schema.Union(PublishedApp, AppDraftItem)).annotations({ identifier: "AppList" })
+
+/** `/apps`: answers 403 `api_disabled` until the organization's `apps` gate is on. */
+export class AppsApi extends HttpApiGroup.make("apps")
+  .add(
+    HttpApiEndpoint.get("list", "/apps")
+      .setUrlParams(
+        listQuery({
+          include: Schema.optional(
+            Schema.Literal("drafts").annotations({ description: "`drafts` lists every App with `published`; needs `apps:write`." })
+          ),
+          fields: FieldsParam,
+          updatedSince: UpdatedSinceParam
+        })
+      )
+      .addSuccess(AppList)
+      .addError(ErrorResponse.InvalidRequest)
+      .annotate(OpenApi.Summary, "List Apps")
+      .annotate(
+        OpenApi.Description,
+        "Published Apps with their contracts (services, Transaction Service schemas), oldest first; with `include=drafts` every App with its `published` flag."
+      )
+      .pipe(scope("apps:read"))
+  )
+  .middleware(Authentication)
+  .pipe(gate("apps")) {}
+
+export { AppList }

@@ -5,7 +5,8 @@ import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
-import { agentFields } from "./domain.js"
+import { AppService } from "./app-service.js"
+import { agentFields, draftAppFields, publishedAppFields } from "./domain.js"
 import { AgentService } from "./service.js"
 
 /** Handlers of the `agents` group. */
@@ -17,6 +18,26 @@ export const AgentsHttpLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
         const fields = yield* parseFields(urlParams.fields, agentFields)
         const page = yield* agents.listPublished(yield* CurrentPrincipal, urlParams)
         return jsonResponse(200, { agents: page.items.map((agent) => project(agent, fields)), nextCursor: page.nextCursor })
+      })
+    )
+  })
+)
+
+/** Handlers of the `apps` group. */
+export const AppsHttpLive = HttpApiBuilder.group(Api, "apps", (handlers) =>
+  Effect.gen(function* () {
+    const apps = yield* AppService
+    return handlers.handle("list", ({ urlParams }) =>
+      Effect.gen(function* () {
+        const includeDrafts = urlParams.include === "drafts"
+        const fields = yield* parseFields(urlParams.fields, includeDrafts ? draftAppFields : publishedAppFields)
+        const page = yield* apps.list(yield* CurrentPrincipal, {
+          includeDrafts,
+          updatedSince: urlParams.updatedSince ?? null,
+          limit: urlParams.limit,
+          cursor: urlParams.cursor
+        })
+        return jsonResponse(200, { apps: page.items.map((app) => project(app, fields)), nextCursor: page.nextCursor })
       })
     )
   })

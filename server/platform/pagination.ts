@@ -2,7 +2,7 @@
  * Keyset pagination shared by every list (REST and MCP): opaque, tamper-evident cursors bound to
  * the list they came from, page sizes 1..200 (default 50), and `fields` projection.
  */
-import { Effect, Schema } from "effect"
+import { Effect, ParseResult, Schema } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { AccountsService } from "./accounts/service.js"
 import { InvalidRequest } from "./errors.js"
@@ -49,6 +49,22 @@ export const ListOf = <const Plural extends string, Item extends Schema.Schema.A
 /** The query string of a list: `limit`, `cursor` and `extra` parameters; unknown parameters are refused. */
 export const listQuery = <Fields extends Schema.Struct.Fields>(extra: Fields) =>
   Schema.Struct({ ...ListParams, ...extra }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
+
+/** `updatedSince`: an ISO 8601 date-time (any offset), normalized to UTC; inclusive. */
+export const UpdatedSinceParam = Schema.optional(
+  Schema.transformOrFail(Schema.String, Schema.String, {
+    strict: true,
+    decode: (text, _, ast) => {
+      const ms = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ? Date.parse(text) : Number.NaN
+      return Number.isNaN(ms)
+        ? ParseResult.fail(new ParseResult.Type(ast, text, "updatedSince must be an ISO 8601 date-time"))
+        : ParseResult.succeed(new Date(ms).toISOString())
+    },
+    encode: ParseResult.succeed
+  }).annotations({
+    jsonSchema: { type: "string", format: "date-time", description: "Only items changed at or after this time (inclusive)." }
+  })
+)
 
 /** The `fields` query parameter. */
 export const FieldsParam = Schema.optional(

@@ -43,7 +43,7 @@ const gateError = (gate: Gate) =>
     : new ApiDisabled({ message: `The '${gate}' feature is not enabled for this organization.` })
 
 /** Why `principal` may not call an endpoint with `policy`, if it may not: plan, then gate, then scope. */
-const authorize = (principal: Principal, policy: EndpointPolicy & { scope: ApiScope }) => {
+export const authorize = (principal: Principal, policy: EndpointPolicy & { scope: ApiScope }) => {
   const org = principal.organization
   if (!apiPlans.includes(org.plan)) {
     return new ApiDisabled({

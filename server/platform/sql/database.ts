@@ -8,10 +8,12 @@ import { Duration, Effect, Layer } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import migration0001 from "./migrations/0001_platform.js"
+import migration0002 from "./migrations/0002_apps.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
 export const migrations = {
-  "0001_platform": migration0001
+  "0001_platform": migration0001,
+  "0002_apps": migration0002
 }
 
 /**

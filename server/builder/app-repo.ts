@@ -1,0 +1,98 @@
+/** SQL for Apps: the published listing (each App's pinned version) and the listing with drafts. */
+import { Effect } from "effect"
+import type { PageRequest } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { AppDraftItem, PublishedApp } from "./domain.js"
+
+interface PublishedRow {
+  readonly id: string
+  readonly created_at: string
+  readonly name: string
+  readonly description: string
+  readonly conversation_enabled: number
+  readonly transaction_enabled: number
+  readonly input_schema: string | null
+  readonly output_schema: string | null
+}
+
+interface DraftRow {
+  readonly id: string
+  readonly created_at: string
+  readonly name: string
+  readonly description: string
+  readonly published_version: number | null
+  readonly updated_at: string
+}
+
+/** A listed row with the position it pages by. */
+export interface Positioned<A> {
+  readonly item: A
+  readonly id: string
+  readonly createdAt: string
+}
+
+const parseSchema = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>))
+
+const toPublished = (row: PublishedRow): Positioned<PublishedApp> => ({
+  id: row.id,
+  createdAt: row.created_at,
+  item: {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    services: { conversation: row.conversation_enabled === 1, transaction: row.transaction_enabled === 1 },
+    inputSchema: row.transaction_enabled === 1 ? parseSchema(row.input_schema) : null,
+    outputSchema: row.transaction_enabled === 1 ? parseSchema(row.output_schema) : null
+  }
+})
+
+const toDraft = (row: DraftRow): Positioned<AppDraftItem> => ({
+  id: row.id,
+  createdAt: row.created_at,
+  item: {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    published: row.published_version !== null,
+    updatedAt: row.updated_at
+  }
+})
+
+const afterClause = (page: PageRequest) => (page.after === null ? "" : "AND (a.created_at, a.id) > (?, ?)")
+const afterParams = (page: PageRequest) => (page.after === null ? [] : [page.after[0] ?? "", page.after[1] ?? ""])
+
+/** Apps in SQL (read connection). */
+export class AppRepo extends Effect.Service<AppRepo>()("svc/AppRepo", {
+  effect: Effect.gen(function* () {
+    const reader = yield* ReadConnection
+    return {
+      /** Up to `limit + 1` published Apps (their pinned version), published at or after `since`. */
+      listPublished: (organizationId: string, since: string | null, page: PageRequest) =>
+        Effect.orDie(
+          reader
+            .all<PublishedRow>(
+              `SELECT a.id, a.created_at, v.name, v.description, v.conversation_enabled, v.transaction_enabled,
+                  v.input_schema, v.output_schema
+                FROM apps a JOIN app_versions v ON v.app_id = a.id AND v.version = a.published_version
+                WHERE a.organization_id = ? AND v.published_at >= ? ${afterClause(page)}
+                ORDER BY a.created_at, a.id LIMIT ?`,
+              [organizationId, since ?? "", ...afterParams(page), page.limit + 1]
+            )
+            .pipe(Effect.map((rows) => rows.map(toPublished)))
+        ),
+      /** Up to `limit + 1` Apps, published or not, updated at or after `since`. */
+      listWithDrafts: (organizationId: string, since: string | null, page: PageRequest) =>
+        Effect.orDie(
+          reader
+            .all<DraftRow>(
+              `SELECT a.id, a.created_at, a.name, a.description, a.published_version, a.updated_at
+                FROM apps a WHERE a.organization_id = ? AND a.updated_at >= ? ${afterClause(page)}
+                ORDER BY a.created_at, a.id LIMIT ?`,
+              [organizationId, since ?? "", ...afterParams(page), page.limit + 1]
+            )
+            .pipe(Effect.map((rows) => rows.map(toDraft)))
+        )
+    }
+  }),
+  dependencies: [ReadConnection.Default]
+}) {}
