@@ -3,6 +3,7 @@
  * the tests run effects here, beside a running server if there is one.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { PageService } from "./knowledge/page-service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { DatabaseLive } from "./platform/sql/database.js"
@@ -10,7 +11,7 @@ import { StderrLogger } from "./platform/logging.js"
 
 /** Services available to administration. */
 export const AdminLive = (dataDir: string) =>
-  AccountsService.Default.pipe(
+  Layer.mergeAll(AccountsService.Default, PageService.Default).pipe(
     Layer.provideMerge(AppClock.system),
     Layer.provideMerge(DatabaseLive(dataDir)),
     Layer.provide(StderrLogger())

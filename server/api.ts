@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentsApi, AppsApi } from "./builder/api.js"
 import { KnowledgeApi } from "./knowledge/api.js"
+import { PagesApi } from "./knowledge/page-api.js"
 import { ErrorResponse } from "./platform/http/error-catalog.js"
 import { cleanOpenApi } from "./platform/http/openapi.js"
 
@@ -16,6 +17,7 @@ export class Api extends HttpApi.make("svc")
   .add(AgentsApi)
   .add(AppsApi)
   .add(KnowledgeApi)
+  .add(PagesApi)
   .addError(ErrorResponse.InvalidRequest)
   .addError(ErrorResponse.PayloadTooLarge)
   .addError(ErrorResponse.ServerError)

@@ -11,6 +11,8 @@ import { AppService } from "./builder/app-service.js"
 import { AgentsHttpLive, AppsHttpLive } from "./builder/http.js"
 import { AgentService } from "./builder/service.js"
 import { KnowledgeHttpLive } from "./knowledge/http.js"
+import { PagesHttpLive } from "./knowledge/page-http.js"
+import { PageService } from "./knowledge/page-service.js"
 import { KnowledgebaseService } from "./knowledge/service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
@@ -62,6 +64,7 @@ export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "reque
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
     AccountsService.Default,
     KnowledgebaseService.Default,
+    PageService.Default,
     AgentService.Default,
     AppService.Default,
     Cursors.Default,
@@ -80,7 +83,7 @@ const HttpLive = (options: ServerOptions) =>
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
     Layer.provide(
       HttpApiBuilder.api(Api).pipe(
-        Layer.provide([KnowledgeHttpLive, AgentsHttpLive, AppsHttpLive]),
+        Layer.provide([KnowledgeHttpLive, PagesHttpLive, AgentsHttpLive, AppsHttpLive]),
         Layer.provide(AuthenticationLive(Api))
       )
     ),

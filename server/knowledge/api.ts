@@ -5,7 +5,8 @@ import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, ListOf, listQuery } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { Change } from "./page-domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
@@ -47,6 +48,19 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read a Knowledgebase")
       .annotate(OpenApi.Description, "The Knowledgebase with its sources and page index.")
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.get("changes", "/knowledgebases/:id/changes")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
+      .setUrlParams(listQuery({ since: UpdatedSinceParam }))
+      .addSuccess(ListOf("changes", Change).annotations({ identifier: "ChangeList" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Follow the changes feed")
+      .annotate(
+        OpenApi.Description,
+        "One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free."
+      )
       .pipe(scope("knowledge:read"))
   )
   .middleware(Authentication) {}

@@ -6,12 +6,14 @@ import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { knowledgebaseFields } from "./domain.js"
+import { PageService } from "./page-service.js"
 import { KnowledgebaseService } from "./service.js"
 
 /** Handlers of the `knowledgebases` group. */
 export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (handlers) =>
   Effect.gen(function* () {
     const knowledgebases = yield* KnowledgebaseService
+    const pages = yield* PageService
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -40,6 +42,12 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal
           return { knowledgebase: yield* knowledgebases.get(actor, path.id) }
+        })
+      )
+      .handle("changes", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const page = yield* pages.changes(yield* CurrentPrincipal, path.id, urlParams)
+          return jsonResponse(200, { changes: page.items, nextCursor: page.nextCursor })
         })
       )
   })

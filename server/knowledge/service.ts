@@ -1,11 +1,12 @@
 /** Knowledgebases: create within the plan cap, list, read. Knows nothing of HTTP. */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { planCaps, type Principal } from "../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../platform/clock.js"
 import { NotFound, PlanLimit } from "../platform/errors.js"
 import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
-import { inTransaction } from "../platform/sql/database.js"
+import { transactionsOn } from "../platform/sql/database.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 import { KnowledgebaseRepo } from "./repo.js"
 
@@ -13,6 +14,7 @@ import { KnowledgebaseRepo } from "./repo.js"
 export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()("svc/KnowledgebaseService", {
   effect: Effect.gen(function* () {
     const repo = yield* KnowledgebaseRepo
+    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
     const clock = yield* AppClock
 

@@ -2,12 +2,13 @@
  * Organizations, members and API keys: the dashboard's part (driven by the CLI) and authentication of
  * bearer keys (driven by every request).
  */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppClock, isoAt } from "../clock.js"
 import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../errors.js"
 import { newId, randomToken, sha256Hex } from "../ids.js"
 import { ReadConnection } from "../sql/read-connection.js"
-import { inTransaction } from "../sql/database.js"
+import { transactionsOn } from "../sql/database.js"
 import {
   type ApiKey,
   type ApiScope,
@@ -73,6 +74,7 @@ export interface OrganizationChanges {
 export class AccountsService extends Effect.Service<AccountsService>()("svc/AccountsService", {
   effect: Effect.gen(function* () {
     const repo = yield* AccountsRepo
+    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const clock = yield* AppClock
     const reader = yield* ReadConnection
     const lastTouched = new Map<string, number>()

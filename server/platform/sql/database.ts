@@ -9,11 +9,13 @@ import { existsSync, mkdirSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import migration0001 from "./migrations/0001_platform.js"
 import migration0002 from "./migrations/0002_apps.js"
+import migration0003 from "./migrations/0003_pages.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
 export const migrations = {
   "0001_platform": migration0001,
-  "0002_apps": migration0002
+  "0002_apps": migration0002,
+  "0003_pages": migration0003
 }
 
 /**
@@ -63,18 +65,17 @@ export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteCl
 export const transactionTimeout = Duration.seconds(5)
 
 /**
- * Runs `effect` in a short, time-boxed transaction. Callers keep network, model and file I/O out of it.
+ * A runner of short, time-boxed transactions on `sql`; services build one at construction so their
+ * methods need nothing from the caller. Callers keep network, model and file I/O out of them.
  */
-export const inTransaction = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R | SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+export const transactionsOn =
+  (sql: SqlClient.SqlClient) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     sql.withTransaction(effect).pipe(
       Effect.timeoutFail({ duration: transactionTimeout, onTimeout: () => new TransactionTimeout() }),
       Effect.catchTag("TransactionTimeout", (e) => Effect.die(e)),
       Effect.catchTag("SqlError", (e) => Effect.die(e))
-    )
-  ) as Effect.Effect<A, E, R | SqlClient.SqlClient>
+    ) as Effect.Effect<A, E, R>
 
 class TransactionTimeout extends Error {
   readonly _tag = "TransactionTimeout"

@@ -1,0 +1,88 @@
+/** The page and folder endpoints of the contract. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../platform/http/authentication.js"
+import { ErrorResponse } from "../platform/http/error-catalog.js"
+import { scope } from "../platform/http/policy.js"
+import { IdempotencyHeaders } from "../platform/http/responses.js"
+import { FieldsParam, ListOf, listQuery } from "../platform/pagination.js"
+import { AppendPage, CreatePage, MovePage, Page, PageRevision, PageSummary, PageWrite, PatchPage } from "./page-domain.js"
+
+const PagePath = Schema.Struct({ id: Schema.String, pageId: Schema.String })
+const PendingReview = PageWrite.annotations({
+  identifier: "PageWritePending",
+  description: "The organization reviews agent writes: nothing is live until a person approves."
+})
+
+/** `/knowledgebases/{id}/pages...` */
+export class PagesApi extends HttpApiGroup.make("pages")
+  .add(
+    HttpApiEndpoint.post("create", "/knowledgebases/:id/pages")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setHeaders(IdempotencyHeaders)
+      .setPayload(CreatePage)
+      .addSuccess(PageWrite, { status: 201 })
+      .addSuccess(PendingReview, { status: 202 })
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.Conflict)
+      .annotate(OpenApi.Summary, "Create a page or folder")
+      .annotate(
+        OpenApi.Description,
+        "`templateKey: folder` creates a folder (description only). Answers 202 `pending_review` when the organization reviews agent writes. Takes `Idempotency-Key`."
+      )
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/knowledgebases/:id/pages/:pageId")
+      .setPath(PagePath)
+      .addSuccess(Schema.Struct({ page: Page }).annotations({ identifier: "PageResponse" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Read a page")
+      .annotate(OpenApi.Description, "The page in full: body, attached files, links both ways and children.")
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/knowledgebases/:id/pages/:pageId")
+      .setPath(PagePath)
+      .setPayload(PatchPage)
+      .addSuccess(PageWrite)
+      .addSuccess(PendingReview, { status: 202 })
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Edit a page")
+      .annotate(
+        OpenApi.Description,
+        "Applies `patch` (up to 50 operations, in order; every anchor exactly once, or nothing is written) and/or a new `description`. A folder takes only `description`."
+      )
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.post("append", "/knowledgebases/:id/pages/:pageId/append")
+      .setPath(PagePath)
+      .setPayload(AppendPage)
+      .addSuccess(PageWrite)
+      .addSuccess(PendingReview, { status: 202 })
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Append to a page")
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.post("move", "/knowledgebases/:id/pages/:pageId/move")
+      .setPath(PagePath)
+      .setPayload(MovePage)
+      .addSuccess(Schema.Struct({ ok: Schema.Literal(true), page: PageSummary }).annotations({ identifier: "PageMoved" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Move a page or folder")
+      .annotate(OpenApi.Description, "Structural: nothing is rewritten and nothing waits for review. Never inside its own sub-pages.")
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.get("revisions", "/knowledgebases/:id/pages/:pageId/revisions")
+      .setPath(PagePath)
+      .setUrlParams(listQuery({ fields: FieldsParam }))
+      .addSuccess(ListOf("revisions", PageRevision).annotations({ identifier: "PageRevisionList" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "List a page's revisions")
+      .annotate(OpenApi.Description, "Every version, applied, pending review or rejected, newest first.")
+      .pipe(scope("knowledge:read"))
+  )
+  .middleware(Authentication) {}

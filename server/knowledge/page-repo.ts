@@ -1,0 +1,223 @@
+/**
+ * SQL for pages, folders, their revisions and links, and the changes feed. Reads outside a
+ * transaction use the read connection; everything a write decides on is read again inside it.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { PageRequest } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import { type Change, folderTemplate, type PageRevision, type PageSummary } from "./page-domain.js"
+
+/** A page row as stored. */
+export interface PageRow {
+  readonly id: string
+  readonly organization_id: string
+  readonly knowledgebase_id: string
+  readonly parent_page_id: string | null
+  readonly title: string
+  readonly description: string
+  readonly template_key: string
+  readonly markdown: string
+  readonly hook: string
+  readonly revision: number
+  readonly author: string | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+interface RevisionRow {
+  readonly id: string
+  readonly number: number | null
+  readonly kind: PageRevision["kind"]
+  readonly status: PageRevision["status"]
+  readonly title: string
+  readonly description: string
+  readonly markdown: string
+  readonly author: string | null
+  readonly created_at: string
+  readonly reviewed_at: string | null
+}
+
+/** A revision as stored, with what it proposes to do. */
+export interface StoredRevision extends RevisionRow {
+  readonly organization_id: string
+  readonly knowledgebase_id: string
+  readonly page_id: string
+  readonly operation: string
+}
+
+/** The summary of a stored page. */
+export const toSummary = (row: PageRow): PageSummary => ({
+  id: row.id,
+  knowledgebaseId: row.knowledgebase_id,
+  title: row.title,
+  templateKey: row.template_key,
+  parentPageId: row.parent_page_id,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  description: row.description,
+  isFolder: row.template_key === folderTemplate
+})
+
+const toRevision = (row: RevisionRow): PageRevision => ({
+  id: row.id,
+  number: row.number,
+  kind: row.kind,
+  status: row.status,
+  title: row.title,
+  description: row.description,
+  markdown: row.markdown,
+  author: row.author,
+  createdAt: row.created_at,
+  reviewedAt: row.reviewed_at
+})
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
+
+/** Pages in SQL. */
+export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const reader = yield* ReadConnection
+    const orDie = Effect.orDie
+
+    return {
+      /** A page of the Knowledgebase (read connection). */
+      find: (knowledgebaseId: string, pageId: string) =>
+        orDie(
+          reader
+            .all<PageRow>("SELECT * FROM pages WHERE knowledgebase_id = ? AND id = ?", [knowledgebaseId, pageId])
+            .pipe(Effect.map((rows) => rows[0] ?? null))
+        ),
+      /** A page of the Knowledgebase, read inside the current transaction. */
+      findForUpdate: (knowledgebaseId: string, pageId: string) =>
+        orDie(
+          sql<PageRow>`SELECT * FROM pages WHERE knowledgebase_id = ${knowledgebaseId} AND id = ${pageId}`.pipe(
+            Effect.map((rows) => rows[0] ?? null)
+          )
+        ),
+      /** Titles of the given pages that belong to the Knowledgebase (inside the transaction). */
+      titlesOf: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Map<string, string>())
+          : orDie(
+              sql
+                .unsafe<{ id: string; title: string }>(
+                  `SELECT id, title FROM pages WHERE knowledgebase_id = ? AND id IN (${placeholders(ids.length)})`,
+                  [knowledgebaseId, ...ids]
+                )
+                .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row.title]))))
+            ),
+      /** The page and every page above it, nearest first (inside the transaction). */
+      ancestorsOf: (pageId: string) =>
+        orDie(
+          sql<{ id: string }>`WITH RECURSIVE up(id, parent, hops) AS (
+              SELECT id, parent_page_id, 0 FROM pages WHERE id = ${pageId}
+              UNION ALL SELECT p.id, p.parent_page_id, up.hops + 1 FROM pages p JOIN up ON p.id = up.parent
+              WHERE up.hops < 10000
+            ) SELECT id FROM up ORDER BY hops`.pipe(Effect.map((rows) => rows.map((row) => row.id)))
+        ),
+      /** Direct children of a page, in tree order, with their own child counts (read connection). */
+      children: (knowledgebaseId: string, pageId: string) =>
+        orDie(
+          reader.all<{ id: string; title: string; description: string; template_key: string; child_count: number }>(
+            `SELECT p.id, p.title, p.description, p.template_key,
+               (SELECT count(*) FROM pages c WHERE c.parent_page_id = p.id) AS child_count
+             FROM pages p WHERE p.knowledgebase_id = ? AND p.parent_page_id = ? ORDER BY p.created_at, p.id`,
+            [knowledgebaseId, pageId]
+          )
+        ),
+      /** Pages this page links to, and pages linking to it (read connection). */
+      linksOf: (pageId: string) =>
+        orDie(
+          Effect.all({
+            related: reader.all<{ id: string; title: string }>(
+              `SELECT p.id, p.title FROM page_links l JOIN pages p ON p.id = l.target_page_id
+               WHERE l.page_id = ? ORDER BY p.title, p.id`,
+              [pageId]
+            ),
+            referencedBy: reader.all<{ id: string; title: string }>(
+              `SELECT p.id, p.title FROM page_links l JOIN pages p ON p.id = l.page_id
+               WHERE l.target_page_id = ? ORDER BY p.title, p.id`,
+              [pageId]
+            )
+          })
+        ),
+      /** Up to `limit + 1` revisions of a page, newest first (read connection). */
+      revisions: (pageId: string, page: PageRequest) =>
+        orDie(
+          (page.after === null
+            ? reader.all<RevisionRow>(
+                "SELECT * FROM page_revisions WHERE page_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                [pageId, page.limit + 1]
+              )
+            : reader.all<RevisionRow>(
+                `SELECT * FROM page_revisions WHERE page_id = ? AND (created_at, id) < (?, ?)
+                 ORDER BY created_at DESC, id DESC LIMIT ?`,
+                [pageId, page.after[0] ?? "", page.after[1] ?? "", page.limit + 1]
+              )
+          ).pipe(Effect.map((rows) => rows.map(toRevision)))
+        ),
+      /** A revision of the organization (inside the transaction). */
+      revisionForUpdate: (organizationId: string, revisionId: string) =>
+        orDie(
+          sql<StoredRevision>`SELECT * FROM page_revisions WHERE organization_id = ${organizationId} AND id = ${revisionId}`.pipe(
+            Effect.map((rows) => rows[0] ?? null)
+          )
+        ),
+      /** Revisions waiting for review in the organization, oldest first. */
+      pendingRevisions: (organizationId: string) =>
+        orDie(
+          sql<StoredRevision>`SELECT * FROM page_revisions WHERE organization_id = ${organizationId}
+            AND status = 'pending_review' ORDER BY created_at, id`
+        ),
+
+      insertPage: (row: PageRow) =>
+        orDie(sql`INSERT INTO pages ${sql.insert(row as unknown as Record<string, unknown>)}`),
+      updateContent: (pageId: string, change: { markdown: string; description: string; hook: string; revision: number; at: string }) =>
+        orDie(sql`UPDATE pages SET markdown = ${change.markdown}, description = ${change.description}, hook = ${change.hook},
+          revision = ${change.revision}, updated_at = ${change.at} WHERE id = ${pageId}`),
+      moveTo: (pageId: string, parentPageId: string | null, at: string) =>
+        orDie(sql`UPDATE pages SET parent_page_id = ${parentPageId}, updated_at = ${at} WHERE id = ${pageId}`),
+      insertRevision: (row: StoredRevision) =>
+        orDie(sql`INSERT INTO page_revisions ${sql.insert(row as unknown as Record<string, unknown>)}`),
+      settleRevision: (revisionId: string, status: "applied" | "rejected", number: number | null, at: string) =>
+        orDie(sql`UPDATE page_revisions SET status = ${status}, number = ${number}, reviewed_at = ${at} WHERE id = ${revisionId}`),
+      /** Replaces the page's outgoing links with `targets` (pages of the same Knowledgebase). */
+      setLinks: (pageId: string, targets: ReadonlyArray<string>) =>
+        orDie(
+          Effect.zipRight(
+            sql`DELETE FROM page_links WHERE page_id = ${pageId}`,
+            Effect.forEach(targets, (target) => sql`INSERT INTO page_links (page_id, target_page_id) VALUES (${pageId}, ${target})`, {
+              discard: true
+            })
+          )
+        ),
+      /** Records the latest change of an object in the feed (it moves to the feed's end). */
+      recordChange: (organizationId: string, change: Change) =>
+        orDie(sql`INSERT OR REPLACE INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
+          VALUES (${organizationId}, ${change.knowledgebaseId}, ${change.type}, ${change.id}, ${change.change}, ${change.changedAt})`),
+      /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
+      touchKnowledgebase: (knowledgebaseId: string, pagesDelta: number, at: string) =>
+        orDie(sql`UPDATE knowledgebases SET pages_count = pages_count + ${pagesDelta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
+
+      /** Up to `limit + 1` feed entries after `afterSequence`, changed at or after `since` (read connection). */
+      changes: (scope: { organizationId: string; knowledgebaseId: string | null }, since: string | null, afterSequence: number, limit: number) =>
+        orDie(
+          reader.all<{ sequence: number; knowledgebase_id: string; object_type: Change["type"]; object_id: string; change: string; changed_at: string }>(
+            `SELECT sequence, knowledgebase_id, object_type, object_id, change, changed_at FROM changes
+             WHERE organization_id = ? ${scope.knowledgebaseId === null ? "" : "AND knowledgebase_id = ?"}
+               AND sequence > ? AND changed_at >= ? ORDER BY sequence LIMIT ?`,
+            [
+              scope.organizationId,
+              ...(scope.knowledgebaseId === null ? [] : [scope.knowledgebaseId]),
+              afterSequence,
+              since ?? "",
+              limit + 1
+            ]
+          )
+        )
+    }
+  }),
+  dependencies: [ReadConnection.Default]
+}) {}
