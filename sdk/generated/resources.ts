@@ -68,6 +68,12 @@ export type KnowledgebasesCreateResponse = operations["knowledgebases.create"]["
 export type KnowledgebasesCreateBody = NonNullable<operations["knowledgebases.create"]["requestBody"]>["content"]["application/json"]
 /** The answer of `knowledgebases.get`. */
 export type KnowledgebasesGetResponse = operations["knowledgebases.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `knowledgebases.changes`. */
+export type KnowledgebasesChangesResponse = operations["knowledgebases.changes"]["responses"][200]["content"]["application/json"]
+/** One item of `knowledgebases.changes`. */
+export type KnowledgebasesChangesItem = KnowledgebasesChangesResponse["changes"][number]
+/** The query parameters of `knowledgebases.changes`. */
+export type KnowledgebasesChangesParams = QueryParams<NonNullable<operations["knowledgebases.changes"]["parameters"]["query"]>>
 
 /** The `knowledgebases` operations. */
 export class KnowledgebasesResource extends Resource {
@@ -105,6 +111,114 @@ export class KnowledgebasesResource extends Resource {
   get(id: operations["knowledgebases.get"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<KnowledgebasesGetResponse> {
     return this.client.request<KnowledgebasesGetResponse>({ method: "GET", path: "/knowledgebases/{id}", pathParams: { id }, options })
   }
+
+  /**
+   * Follow the changes feed
+   *
+   * One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free.
+   *
+   * `GET /knowledgebases/{id}/changes` (scope `knowledge:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  changes(id: operations["knowledgebases.changes"]["parameters"]["path"]["id"], params?: KnowledgebasesChangesParams, options?: RequestOptions): PagePromise<KnowledgebasesChangesItem, KnowledgebasesChangesResponse> {
+    return this.client.list<KnowledgebasesChangesItem, KnowledgebasesChangesResponse>({ method: "GET", path: "/knowledgebases/{id}/changes", pathParams: { id }, query: params, options }, "changes")
+  }
+}
+
+// pages
+
+/** The answer of `pages.create`. */
+export type PagesCreateResponse = operations["pages.create"]["responses"][201]["content"]["application/json"] | operations["pages.create"]["responses"][202]["content"]["application/json"]
+/** The request body of `pages.create`. */
+export type PagesCreateBody = NonNullable<operations["pages.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `pages.get`. */
+export type PagesGetResponse = operations["pages.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `pages.update`. */
+export type PagesUpdateResponse = operations["pages.update"]["responses"][200]["content"]["application/json"] | operations["pages.update"]["responses"][202]["content"]["application/json"]
+/** The request body of `pages.update`. */
+export type PagesUpdateBody = NonNullable<operations["pages.update"]["requestBody"]>["content"]["application/json"]
+/** The answer of `pages.append`. */
+export type PagesAppendResponse = operations["pages.append"]["responses"][200]["content"]["application/json"] | operations["pages.append"]["responses"][202]["content"]["application/json"]
+/** The request body of `pages.append`. */
+export type PagesAppendBody = NonNullable<operations["pages.append"]["requestBody"]>["content"]["application/json"]
+/** The answer of `pages.move`. */
+export type PagesMoveResponse = operations["pages.move"]["responses"][200]["content"]["application/json"]
+/** The request body of `pages.move`. */
+export type PagesMoveBody = NonNullable<operations["pages.move"]["requestBody"]>["content"]["application/json"]
+/** The answer of `pages.revisions`. */
+export type PagesRevisionsResponse = operations["pages.revisions"]["responses"][200]["content"]["application/json"]
+/** One item of `pages.revisions`. */
+export type PagesRevisionsItem = PagesRevisionsResponse["revisions"][number]
+/** The query parameters of `pages.revisions`. */
+export type PagesRevisionsParams = QueryParams<NonNullable<operations["pages.revisions"]["parameters"]["query"]>>
+
+/** The `pages` operations. */
+export class PagesResource extends Resource {
+  /**
+   * Create a page or folder
+   *
+   * `templateKey: folder` creates a folder (description only). Answers 202 `pending_review` when the organization reviews agent writes. Takes `Idempotency-Key`.
+   *
+   * `POST /knowledgebases/{id}/pages` (scope `knowledge:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(id: operations["pages.create"]["parameters"]["path"]["id"], body: PagesCreateBody, options?: RequestOptions): Promise<PagesCreateResponse> {
+    return this.client.request<PagesCreateResponse>({ method: "POST", path: "/knowledgebases/{id}/pages", pathParams: { id }, body, idempotent: true, options })
+  }
+
+  /**
+   * Read a page
+   *
+   * The page in full: body, attached files, links both ways and children.
+   *
+   * `GET /knowledgebases/{id}/pages/{pageId}` (scope `knowledge:read`).
+   */
+  get(id: operations["pages.get"]["parameters"]["path"]["id"], pageId: operations["pages.get"]["parameters"]["path"]["pageId"], options?: RequestOptions): Promise<PagesGetResponse> {
+    return this.client.request<PagesGetResponse>({ method: "GET", path: "/knowledgebases/{id}/pages/{pageId}", pathParams: { id, pageId }, options })
+  }
+
+  /**
+   * Edit a page
+   *
+   * Applies `patch` (up to 50 operations, in order; every anchor exactly once, or nothing is written) and/or a new `description`. A folder takes only `description`.
+   *
+   * `PATCH /knowledgebases/{id}/pages/{pageId}` (scope `knowledge:write`).
+   */
+  update(id: operations["pages.update"]["parameters"]["path"]["id"], pageId: operations["pages.update"]["parameters"]["path"]["pageId"], body: PagesUpdateBody, options?: RequestOptions): Promise<PagesUpdateResponse> {
+    return this.client.request<PagesUpdateResponse>({ method: "PATCH", path: "/knowledgebases/{id}/pages/{pageId}", pathParams: { id, pageId }, body, options })
+  }
+
+  /**
+   * Append to a page
+   *
+   * `POST /knowledgebases/{id}/pages/{pageId}/append` (scope `knowledge:write`).
+   */
+  append(id: operations["pages.append"]["parameters"]["path"]["id"], pageId: operations["pages.append"]["parameters"]["path"]["pageId"], body: PagesAppendBody, options?: RequestOptions): Promise<PagesAppendResponse> {
+    return this.client.request<PagesAppendResponse>({ method: "POST", path: "/knowledgebases/{id}/pages/{pageId}/append", pathParams: { id, pageId }, body, options })
+  }
+
+  /**
+   * Move a page or folder
+   *
+   * Structural: nothing is rewritten and nothing waits for review. Never inside its own sub-pages.
+   *
+   * `POST /knowledgebases/{id}/pages/{pageId}/move` (scope `knowledge:write`).
+   */
+  move(id: operations["pages.move"]["parameters"]["path"]["id"], pageId: operations["pages.move"]["parameters"]["path"]["pageId"], body: PagesMoveBody, options?: RequestOptions): Promise<PagesMoveResponse> {
+    return this.client.request<PagesMoveResponse>({ method: "POST", path: "/knowledgebases/{id}/pages/{pageId}/move", pathParams: { id, pageId }, body, options })
+  }
+
+  /**
+   * List a page's revisions
+   *
+   * Every version, applied, pending review or rejected, newest first.
+   *
+   * `GET /knowledgebases/{id}/pages/{pageId}/revisions` (scope `knowledge:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  revisions(id: operations["pages.revisions"]["parameters"]["path"]["id"], pageId: operations["pages.revisions"]["parameters"]["path"]["pageId"], params?: PagesRevisionsParams, options?: RequestOptions): PagePromise<PagesRevisionsItem, PagesRevisionsResponse> {
+    return this.client.list<PagesRevisionsItem, PagesRevisionsResponse>({ method: "GET", path: "/knowledgebases/{id}/pages/{pageId}/revisions", pathParams: { id, pageId }, query: params, options }, "revisions")
+  }
 }
 
 /** The client core with one property per resource. */
@@ -115,4 +229,6 @@ export class SvcResources extends ApiClient {
   readonly apps: AppsResource = new AppsResource(this)
   /** The `knowledgebases` operations. */
   readonly knowledgebases: KnowledgebasesResource = new KnowledgebasesResource(this)
+  /** The `pages` operations. */
+  readonly pages: PagesResource = new PagesResource(this)
 }

@@ -86,6 +86,127 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledgebases/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes feed
+         * @description One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free.
+         */
+        get: operations["knowledgebases.changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a page or folder
+         * @description `templateKey: folder` creates a folder (description only). Answers 202 `pending_review` when the organization reviews agent writes. Takes `Idempotency-Key`.
+         */
+        post: operations["pages.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/pages/{pageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a page
+         * @description The page in full: body, attached files, links both ways and children.
+         */
+        get: operations["pages.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit a page
+         * @description Applies `patch` (up to 50 operations, in order; every anchor exactly once, or nothing is written) and/or a new `description`. A folder takes only `description`.
+         */
+        patch: operations["pages.update"];
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/pages/{pageId}/append": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Append to a page */
+        post: operations["pages.append"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/pages/{pageId}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a page or folder
+         * @description Structural: nothing is rewritten and nothing waits for review. Never inside its own sub-pages.
+         */
+        post: operations["pages.move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/pages/{pageId}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a page's revisions
+         * @description Every version, applied, pending review or rejected, newest first.
+         */
+        get: operations["pages.revisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -511,6 +632,395 @@ export interface components {
                 message: string;
             };
         };
+        ChangeList: {
+            changes: components["schemas"]["Change"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        Change: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            knowledgebaseId: string;
+            /** @enum {string} */
+            type: "page" | "folder" | "source";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            change: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            changedAt: string;
+        };
+        /**
+         * @example {
+         *       "title": "Refund policy",
+         *       "bodyMarkdown": "# Refunds\n\nWithin 30 days.",
+         *       "parentPageId": null
+         *     }
+         */
+        CreatePage: {
+            title: string;
+            /** @description `folder` creates a folder; default `page`. */
+            templateKey?: string;
+            /** @description The page body (under 256 KB); not for folders. */
+            bodyMarkdown?: string;
+            /**
+             * maxLength(2000)
+             * @description a string at most 2000 character(s) long
+             */
+            description?: string;
+            parentPageId?: string | null;
+        };
+        PageSummary: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            knowledgebaseId: string;
+            title: string;
+            templateKey: string;
+            parentPageId: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+            description: string;
+            isFolder: boolean;
+        };
+        /**
+         * @description Pages and files the written markdown mentions; foreign, stale or malformed mentions are unresolved.
+         * @example {
+         *       "pages": [
+         *         {
+         *           "id": "3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11",
+         *           "title": "Refund policy"
+         *         }
+         *       ],
+         *       "sources": [
+         *         {
+         *           "id": "9b2c7d10-4e1f-4a6b-8c3d-5e7f9a0b1c2d",
+         *           "name": "pricing.pdf"
+         *         }
+         *       ],
+         *       "unresolved": [
+         *         {
+         *           "kind": "page",
+         *           "id": "not-a-page-id"
+         *         }
+         *       ]
+         *     }
+         */
+        Links: {
+            pages: components["schemas"]["PageLink"][];
+            sources: components["schemas"]["SourceLink"][];
+            unresolved: components["schemas"]["UnresolvedLink"][];
+        };
+        /**
+         * @description A page of the same Knowledgebase mentioned with svcpage://<page-id>.
+         * @example {
+         *       "id": "3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11",
+         *       "title": "Refund policy"
+         *     }
+         */
+        PageLink: {
+            id: components["schemas"]["UUID"];
+            title: string;
+        };
+        /**
+         * Format: uuid
+         * @description a Universally Unique Identifier
+         */
+        UUID: string;
+        /**
+         * @description An uploaded file of the same Knowledgebase mentioned with svcsource://<source-id>.
+         * @example {
+         *       "id": "9b2c7d10-4e1f-4a6b-8c3d-5e7f9a0b1c2d",
+         *       "name": "pricing.pdf"
+         *     }
+         */
+        SourceLink: {
+            id: components["schemas"]["UUID"];
+            name: string;
+        };
+        /**
+         * @description A mention of a page or file outside this Knowledgebase, no longer existing, or malformed.
+         * @example {
+         *       "kind": "page",
+         *       "id": "not-a-page-id"
+         *     }
+         */
+        UnresolvedLink: {
+            /** @enum {string} */
+            kind: "page" | "source";
+            id: string;
+        };
+        PageResponse: {
+            page: components["schemas"]["Page"];
+        };
+        Page: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            knowledgebaseId: string;
+            title: string;
+            templateKey: string;
+            parentPageId: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+            description: string;
+            isFolder: boolean;
+            markdown: string;
+            attachedFiles: string[];
+            relatedPages: {
+                /**
+                 * Format: uuid
+                 * @description a Universally Unique Identifier
+                 * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                 */
+                id: string;
+                title: string;
+            }[];
+            referencedBy: {
+                /**
+                 * Format: uuid
+                 * @description a Universally Unique Identifier
+                 * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                 */
+                id: string;
+                title: string;
+            }[];
+            children: {
+                /**
+                 * Format: uuid
+                 * @description a Universally Unique Identifier
+                 * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                 */
+                id: string;
+                title: string;
+                description: string;
+                isFolder: boolean;
+                childCount: components["schemas"]["Int"];
+            }[];
+        };
+        /**
+         * @example {
+         *       "patch": [
+         *         {
+         *           "op": "replace",
+         *           "oldString": "30 days",
+         *           "newString": "45 days"
+         *         }
+         *       ]
+         *     }
+         */
+        PatchPage: {
+            patch?: components["schemas"]["PatchOperations"];
+            /**
+             * maxLength(2000)
+             * @description a string at most 2000 character(s) long
+             */
+            description?: string;
+        };
+        /**
+         * maxItems(50)
+         * @description an array of at most 50 item(s)
+         * @example [
+         *       {
+         *         "op": "replace",
+         *         "oldString": "5 days",
+         *         "newString": "3 days"
+         *       },
+         *       {
+         *         "op": "append",
+         *         "text": "\nUpdated.\n"
+         *       }
+         *     ]
+         */
+        PatchOperations: components["schemas"]["PatchOperation"][];
+        PatchOperation: components["schemas"]["ReplaceOperation"] | components["schemas"]["InsertBeforeOperation"] | components["schemas"]["InsertAfterOperation"] | components["schemas"]["PrependOperation"] | components["schemas"]["AppendOperation"] | components["schemas"]["ReplaceRangeOperation"];
+        /**
+         * @example {
+         *       "op": "replace",
+         *       "oldString": "Refunds take 5 days.",
+         *       "newString": "Refunds take 3 days."
+         *     }
+         */
+        ReplaceOperation: {
+            /** @enum {string} */
+            op: "replace";
+            /**
+             * minLength(1)
+             * @description Text that must appear exactly once in the page as it is at this step.
+             */
+            oldString: string;
+            newString: string;
+            replaceAll?: boolean;
+        };
+        /**
+         * @example {
+         *       "op": "insert_before",
+         *       "anchor": "## Returns",
+         *       "text": "## Shipping\n\nWe ship worldwide.\n\n"
+         *     }
+         */
+        InsertBeforeOperation: {
+            /** @enum {string} */
+            op: "insert_before";
+            /**
+             * minLength(1)
+             * @description Text that must appear exactly once in the page as it is at this step.
+             */
+            anchor: string;
+            text: string;
+        };
+        /**
+         * @example {
+         *       "op": "insert_after",
+         *       "anchor": "## Returns\n",
+         *       "text": "\nReturns are free.\n"
+         *     }
+         */
+        InsertAfterOperation: {
+            /** @enum {string} */
+            op: "insert_after";
+            /**
+             * minLength(1)
+             * @description Text that must appear exactly once in the page as it is at this step.
+             */
+            anchor: string;
+            text: string;
+        };
+        /**
+         * @example {
+         *       "op": "prepend",
+         *       "text": "> Reviewed in November.\n\n"
+         *     }
+         */
+        PrependOperation: {
+            /** @enum {string} */
+            op: "prepend";
+            text: string;
+        };
+        /**
+         * @example {
+         *       "op": "append",
+         *       "text": "\n## Contact\n\nsupport@example.com\n"
+         *     }
+         */
+        AppendOperation: {
+            /** @enum {string} */
+            op: "append";
+            text: string;
+        };
+        /**
+         * @example {
+         *       "op": "replace_range",
+         *       "from": "## Old policy",
+         *       "to": "## Contact",
+         *       "text": "## Policy\n\nSee the FAQ.\n\n"
+         *     }
+         */
+        ReplaceRangeOperation: {
+            /** @enum {string} */
+            op: "replace_range";
+            /**
+             * minLength(1)
+             * @description Text that must appear exactly once in the page as it is at this step.
+             */
+            from: string;
+            /**
+             * minLength(1)
+             * @description Text that must appear exactly once in the page as it is at this step.
+             */
+            to: string;
+            text?: string;
+        };
+        PageWrite: {
+            /** @enum {string} */
+            status: "applied" | "pending_review";
+            page: components["schemas"]["PageSummary"];
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            revisionId: string;
+            reviewPath: string | null;
+            links: components["schemas"]["Links"];
+        };
+        /**
+         * @example {
+         *       "text": "\n\n## Exceptions\n"
+         *     }
+         */
+        AppendPage: {
+            /**
+             * minLength(1)
+             * @description a string at least 1 character(s) long
+             */
+            text: string;
+        };
+        /**
+         * @example {
+         *       "parentPageId": null
+         *     }
+         */
+        MovePage: {
+            /** @description A folder or page of the same Knowledgebase, or null for the top level. */
+            parentPageId: string | null;
+        };
+        PageMoved: {
+            /** @enum {boolean} */
+            ok: true;
+            page: components["schemas"]["PageSummary"];
+        };
+        PageRevisionList: {
+            revisions: components["schemas"]["PageRevision"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        PageRevision: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            number: components["schemas"]["Int"] | null;
+            /** @enum {string} */
+            kind: "create" | "edit" | "append";
+            /** @enum {string} */
+            status: "applied" | "pending_review" | "rejected";
+            title: string;
+            description: string;
+            markdown: string;
+            author: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            reviewedAt: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -916,6 +1426,791 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KnowledgebaseDetailResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "knowledgebases.changes": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                /** @description Only items changed at or after this time (inclusive). */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A Knowledgebase id, or `all`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ChangeList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "pages.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string up to 64 characters; a retry with the same key within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePage"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "applied" | "pending_review";
+                        page: components["schemas"]["PageSummary"];
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        revisionId: string;
+                        reviewPath: string | null;
+                        links: components["schemas"]["Links"];
+                    };
+                };
+            };
+            /** @description The organization reviews agent writes: nothing is live until a person approves. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "applied" | "pending_review";
+                        page: components["schemas"]["PageSummary"];
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        revisionId: string;
+                        reviewPath: string | null;
+                        links: components["schemas"]["Links"];
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Conflict"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "pages.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PageResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "pages.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchPage"];
+            };
+        };
+        responses: {
+            /** @description PageWrite */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageWrite"];
+                };
+            };
+            /** @description The organization reviews agent writes: nothing is live until a person approves. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "applied" | "pending_review";
+                        page: components["schemas"]["PageSummary"];
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        revisionId: string;
+                        reviewPath: string | null;
+                        links: components["schemas"]["Links"];
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "pages.append": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppendPage"];
+            };
+        };
+        responses: {
+            /** @description PageWrite */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageWrite"];
+                };
+            };
+            /** @description The organization reviews agent writes: nothing is live until a person approves. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "applied" | "pending_review";
+                        page: components["schemas"]["PageSummary"];
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        revisionId: string;
+                        reviewPath: string | null;
+                        links: components["schemas"]["Links"];
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "pages.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MovePage"];
+            };
+        };
+        responses: {
+            /** @description PageMoved */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageMoved"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "pages.revisions": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                /** @description Comma-separated field names to return; unknown names are refused. */
+                fields?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                pageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PageRevisionList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageRevisionList"];
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
