@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs"
 import { keysCommands } from "./commands/keys.js"
 import { membersCommands } from "./commands/members.js"
 import { orgsCommands } from "./commands/orgs.js"
+import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { CliError, toCliError, usage } from "./errors.js"
 
@@ -14,7 +15,7 @@ import { CliError, toCliError, usage } from "./errors.js"
 export type CommandFamily = (program: Command) => void
 
 /** Every command family, in the order help lists them. A new family is one file and one entry here. */
-export const families: ReadonlyArray<CommandFamily> = [serveCommand, orgsCommands, membersCommands, keysCommands]
+export const families: ReadonlyArray<CommandFamily> = [serveCommand, orgsCommands, membersCommands, keysCommands, reviewCommands]
 
 const version = (): string => {
   try {

@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  ansi,
+  apiGet,
+  expectFailure,
+  freshDataDir,
+  parseOneDocument,
+  removeDataDirs,
+  serve,
+  type Served,
+  slow,
+  svc,
+  svcJson
+} from "./helpers.js"
+
+let dataDir: string
+let served: Served | undefined
+let baseUrl: string
+let key: string
+let knowledgebaseId: string
+
+afterAll(async () => {
+  if (served) expect(await served.stop()).toBe(0)
+  removeDataDirs()
+})
+
+beforeAll(async () => {
+  dataDir = freshDataDir()
+  served = await serve(dataDir, ["--json"])
+  const ready = parseOneDocument(served.stdout())
+  baseUrl = ready.baseUrl
+  key = ready.bootstrapKey
+  const gated = await svcJson(["orgs", "set", "default", "--enable", "review"], dataDir)
+  expect(gated.organization.gates).toContain("review")
+  const created = await apiPost("/knowledgebases", { name: "Handbook" })
+  expect(created.status).toBe(201)
+  knowledgebaseId = created.body.knowledgebase.id
+}, 60_000)
+
+const apiPost = async (path: string, body: unknown): Promise<{ status: number; body: any }> => {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : undefined }
+}
+
+/** Creates a page over HTTP; the review gate holds it back. Returns the write's answer. */
+const createPendingPage = async (title: string): Promise<any> => {
+  const write = await apiPost(`/knowledgebases/${knowledgebaseId}/pages`, {
+    title,
+    templateKey: "page",
+    bodyMarkdown: `# ${title}\n\nWritten by an agent.\n`
+  })
+  expect(write.status).toBe(202)
+  expect(write.body.status).toBe("pending_review")
+  expect(write.body.reviewPath).toBe(`/review/${write.body.revisionId}`)
+  return write.body
+}
+
+const pageStatus = async (pageId: string): Promise<number> =>
+  (await apiGet(baseUrl, `/knowledgebases/${knowledgebaseId}/pages/${pageId}`, key)).status
+
+const listItems = async (): Promise<Array<any>> => (await svcJson(["review", "list", "--org", "default"], dataDir)).items
+
+describe("svc review", slow, () => {
+  it("lists a pending page write, and approving it makes the page live and empties the inbox", async () => {
+    expect(await listItems()).toEqual([])
+    const write = await createPendingPage("Refund policy")
+    expect(await pageStatus(write.page.id)).toBe(404)
+
+    const items = await listItems()
+    expect(items).toHaveLength(1)
+    expect(Object.keys(items[0]).sort()).toEqual(["author", "createdAt", "id", "kind", "knowledgebaseId", "pageId", "title"])
+    expect(items[0]).toMatchObject({
+      id: write.revisionId,
+      kind: "page_create",
+      knowledgebaseId,
+      pageId: write.page.id,
+      title: "Refund policy"
+    })
+    expect(items[0].createdAt).toEqual(expect.any(String))
+
+    const approved = await svcJson(["review", "approve", "--org", "default", write.revisionId], dataDir)
+    expect(Object.keys(approved)).toEqual(["item"])
+    expect(Object.keys(approved.item).sort()).toEqual(["id", "page", "status"])
+    expect(approved.item).toMatchObject({ id: write.revisionId, status: "applied" })
+    expect(approved.item.page).toMatchObject({ id: write.page.id, knowledgebaseId, title: "Refund policy" })
+
+    const read = await apiGet(baseUrl, `/knowledgebases/${knowledgebaseId}/pages/${write.page.id}`, key)
+    expect(read.status).toBe(200)
+    expect(read.body.page.markdown).toContain("Written by an agent.")
+    expect(await listItems()).toEqual([])
+  })
+
+  it("rejecting a pending page write leaves the page unpublished and removes it from the inbox", async () => {
+    const write = await createPendingPage("Draft pricing")
+    expect((await listItems()).map((i) => i.id)).toEqual([write.revisionId])
+
+    const rejected = await svcJson(["review", "reject", "--org", "default", write.revisionId], dataDir)
+    expect(rejected).toEqual({ item: { id: write.revisionId, status: "rejected" } })
+
+    expect(await pageStatus(write.page.id)).toBe(404)
+    expect(await listItems()).toEqual([])
+  })
+
+  it("refuses unknown ids, settled items and unknown organizations with exit 1 and one line", async () => {
+    const approvedOne = await createPendingPage("Shipping times")
+    await svcJson(["review", "approve", "--org", "default", approvedOne.revisionId], dataDir)
+    const rejectedOne = await createPendingPage("Old notes")
+    await svcJson(["review", "reject", "--org", "default", rejectedOne.revisionId], dataDir)
+
+    const unknown = "00000000-0000-0000-0000-000000000000"
+    const runs = await Promise.all([
+      svc(["review", "approve", "--org", "default", unknown], dataDir),
+      svc(["review", "reject", "--org", "default", unknown], dataDir),
+      svc(["review", "approve", "--org", "default", approvedOne.revisionId], dataDir),
+      svc(["review", "reject", "--org", "default", approvedOne.revisionId], dataDir),
+      svc(["review", "approve", "--org", "default", rejectedOne.revisionId, "--json"], dataDir),
+      svc(["review", "list", "--org", "nope"], dataDir),
+      svc(["review", "approve", "--org", "nope", approvedOne.revisionId], dataDir)
+    ])
+    const lines = runs.map((run) => expectFailure(run, 1))
+    expect(lines[0]).toContain(unknown)
+    expect(lines[2]).toMatch(/already applied/)
+    expect(lines[4]).toMatch(/already rejected/)
+    expect(lines[5]).toMatch(/'nope'/)
+    expect(await pageStatus(rejectedOne.page.id)).toBe(404)
+    expect(await listItems()).toEqual([])
+  })
+
+  it("refuses missing options and arguments as usage errors", async () => {
+    const runs = await Promise.all([
+      svc(["review"], dataDir),
+      svc(["review", "list"], dataDir),
+      svc(["review", "approve", "--org", "default"], dataDir),
+      svc(["review", "reject"], dataDir),
+      svc(["review", "approve", "--org", "default", "a", "b"], dataDir)
+    ])
+    for (const run of runs) expectFailure(run, 2)
+  })
+
+  it("prints plain text without escape sequences when not on a terminal", async () => {
+    const empty = await svc(["review", "list", "--org", "default"], dataDir)
+    expect(empty.code).toBe(0)
+    expect(empty.stderr).toBe("")
+    expect(empty.stdout).toBe("Nothing is waiting for review.\n")
+
+    const first = await createPendingPage("Onboarding")
+    const second = await createPendingPage("Escalations")
+    const listed = await svc(["review", "list", "--org", "default"], dataDir)
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).not.toMatch(ansi)
+    const lines = listed.stdout.trimEnd().split("\n")
+    const header = lines.findIndex((line) => line.startsWith("ID "))
+    expect(lines[header]).toMatch(/^ID +KIND +TITLE +AUTHOR +CREATED$/)
+    expect(lines.slice(header + 1)).toHaveLength(2)
+    expect(lines[header + 1]).toMatch(new RegExp(`^${first.revisionId} +page create +Onboarding +\\S.* +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d$`))
+    expect(lines[header + 2]).toContain(second.revisionId)
+
+    const approved = await svc(["review", "approve", "--org", "default", first.revisionId], dataDir)
+    expect(approved.code).toBe(0)
+    expect(approved.stdout).not.toMatch(ansi)
+    expect(approved.stdout).toContain(first.page.id)
+    const rejected = await svc(["review", "reject", "--org", "default", second.revisionId], dataDir)
+    expect(rejected.code).toBe(0)
+    expect(rejected.stdout).not.toMatch(ansi)
+    expect(rejected.stdout).toContain(second.revisionId)
+    expect(await pageStatus(first.page.id)).toBe(200)
+    expect(await pageStatus(second.page.id)).toBe(404)
+  })
+})
