@@ -178,8 +178,10 @@ const toKnowledgebase = (row: KnowledgebaseRow) => ({
 
 const sign = (text: string): Buffer => createHmac("sha256", cursorSecret).update(text).digest().subarray(0, 16)
 
+const listTag = (list: string): string => createHash("sha256").update(list).digest("base64url").slice(0, 12)
+
 const encodeCursor = (list: string, position: ReadonlyArray<string>): string => {
-  const payload = Buffer.from(JSON.stringify({ l: list, p: position })).toString("base64url")
+  const payload = Buffer.from(JSON.stringify({ l: listTag(list), p: position })).toString("base64url")
   return `${payload}.${sign(`${list}\n${payload}`).toString("base64url")}`
 }
 
@@ -191,7 +193,7 @@ const decodeCursor = (list: string, cursor: string): ReadonlyArray<string> | nul
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
   try {
     const parsed = JSON.parse(Buffer.from(payload, "base64url").toString()) as { l: string; p: Array<string> }
-    return parsed.l === list && Array.isArray(parsed.p) ? parsed.p : null
+    return parsed.l === listTag(list) && Array.isArray(parsed.p) ? parsed.p : null
   } catch {
     return null
   }

@@ -127,6 +127,12 @@ export class KnowledgebasesResource extends Resource {
 
 // pages
 
+/** The answer of `pages.list`. */
+export type PagesListResponse = operations["pages.list"]["responses"][200]["content"]["application/json"]
+/** One item of `pages.list`. */
+export type PagesListItem = PagesListResponse["pages"][number]
+/** The query parameters of `pages.list`. */
+export type PagesListParams = QueryParams<NonNullable<operations["pages.list"]["parameters"]["query"]>>
 /** The answer of `pages.create`. */
 export type PagesCreateResponse = operations["pages.create"]["responses"][201]["content"]["application/json"] | operations["pages.create"]["responses"][202]["content"]["application/json"]
 /** The request body of `pages.create`. */
@@ -154,6 +160,18 @@ export type PagesRevisionsParams = QueryParams<NonNullable<operations["pages.rev
 
 /** The `pages` operations. */
 export class PagesResource extends Resource {
+  /**
+   * List pages and folders
+   *
+   * The page index in tree order. Folders beyond `depth` are `collapsed` and still carry `childCount` and `pageCount`.
+   *
+   * `GET /knowledgebases/{id}/pages` (scope `knowledge:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(id: operations["pages.list"]["parameters"]["path"]["id"], params?: PagesListParams, options?: RequestOptions): PagePromise<PagesListItem, PagesListResponse> {
+    return this.client.list<PagesListItem, PagesListResponse>({ method: "GET", path: "/knowledgebases/{id}/pages", pathParams: { id }, query: params, options }, "pages")
+  }
+
   /**
    * Create a page or folder
    *

@@ -5,10 +5,17 @@ import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, ListOf, listQuery } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { PageIndexItem, Uuid } from "./domain.js"
 import { AppendPage, CreatePage, MovePage, Page, PageRevision, PageSummary, PageWrite, PatchPage } from "./page-domain.js"
 
 const PagePath = Schema.Struct({ id: Schema.String, pageId: Schema.String })
+const PageIndexList = Schema.Struct({
+  knowledgebaseId: Uuid,
+  pages: Schema.Array(PageIndexItem),
+  nextCursor: Schema.NullOr(Schema.String),
+  parent: Schema.NullOr(Schema.Struct({ id: Uuid, title: Schema.String, description: Schema.String, isFolder: Schema.Boolean }))
+}).annotations({ identifier: "PageIndexList" })
 const PendingReview = PageWrite.annotations({
   identifier: "PageWritePending",
   description: "The organization reviews agent writes: nothing is live until a person approves."
@@ -16,6 +23,35 @@ const PendingReview = PageWrite.annotations({
 
 /** `/knowledgebases/{id}/pages...` */
 export class PagesApi extends HttpApiGroup.make("pages")
+  .add(
+    HttpApiEndpoint.get("list", "/knowledgebases/:id/pages")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setUrlParams(
+        listQuery({
+          parentPageId: Schema.optional(
+            Schema.String.annotations({
+              description: "A folder or page id, an exact folder name, or `null` for the top level; omit for the whole tree."
+            })
+          ),
+          depth: Schema.optional(
+            Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 20)).annotations({
+              message: () => "depth must be a whole number from 1 to 20",
+              jsonSchema: { type: "integer", minimum: 1, maximum: 20 }
+            })
+          ),
+          fields: FieldsParam,
+          updatedSince: UpdatedSinceParam
+        })
+      )
+      .addSuccess(PageIndexList)
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "List pages and folders")
+      .annotate(
+        OpenApi.Description,
+        "The page index in tree order. Folders beyond `depth` are `collapsed` and still carry `childCount` and `pageCount`."
+      )
+      .pipe(scope("knowledge:read"))
+  )
   .add(
     HttpApiEndpoint.post("create", "/knowledgebases/:id/pages")
       .setPath(Schema.Struct({ id: Schema.String }))

@@ -131,3 +131,20 @@ export const Change = Schema.Struct({
   changedAt: DateTime
 }).annotations({ identifier: "Change" })
 export type Change = typeof Change.Type
+
+/** Fields a page index listing may be narrowed to. */
+export const pageIndexFields = [
+  "id",
+  "title",
+  "description",
+  "templateKey",
+  "isFolder",
+  "parentPageId",
+  "path",
+  "depth",
+  "childCount",
+  "pageCount",
+  "collapsed",
+  "updatedAt",
+  "hook"
+] as const

@@ -5,7 +5,7 @@ import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
-import { type PageWrite, revisionFields } from "./page-domain.js"
+import { pageIndexFields, type PageWrite, revisionFields } from "./page-domain.js"
 import { PageService } from "./page-service.js"
 
 /** 202 for a write waiting for review, else `applied`. */
@@ -16,6 +16,18 @@ export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* PageService
     return handlers
+      .handle("list", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const fields = yield* parseFields(urlParams.fields, pageIndexFields)
+          const index = yield* pages.index(yield* CurrentPrincipal, path.id, urlParams)
+          return jsonResponse(200, {
+            knowledgebaseId: path.id,
+            pages: index.items.map((item) => project(item, fields)),
+            nextCursor: index.nextCursor,
+            parent: index.parent
+          })
+        })
+      )
       .handle("create", ({ path, headers, payload, request }) =>
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal

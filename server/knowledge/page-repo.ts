@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../platform/pagination.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { PageRow as TreeRow } from "./tree.js"
 import { type Change, folderTemplate, type PageRevision, type PageSummary } from "./page-domain.js"
 
 /** A page row as stored. */
@@ -89,6 +90,16 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             .all<PageRow>("SELECT * FROM pages WHERE knowledgebase_id = ? AND id = ?", [knowledgebaseId, pageId])
             .pipe(Effect.map((rows) => rows[0] ?? null))
         ),
+      /** Every page and folder of the Knowledgebase, as the tree index needs them (read connection). */
+      treeRows: (knowledgebaseId: string) =>
+        orDie(
+          reader.all<TreeRow>(
+            `SELECT id, parent_page_id AS parentPageId, title, description, template_key AS templateKey,
+               updated_at AS updatedAt, created_at AS createdAt, hook
+             FROM pages WHERE knowledgebase_id = ?`,
+            [knowledgebaseId]
+          )
+        ),
       /** A page of the Knowledgebase, read inside the current transaction. */
       findForUpdate: (knowledgebaseId: string, pageId: string) =>
         orDie(
@@ -143,20 +154,19 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             )
           })
         ),
-      /** Up to `limit + 1` revisions of a page, newest first (read connection). */
+      /** Up to `limit + 1` revisions of a page, newest first by insertion order (read connection). */
       revisions: (pageId: string, page: PageRequest) =>
         orDie(
           (page.after === null
-            ? reader.all<RevisionRow>(
-                "SELECT * FROM page_revisions WHERE page_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+            ? reader.all<RevisionRow & { seq: number }>(
+                "SELECT rowid AS seq, * FROM page_revisions WHERE page_id = ? ORDER BY rowid DESC LIMIT ?",
                 [pageId, page.limit + 1]
               )
-            : reader.all<RevisionRow>(
-                `SELECT * FROM page_revisions WHERE page_id = ? AND (created_at, id) < (?, ?)
-                 ORDER BY created_at DESC, id DESC LIMIT ?`,
-                [pageId, page.after[0] ?? "", page.after[1] ?? "", page.limit + 1]
+            : reader.all<RevisionRow & { seq: number }>(
+                "SELECT rowid AS seq, * FROM page_revisions WHERE page_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
+                [pageId, Number(page.after[0]), page.limit + 1]
               )
-          ).pipe(Effect.map((rows) => rows.map(toRevision)))
+          ).pipe(Effect.map((rows) => rows.map((row) => ({ seq: row.seq, revision: toRevision(row) }))))
         ),
       /** A revision of the organization (inside the transaction). */
       revisionForUpdate: (organizationId: string, revisionId: string) =>

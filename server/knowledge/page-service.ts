@@ -25,6 +25,7 @@ import {
 import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./page-repo.js"
 import { applyPatch, describeRefusal, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { buildIndex, type IndexParentOption, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
 /** What a pending revision will do when approved. */
 type Operation =
@@ -247,6 +248,57 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           )
         }),
 
+      /**
+       * The page index in tree order: the whole tree, the top level (`parentPageId` "null"), or under
+       * a page or folder given by id or exact folder title; `depth` levels deep; paged.
+       */
+      index: (
+        actor: Principal,
+        knowledgebaseId: string,
+        params: {
+          readonly parentPageId?: string | undefined
+          readonly depth?: number | undefined
+          readonly updatedSince?: string | undefined
+          readonly limit?: number | undefined
+          readonly cursor?: string | undefined
+        }
+      ) =>
+        Effect.gen(function* () {
+          yield* knowledgebase(actor, knowledgebaseId)
+          const forest = pageForest(yield* pages.treeRows(knowledgebaseId))
+          let parent: IndexParentOption = { kind: "all" }
+          if (params.parentPageId === "null") parent = { kind: "top" }
+          else if (params.parentPageId !== undefined) {
+            const resolved = resolveParent(forest, params.parentPageId)
+            if (resolved.kind === "not_found") {
+              return yield* new NotFound({ message: `parentPageId: no page or folder '${params.parentPageId}' in this Knowledgebase.` })
+            }
+            if (resolved.kind === "ambiguous") {
+              return yield* new InvalidRequest({
+                message: `parentPageId: several folders are named '${params.parentPageId}' (${resolved.ids.join(", ")}); give an id.`
+              })
+            }
+            parent = resolved
+          }
+          const built = buildIndex(forest, {
+            parent,
+            ...(params.depth === undefined ? {} : { depth: params.depth }),
+            ...(params.updatedSince === undefined ? {} : { updatedSince: params.updatedSince })
+          })
+          const list = `pages:${actor.organization.id}:${knowledgebaseId}:${JSON.stringify([parent, params.depth ?? null, params.updatedSince ?? null])}`
+          const request = yield* cursors.request(list, params)
+          const after = request.after === null ? null : { index: Number(request.after[0]), id: String(request.after[1]) }
+          const paged = pageOfItems(built.items, { limit: request.limit, after })
+          if (paged.stale) {
+            return yield* new InvalidRequest({ message: "cursor: the tree changed since this cursor was made; start again without a cursor." })
+          }
+          return {
+            parent: built.parent,
+            items: paged.items,
+            nextCursor: paged.next === null ? null : cursors.encode(list, [paged.next.index, paged.next.id])
+          }
+        }),
+
       /** A page read in full, with its links both ways and its children. */
       get: (actor: Principal, knowledgebaseId: string, pageId: string) =>
         Effect.gen(function* () {
@@ -314,7 +366,8 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           const list = `revisions:${actor.organization.id}:${pageId}`
           const request = yield* cursors.request(list, params)
           const rows = yield* pages.revisions(pageId, request)
-          return cursors.page(list, request, rows, (revision) => [revision.createdAt, revision.id])
+          const page = cursors.page(list, request, rows, (row) => [row.seq])
+          return { items: page.items.map((row) => row.revision), nextCursor: page.nextCursor }
         }),
 
       /** Page writes of an organization waiting for review, oldest first (the review inbox). */

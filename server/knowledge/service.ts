@@ -8,12 +8,15 @@ import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
+import { PageRepo } from "./page-repo.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { buildIndex } from "./tree.js"
 
 /** Knowledgebase operations for a calling principal. */
 export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()("svc/KnowledgebaseService", {
   effect: Effect.gen(function* () {
     const repo = yield* KnowledgebaseRepo
+    const pages = yield* PageRepo
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
     const clock = yield* AppClock
@@ -60,9 +63,10 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
         Effect.gen(function* () {
           const kb = yield* repo.byId(actor.organization.id, id)
           if (!kb) return yield* notFound(id)
-          return { ...kb, sources: [], pages: [] } satisfies KnowledgebaseDetail
+          const pageIndex = buildIndex(yield* pages.treeRows(kb.id), { parent: { kind: "all" } }).items
+          return { ...kb, sources: [], pages: pageIndex } satisfies KnowledgebaseDetail
         })
     }
   }),
-  dependencies: [KnowledgebaseRepo.Default, Cursors.Default]
+  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, Cursors.Default]
 }) {}

@@ -3,7 +3,7 @@
  * the list they came from, page sizes 1..200 (default 50), and `fields` projection.
  */
 import { Effect, ParseResult, Schema } from "effect"
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { AccountsService } from "./accounts/service.js"
 import { InvalidRequest } from "./errors.js"
 
@@ -84,8 +84,11 @@ export class Cursors extends Effect.Service<Cursors>()("svc/Cursors", {
     )
     const sign = (text: string) => createHmac("sha256", secret).update(text).digest().subarray(0, 16)
 
+    /** A short fingerprint of the list a cursor belongs to (the signature binds it too). */
+    const listTag = (list: string) => createHash("sha256").update(list).digest("base64url").slice(0, 12)
+
     const encode = (list: string, position: Position): string => {
-      const payload = Buffer.from(JSON.stringify({ l: list, p: position })).toString("base64url")
+      const payload = Buffer.from(JSON.stringify({ l: listTag(list), p: position })).toString("base64url")
       return `${payload}.${sign(`${list}\n${payload}`).toString("base64url")}`
     }
 
@@ -98,7 +101,7 @@ export class Cursors extends Effect.Service<Cursors>()("svc/Cursors", {
         if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Effect.fail(invalidCursor())
         try {
           const parsed = JSON.parse(Buffer.from(payload, "base64url").toString()) as { l: string; p: Position }
-          return parsed.l === list && Array.isArray(parsed.p) ? Effect.succeed(parsed.p) : Effect.fail(invalidCursor())
+          return parsed.l === listTag(list) && Array.isArray(parsed.p) ? Effect.succeed(parsed.p) : Effect.fail(invalidCursor())
         } catch {
           return Effect.fail(invalidCursor())
         }
