@@ -39,7 +39,7 @@ interface RevisionRow {
   readonly reviewed_at: string | null
 }
 
-/** A revision as stored, with what it proposes to do. */
+/** A revision as stored (its insertion sequence is assigned by the database), with what it proposes to do. */
 export interface StoredRevision extends RevisionRow {
   readonly organization_id: string
   readonly knowledgebase_id: string
@@ -100,6 +100,23 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             [knowledgebaseId]
           )
         ),
+      /** Authors and UTF-8 body sizes of every page, for sizing an export (read connection). */
+      exportFacts: (knowledgebaseId: string) =>
+        orDie(
+          reader
+            .all<{ id: string; author: string | null; markdown_bytes: number }>(
+              "SELECT id, author, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
+              [knowledgebaseId]
+            )
+            .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))))
+        ),
+      /** One page's body, read when an export reaches it (read connection). */
+      markdownOf: (pageId: string) =>
+        orDie(
+          reader
+            .all<{ markdown: string }>("SELECT markdown FROM pages WHERE id = ?", [pageId])
+            .pipe(Effect.map((rows) => rows[0]?.markdown ?? ""))
+        ),
       /** A page of the Knowledgebase, read inside the current transaction. */
       findForUpdate: (knowledgebaseId: string, pageId: string) =>
         orDie(
@@ -159,11 +176,11 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
         orDie(
           (page.after === null
             ? reader.all<RevisionRow & { seq: number }>(
-                "SELECT rowid AS seq, * FROM page_revisions WHERE page_id = ? ORDER BY rowid DESC LIMIT ?",
+                "SELECT * FROM page_revisions WHERE page_id = ? ORDER BY seq DESC LIMIT ?",
                 [pageId, page.limit + 1]
               )
             : reader.all<RevisionRow & { seq: number }>(
-                "SELECT rowid AS seq, * FROM page_revisions WHERE page_id = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
+                "SELECT * FROM page_revisions WHERE page_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
                 [pageId, Number(page.after[0]), page.limit + 1]
               )
           ).pipe(Effect.map((rows) => rows.map((row) => ({ seq: row.seq, revision: toRevision(row) }))))
@@ -179,7 +196,7 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
       pendingRevisions: (organizationId: string) =>
         orDie(
           sql<StoredRevision>`SELECT * FROM page_revisions WHERE organization_id = ${organizationId}
-            AND status = 'pending_review' ORDER BY created_at, id`
+            AND status = 'pending_review' ORDER BY seq`
         ),
 
       insertPage: (row: PageRow) =>

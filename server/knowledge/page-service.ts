@@ -405,7 +405,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
               if (parent !== null && !(yield* pages.findForUpdate(revision.knowledgebase_id, parent))) {
                 return yield* new InvalidRequest({ message: "The page's parent no longer exists; reject this item instead." })
               }
-              live = { ...operation.page, created_at: at, updated_at: at }
+              live = { ...operation.page, updated_at: at }
               yield* pages.insertPage(live)
               created = true
             } else {

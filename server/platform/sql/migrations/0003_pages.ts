@@ -24,7 +24,8 @@ export default Effect.gen(function* () {
   ) STRICT`
   yield* sql`CREATE INDEX pages_tree ON pages (knowledgebase_id, parent_page_id, created_at, id)`
   yield* sql`CREATE TABLE page_revisions (
-    id TEXT PRIMARY KEY,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
     organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
     knowledgebase_id TEXT NOT NULL REFERENCES knowledgebases(id) ON DELETE CASCADE,
     page_id TEXT NOT NULL,
@@ -39,8 +40,8 @@ export default Effect.gen(function* () {
     created_at TEXT NOT NULL,
     reviewed_at TEXT
   ) STRICT`
-  yield* sql`CREATE INDEX page_revisions_page ON page_revisions (page_id, created_at, id)`
-  yield* sql`CREATE INDEX page_revisions_pending ON page_revisions (organization_id, status) WHERE status = 'pending_review'`
+  yield* sql`CREATE INDEX page_revisions_page ON page_revisions (page_id, seq)`
+  yield* sql`CREATE INDEX page_revisions_pending ON page_revisions (organization_id, seq) WHERE status = 'pending_review'`
   yield* sql`CREATE TABLE page_links (
     page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
     target_page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
