@@ -1,5 +1,5 @@
 /** The Knowledgebases endpoints of the contract. */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
@@ -48,6 +48,19 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read a Knowledgebase")
       .annotate(OpenApi.Description, "The Knowledgebase with its sources and page index.")
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/knowledgebases/:id/export")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/zip" }).annotations({ description: "A zip archive." }))
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.ExportTooLarge)
+      .annotate(OpenApi.Summary, "Export a Knowledgebase")
+      .annotate(
+        OpenApi.Description,
+        "A streamed zip: `manifest.json`, `pages/` as markdown with YAML front matter (folders as directories), `sources.json` (metadata only) and, for a personal key, `memories.json`. 3 per minute per key; over 50 MB answers 413 `export_too_large`."
+      )
       .pipe(scope("knowledge:read"))
   )
   .add(

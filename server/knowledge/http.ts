@@ -1,13 +1,18 @@
 /** HTTP handlers of the Knowledgebases endpoints: thin adapters over `KnowledgebaseService`. */
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { knowledgebaseFields } from "./domain.js"
+import { exportContentType } from "./export.js"
 import { PageService } from "./page-service.js"
 import { KnowledgebaseService } from "./service.js"
+
+/** `Content-Disposition` for a download: an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
+const attachment = (filename: string) =>
+  `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
 
 /** Handlers of the `knowledgebases` group. */
 export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (handlers) =>
@@ -42,6 +47,15 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal
           return { knowledgebase: yield* knowledgebases.get(actor, path.id) }
+        })
+      )
+      .handle("export", ({ path }) =>
+        Effect.gen(function* () {
+          const archive = yield* knowledgebases.export(yield* CurrentPrincipal, path.id)
+          return HttpServerResponse.stream(archive.stream, {
+            contentType: exportContentType,
+            headers: { "content-disposition": attachment(archive.filename) }
+          })
         })
       )
       .handle("changes", ({ path, urlParams }) =>

@@ -3,7 +3,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { planCaps, type Principal } from "../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../platform/clock.js"
-import { NotFound, PlanLimit } from "../platform/errors.js"
+import { ExportTooLarge, NotFound, PlanLimit } from "../platform/errors.js"
+import { exportRate, RateLimiter } from "../platform/rate-limiter.js"
+import { estimateExportBytes, exportArchiveStream, isExportTooLarge, safeName } from "./export.js"
 import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
@@ -17,6 +19,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
   effect: Effect.gen(function* () {
     const repo = yield* KnowledgebaseRepo
     const pages = yield* PageRepo
+    const limiter = yield* RateLimiter
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
     const clock = yield* AppClock
@@ -58,6 +61,53 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
           return cursors.page(list, request, rows, (kb) => [kb.createdAt, kb.id]) satisfies Page<Knowledgebase>
         }),
 
+      /**
+       * An export of a Knowledgebase as a zip stream: refused with `export_too_large` before a
+       * byte is sent when its content is over 50 MB; page bodies are read one at a time as the
+       * archive is written. Counts against the key's 3 exports per minute.
+       */
+      export: (actor: Principal, id: string) =>
+        Effect.gen(function* () {
+          const kb = yield* repo.byId(actor.organization.id, id)
+          if (!kb) return yield* notFound(id)
+          yield* limiter.take(exportRate, actor.key.id)
+          const index = buildIndex(yield* pages.treeRows(kb.id), { parent: { kind: "all" } }).items
+          const facts = yield* pages.exportFacts(kb.id)
+          const knowledgebase = { id: kb.id, name: kb.name, description: kb.description, exportedAt: isoAt(clock.now()) }
+          const exported = index.map((item) => ({
+            id: item.id,
+            title: item.title,
+            templateKey: item.templateKey,
+            isFolder: item.isFolder,
+            parentPageId: item.parentPageId,
+            path: item.path,
+            createdAt: item.updatedAt,
+            updatedAt: item.updatedAt,
+            author: facts.get(item.id)?.author ?? null
+          }))
+          const memories = actor.key.kind === "personal" ? [] : undefined
+          const size = estimateExportBytes({
+            knowledgebase,
+            pages: exported.map((page) => ({ ...page, markdownBytes: facts.get(page.id)?.markdown_bytes ?? 0 })),
+            sources: [],
+            memories
+          })
+          if (isExportTooLarge(size)) {
+            return yield* new ExportTooLarge({
+              message: `This Knowledgebase holds about ${Math.ceil(size / 1_000_000)} MB; exports are limited to 50 MB.`
+            })
+          }
+          const bodies = async function* () {
+            for (const page of exported) {
+              yield { ...page, markdown: page.isFolder ? "" : await Effect.runPromise(pages.markdownOf(page.id)) }
+            }
+          }
+          return {
+            filename: `${safeName(kb.name)}.zip`,
+            stream: exportArchiveStream({ knowledgebase, pages: { [Symbol.asyncIterator]: bodies }, sources: [], memories })
+          }
+        }),
+
       /** A Knowledgebase with its sources and page index. */
       get: (actor: Principal, id: string) =>
         Effect.gen(function* () {
@@ -68,5 +118,5 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
         })
     }
   }),
-  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, Cursors.Default]
+  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, Cursors.Default, RateLimiter.Default]
 }) {}

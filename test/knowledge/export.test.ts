@@ -13,6 +13,7 @@ import { Chunk, Effect, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import yauzl from "yauzl"
+import { type ReadEntry, readZipBuffer, readZipFile } from "../support/zip.js"
 import {
   collisionKey,
   createExportArchive,
@@ -163,38 +164,6 @@ const memories: Array<ExportMemory> = [
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers
-
-interface ReadEntry {
-  readonly name: string
-  readonly isDirectory: boolean
-  readonly data: Buffer
-}
-
-const readZipEntries = async (zip: yauzl.ZipFile): Promise<Array<ReadEntry>> => {
-  const entries: Array<ReadEntry> = []
-  try {
-    for await (const entry of zip.eachEntry()) {
-      const isDirectory = entry.fileName.endsWith("/")
-      let data = Buffer.alloc(0)
-      if (!isDirectory) {
-        const stream = await zip.openReadStreamPromise(entry)
-        const chunks: Array<Buffer> = []
-        for await (const chunk of stream) chunks.push(chunk as Buffer)
-        data = Buffer.concat(chunks)
-        expect(data.length).toBe(entry.uncompressedSize)
-      }
-      entries.push({ name: entry.fileName, isDirectory, data })
-    }
-  } finally {
-    zip.close()
-  }
-  return entries
-}
-
-const zipOptions = { lazyEntries: true, strictFileNames: true, validateEntrySizes: true } as const
-
-const readZipFile = async (path: string) => readZipEntries(await yauzl.openPromise(path, zipOptions))
-const readZipBuffer = async (buffer: Buffer) => readZipEntries(await yauzl.fromBufferPromise(buffer, zipOptions))
 
 const collect = async (readable: Readable): Promise<Buffer> => {
   const chunks: Array<Buffer> = []
