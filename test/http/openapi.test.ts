@@ -32,6 +32,16 @@ const statusOfCode: Record<string, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  export_too_large: 413,
+  insufficient_credits: 402,
+  grants_unsupported: 400,
+  portal_scope_unsupported: 400,
+  deleted_identity: 409,
+  live_paid_subscription: 409,
+  tier_not_found: 422,
+  group_not_found: 422,
+  grant_target_not_found: 422,
+  run_failed: 502,
   rate_limited: 429,
   server_error: 500
 }
