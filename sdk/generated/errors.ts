@@ -20,6 +20,12 @@ export class ConflictError extends SvcError {
   static readonly code = "conflict"
 }
 
+/** `export_too_large` (HTTP 413): `export_too_large`: The Knowledgebase is over 50 MB. */
+export class ExportTooLargeError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "export_too_large"
+}
+
 /** `groups_disabled` (HTTP 403): `groups_disabled`: User groups are not enabled for the organization. */
 export class GroupsDisabledError extends SvcError {
   /** The error code this class stands for. */
@@ -85,6 +91,7 @@ export const errorClasses: ErrorClassMap = {
   "api_disabled": ApiDisabledError,
   "api_key_revoked": ApiKeyRevokedError,
   "conflict": ConflictError,
+  "export_too_large": ExportTooLargeError,
   "groups_disabled": GroupsDisabledError,
   "insufficient_scope": InsufficientScopeError,
   "invalid_api_key": InvalidApiKeyError,

@@ -68,6 +68,8 @@ export type KnowledgebasesCreateResponse = operations["knowledgebases.create"]["
 export type KnowledgebasesCreateBody = NonNullable<operations["knowledgebases.create"]["requestBody"]>["content"]["application/json"]
 /** The answer of `knowledgebases.get`. */
 export type KnowledgebasesGetResponse = operations["knowledgebases.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `knowledgebases.export`. */
+export type KnowledgebasesExportResponse = Uint8Array
 /** The answer of `knowledgebases.changes`. */
 export type KnowledgebasesChangesResponse = operations["knowledgebases.changes"]["responses"][200]["content"]["application/json"]
 /** One item of `knowledgebases.changes`. */
@@ -110,6 +112,17 @@ export class KnowledgebasesResource extends Resource {
    */
   get(id: operations["knowledgebases.get"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<KnowledgebasesGetResponse> {
     return this.client.request<KnowledgebasesGetResponse>({ method: "GET", path: "/knowledgebases/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Export a Knowledgebase
+   *
+   * A streamed zip: `manifest.json`, `pages/` as markdown with YAML front matter (folders as directories), `sources.json` (metadata only) and, for a personal key, `memories.json`. 3 per minute per key; over 50 MB answers 413 `export_too_large`.
+   *
+   * `GET /knowledgebases/{id}/export` (scope `knowledge:read`).
+   */
+  export(id: operations["knowledgebases.export"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<KnowledgebasesExportResponse> {
+    return this.client.request<KnowledgebasesExportResponse>({ method: "GET", path: "/knowledgebases/{id}/export", pathParams: { id }, responseType: "binary", options })
   }
 
   /**
