@@ -13,6 +13,7 @@ import { InvalidRequest, NotFound, PayloadTooLarge } from "../platform/errors.js
 import { newId } from "../platform/ids.js"
 import { Cursors } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
 import { extractLinks, type Links, resolveLinks } from "./links.js"
 import {
   type Change,
@@ -25,7 +26,7 @@ import {
 import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./page-repo.js"
 import { applyPatch, describeRefusal, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
 import { KnowledgebaseRepo } from "./repo.js"
-import { buildIndex, type IndexParentOption, pageForest, pageOfItems, resolveParent } from "./tree.js"
+import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
 /** What a pending revision will do when approved. */
 type Operation =
@@ -33,6 +34,7 @@ type Operation =
   | { readonly kind: "edit" | "append"; readonly patch: ReadonlyArray<PatchOperation>; readonly description: string | null }
 
 const hookLength = 160
+const forestCacheSize = 32
 const attempts = 3
 
 /** A short plain-text teaser of a body: its first line of text. */
@@ -54,6 +56,7 @@ const tooLarge = () =>
 export class PageService extends Effect.Service<PageService>()("svc/PageService", {
   effect: Effect.gen(function* () {
     const pages = yield* PageRepo
+    const reader = yield* ReadConnection
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const knowledgebases = yield* KnowledgebaseRepo
     const cursors = yield* Cursors
@@ -65,6 +68,29 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
         kb ? Effect.succeed(kb) : Effect.fail(new NotFound({ message: `No Knowledgebase '${id}' in this organization.` }))
       )
     const pageNotFound = (id: string) => new NotFound({ message: `No page '${id}' in this Knowledgebase.` })
+
+    /**
+     * Arranged page trees of recently listed Knowledgebases, valid while nothing was committed since
+     * (`data_version` of the read connection), so repeated listings skip reading every row.
+     */
+    const forests = new Map<string, PageForest>()
+    let forestsAtVersion = -1
+    const forestOf = (knowledgebaseId: string) =>
+      Effect.suspend(() => {
+        const version = reader.dataVersion()
+        if (version !== forestsAtVersion) {
+          forests.clear()
+          forestsAtVersion = version
+        }
+        const cached = forests.get(knowledgebaseId)
+        if (cached) return Effect.succeed(cached)
+        return Effect.map(pages.treeRows(knowledgebaseId), (rows) => {
+          const forest = pageForest(rows)
+          if (forests.size >= forestCacheSize) forests.delete(forests.keys().next().value!)
+          forests.set(knowledgebaseId, forest)
+          return forest
+        })
+      })
     const livePage = (knowledgebaseId: string, pageId: string) =>
       Effect.flatMap(pages.find(knowledgebaseId, pageId), (row) => (row ? Effect.succeed(row) : Effect.fail(pageNotFound(pageId))))
 
@@ -265,7 +291,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
       ) =>
         Effect.gen(function* () {
           yield* knowledgebase(actor, knowledgebaseId)
-          const forest = pageForest(yield* pages.treeRows(knowledgebaseId))
+          const forest = yield* forestOf(knowledgebaseId)
           let parent: IndexParentOption = { kind: "all" }
           if (params.parentPageId === "null") parent = { kind: "top" }
           else if (params.parentPageId !== undefined) {
@@ -480,5 +506,5 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
         })
     }
   }),
-  dependencies: [PageRepo.Default, KnowledgebaseRepo.Default, Cursors.Default]
+  dependencies: [PageRepo.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default]
 }) {}
