@@ -102,6 +102,27 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
       )
     }
 
+    /** A review item still waiting, read inside the approving or rejecting transaction. */
+    const pendingRevision = (organizationId: string, revisionId: string) =>
+      Effect.gen(function* () {
+        const revision = yield* pages.revisionForUpdate(organizationId, revisionId)
+        if (!revision) return yield* new NotFound({ message: `No review item '${revisionId}' in this organization.` })
+        if (revision.status !== "pending_review") {
+          return yield* new InvalidRequest({ message: `Review item '${revisionId}' was already ${revision.status}.` })
+        }
+        return revision
+      })
+
+    /** The page with a new body and description, one revision further. */
+    const withBody = (row: PageRow, markdown: string, description: string, at: string): PageRow => ({
+      ...row,
+      markdown,
+      description,
+      hook: hookOf(markdown),
+      revision: row.revision + 1,
+      updated_at: at
+    })
+
     const reviews = (actor: Principal, row: { template_key: string }) =>
       actor.organization.gates.has("review") && row.template_key !== folderTemplate
 
@@ -175,14 +196,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
                 yield* pages.insertRevision(revision)
                 return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: `/review/${revision.id}`, links } satisfies PageWrite
               }
-              const updated: PageRow = {
-                ...row,
-                markdown: patched.markdown,
-                description: nextDescription,
-                hook: hookOf(patched.markdown),
-                revision: row.revision + 1,
-                updated_at: at
-              }
+              const updated = withBody(row, patched.markdown, nextDescription, at)
               yield* pages.updateContent(row.id, { markdown: updated.markdown, description: updated.description, hook: updated.hook, revision: updated.revision, at })
               const revision = storedRevision(
                 actor,
@@ -417,11 +431,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
       approve: (organizationId: string, revisionId: string) =>
         inTransaction(
           Effect.gen(function* () {
-            const revision = yield* pages.revisionForUpdate(organizationId, revisionId)
-            if (!revision) return yield* new NotFound({ message: `No review item '${revisionId}' in this organization.` })
-            if (revision.status !== "pending_review") {
-              return yield* new InvalidRequest({ message: `Review item '${revisionId}' was already ${revision.status}.` })
-            }
+            const revision = yield* pendingRevision(organizationId, revisionId)
             const operation = JSON.parse(revision.operation) as Operation
             const at = now()
             let live: PageRow
@@ -442,14 +452,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
                 return yield* new InvalidRequest({ message: `No longer applies to the page as it is now: ${describeRefusal(patched)}` })
               }
               if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
-              live = {
-                ...current,
-                markdown: patched.markdown,
-                description: operation.description ?? current.description,
-                hook: hookOf(patched.markdown),
-                revision: current.revision + 1,
-                updated_at: at
-              }
+              live = withBody(current, patched.markdown, operation.description ?? current.description, at)
               yield* pages.updateContent(live.id, { markdown: live.markdown, description: live.description, hook: live.hook, revision: live.revision, at })
             }
             const links = yield* linksOf(live.knowledgebase_id, live.markdown)
@@ -465,11 +468,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
       reject: (organizationId: string, revisionId: string) =>
         inTransaction(
           Effect.gen(function* () {
-            const revision = yield* pages.revisionForUpdate(organizationId, revisionId)
-            if (!revision) return yield* new NotFound({ message: `No review item '${revisionId}' in this organization.` })
-            if (revision.status !== "pending_review") {
-              return yield* new InvalidRequest({ message: `Review item '${revisionId}' was already ${revision.status}.` })
-            }
+            const revision = yield* pendingRevision(organizationId, revisionId)
             yield* pages.settleRevision(revisionId, "rejected", null, now())
             return { id: revisionId, status: "rejected" as const }
           })
