@@ -1,5 +1,6 @@
 /**
- * Migration 0003: pages and folders of Knowledgebases, their revision history (applied, pending
+ * Migration 0003: pages and folders of Knowledgebases (the body is the last column, so reading a
+ * page's metadata never walks through its body's overflow pages), their revision history (applied, pending
  * review, rejected), the links between pages, and the changes feed (one row per changed object).
  */
 import { SqlClient } from "@effect/sql"
@@ -15,14 +16,16 @@ export default Effect.gen(function* () {
     title TEXT NOT NULL,
     description TEXT NOT NULL DEFAULT '',
     template_key TEXT NOT NULL,
-    markdown TEXT NOT NULL DEFAULT '',
     hook TEXT NOT NULL DEFAULT '',
     revision INTEGER NOT NULL DEFAULT 1,
     author TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    markdown TEXT NOT NULL DEFAULT ''
   ) STRICT`
-  yield* sql`CREATE INDEX pages_tree ON pages (knowledgebase_id, parent_page_id, created_at, id)`
+  // Covers the tree listing's columns, so building the page index never reads the rows themselves.
+  yield* sql`CREATE INDEX pages_tree ON pages
+    (knowledgebase_id, parent_page_id, created_at, id, title, template_key, updated_at, hook, description)`
   yield* sql`CREATE TABLE page_revisions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -35,10 +38,10 @@ export default Effect.gen(function* () {
     operation TEXT NOT NULL,
     title TEXT NOT NULL,
     description TEXT NOT NULL,
-    markdown TEXT NOT NULL,
     author TEXT,
     created_at TEXT NOT NULL,
-    reviewed_at TEXT
+    reviewed_at TEXT,
+    markdown TEXT NOT NULL
   ) STRICT`
   yield* sql`CREATE INDEX page_revisions_page ON page_revisions (page_id, seq)`
   yield* sql`CREATE INDEX page_revisions_pending ON page_revisions (organization_id, seq) WHERE status = 'pending_review'`
