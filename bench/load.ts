@@ -104,7 +104,28 @@ class Samples {
 }
 
 /** Runs `spec` against a server whose process is `serverPid`. */
-export const runLoad = async (spec: LoadSpec, serverPid: number): Promise<LoadResult> => {
+export const runLoad = (spec: LoadSpec, serverPid: number): Promise<LoadResult> =>
+  measureLoad(
+    {
+      url: spec.url,
+      method: spec.method,
+      headers: spec.headers,
+      // autocannon refuses more connections than requests
+      connections: spec.amount === undefined ? spec.connections : Math.max(1, Math.min(spec.connections, spec.amount)),
+      ...(spec.amount === undefined ? { duration: spec.durationS ?? 10 } : { amount: spec.amount }),
+      // (not `idReplacement`: autocannon 8 then sends a wrong Content-Length and the server waits for the rest)
+      ...(spec.body === undefined ? {} : { body: spec.body }),
+      timeout: 10
+    },
+    spec.connections,
+    serverPid
+  )
+
+/**
+ * Runs autocannon with `options` against a server whose process is `serverPid`, keeping every
+ * response time and sampling the server's, this process's and the machine's CPU around the run.
+ */
+export const measureLoad = async (options: autocannon.Options, connections: number, serverPid: number): Promise<LoadResult> => {
   const times = new Samples()
   const steadyTimes = new Samples()
   let count = 0
@@ -116,17 +137,7 @@ export const runLoad = async (spec: LoadSpec, serverPid: number): Promise<LoadRe
   const loadgenCpuBefore = process.cpuUsage()
   const startedAt = performance.now()
 
-  const instance = autocannon({
-    url: spec.url,
-    method: spec.method,
-    headers: spec.headers,
-    // autocannon refuses more connections than requests
-    connections: spec.amount === undefined ? spec.connections : Math.max(1, Math.min(spec.connections, spec.amount)),
-    ...(spec.amount === undefined ? { duration: spec.durationS ?? 10 } : { amount: spec.amount }),
-    // (not `idReplacement`: autocannon 8 then sends a wrong Content-Length and the server waits for the rest)
-    ...(spec.body === undefined ? {} : { body: spec.body }),
-    timeout: 10
-  })
+  const instance = autocannon(options)
   instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
     count++
     lastResponseAt = performance.now()
@@ -152,7 +163,7 @@ export const runLoad = async (spec: LoadSpec, serverPid: number): Promise<LoadRe
   const seconds = ((count > 0 ? lastResponseAt : performance.now()) - startedAt) / 1000
 
   return {
-    connections: spec.connections,
+    connections,
     seconds: round(seconds, 3),
     requests: count,
     requestsPerSecond: round(count / seconds, 1),

@@ -5,8 +5,7 @@
  * CPU time sampled around the run) and answering the same `LoadResult`.
  */
 import autocannon from "autocannon"
-import { machineBusyCpuMs, procCpuMs } from "./children.js"
-import { type Latency, type LoadResult, steadyAfterMs } from "./load.js"
+import { type LoadResult, measureLoad } from "./load.js"
 
 /** One request to send. */
 export interface NextRequest {
@@ -35,40 +34,6 @@ export interface DynamicLoadResult extends LoadResult {
   readonly failures: ReadonlyArray<{ readonly status: number; readonly body: string }>
 }
 
-const percentile = (sorted: Float64Array, p: number): number => {
-  if (sorted.length === 0) return 0
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[index]!
-}
-
-const round = (value: number, digits = 2): number => Number(value.toFixed(digits))
-
-/** Grows-as-needed list of numbers. */
-class Samples {
-  private values = new Float64Array(1 << 14)
-  length = 0
-  push(value: number): void {
-    if (this.length === this.values.length) {
-      const grown = new Float64Array(this.values.length * 2)
-      grown.set(this.values)
-      this.values = grown
-    }
-    this.values[this.length++] = value
-  }
-  latency(): Latency {
-    const sorted = this.values.slice(0, this.length).sort()
-    let sum = 0
-    for (const t of sorted) sum += t
-    return {
-      mean: round(sorted.length === 0 ? 0 : sum / sorted.length, 3),
-      p50: round(percentile(sorted, 50), 3),
-      p90: round(percentile(sorted, 90), 3),
-      p99: round(percentile(sorted, 99), 3),
-      max: round(percentile(sorted, 100), 3)
-    }
-  }
-}
-
 /** The part of autocannon's per-request options used here (not in bench/autocannon.d.ts). */
 interface RequestParams {
   method: string
@@ -83,11 +48,6 @@ interface DynamicRequest {
 
 /** Runs `spec` against a server whose process is `serverPid`. */
 export const runDynamicLoad = async (spec: DynamicLoadSpec, serverPid: number): Promise<DynamicLoadResult> => {
-  const times = new Samples()
-  const steadyTimes = new Samples()
-  let count = 0
-  let lastResponseAt = 0
-  const statusCounts: Record<string, number> = {}
   const failures: Array<{ status: number; body: string }> = []
 
   const request: DynamicRequest = {
@@ -106,11 +66,6 @@ export const runDynamicLoad = async (spec: DynamicLoadSpec, serverPid: number): 
     }
   }
 
-  const serverCpuBefore = procCpuMs(serverPid)
-  const machineCpuBefore = machineBusyCpuMs()
-  const loadgenCpuBefore = process.cpuUsage()
-  const startedAt = performance.now()
-
   const options: autocannon.Options & { readonly requests: ReadonlyArray<DynamicRequest> } = {
     url: spec.origin,
     headers: spec.headers,
@@ -119,46 +74,5 @@ export const runDynamicLoad = async (spec: DynamicLoadSpec, serverPid: number): 
     requests: [request],
     timeout: 10
   }
-  const instance = autocannon(options)
-  instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-    count++
-    lastResponseAt = performance.now()
-    times.push(responseTime)
-    if (lastResponseAt - responseTime - startedAt >= steadyAfterMs) steadyTimes.push(responseTime)
-    statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1
-  })
-  const result = await instance
-
-  const serverCpuAfter = procCpuMs(serverPid)
-  const machineCpuAfter = machineBusyCpuMs()
-  const loadgenCpu = process.cpuUsage(loadgenCpuBefore)
-
-  const serverCpuMs = serverCpuBefore !== null && serverCpuAfter !== null ? serverCpuAfter - serverCpuBefore : null
-  const wallMs = performance.now() - startedAt
-  const loadgenCpuMs = (loadgenCpu.user + loadgenCpu.system) / 1000
-  const otherCpuMs =
-    machineCpuBefore !== null && machineCpuAfter !== null && serverCpuMs !== null
-      ? Math.max(0, machineCpuAfter - machineCpuBefore - serverCpuMs - loadgenCpuMs)
-      : null
-  const seconds = ((count > 0 ? lastResponseAt : performance.now()) - startedAt) / 1000
-
-  return {
-    connections: spec.connections,
-    seconds: round(seconds, 3),
-    requests: count,
-    requestsPerSecond: round(count / seconds, 1),
-    autocannonRequestsAverage: result.requests.average,
-    latencyMs: times.latency(),
-    steadyLatencyMs: { ...steadyTimes.latency(), requests: steadyTimes.length, afterMs: steadyAfterMs },
-    autocannonLatencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
-    statusCounts,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    serverCpuUsPerRequest: serverCpuMs === null || count === 0 ? null : round((serverCpuMs * 1000) / count, 1),
-    serverCpuUtilization: serverCpuMs === null ? null : round(serverCpuMs / (seconds * 1000), 2),
-    loadgenCpuUtilization: round(loadgenCpuMs / (seconds * 1000), 2),
-    otherCpuUtilization: otherCpuMs === null ? null : round(otherCpuMs / wallMs, 2),
-    failures
-  }
+  return { ...(await measureLoad(options, spec.connections, serverPid)), failures }
 }
