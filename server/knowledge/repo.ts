@@ -18,6 +18,26 @@ interface KnowledgebaseRow {
 const selectKnowledgebase =
   "SELECT id, name, description, pages_count, sources_count, created_at, updated_at FROM knowledgebases"
 
+/** A row of `selectKnowledgebase` as raw column values, in select order. */
+type KnowledgebaseValues = readonly [
+  id: string,
+  name: string,
+  description: string,
+  pagesCount: number,
+  sourcesCount: number,
+  createdAt: string,
+  updatedAt: string
+]
+
+const fromValues = ([id, name, description, pages, sources, createdAt, updatedAt]: KnowledgebaseValues): Knowledgebase => ({
+  id,
+  name,
+  description,
+  createdAt,
+  updatedAt,
+  counts: { sources, pages }
+})
+
 const toKnowledgebase = (row: KnowledgebaseRow): Knowledgebase => ({
   id: row.id,
   name: row.name,
@@ -33,19 +53,19 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
     return {
-      /** Up to `limit + 1` Knowledgebases after the page position, oldest first (read connection). */
+      /** Up to `limit + 1` Knowledgebases after the page position, oldest first (read connection, raw rows). */
       list: (organizationId: string, page: PageRequest) =>
         Effect.orDie(
           (page.after === null
-            ? reader.all<KnowledgebaseRow>(`${selectKnowledgebase} WHERE organization_id = ? ORDER BY created_at, id LIMIT ?`, [
+            ? reader.values<KnowledgebaseValues>(`${selectKnowledgebase} WHERE organization_id = ? ORDER BY created_at, id LIMIT ?`, [
                 organizationId,
                 page.limit + 1
               ])
-            : reader.all<KnowledgebaseRow>(
+            : reader.values<KnowledgebaseValues>(
                 `${selectKnowledgebase} WHERE organization_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
                 [organizationId, page.after[0] ?? "", page.after[1] ?? "", page.limit + 1]
               )
-          ).pipe(Effect.map((rows) => rows.map(toKnowledgebase)))
+          ).pipe(Effect.map((rows) => rows.map(fromValues)))
         ),
       /** One Knowledgebase of the organization (read connection). */
       byId: (organizationId: string, id: string) =>
