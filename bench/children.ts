@@ -3,7 +3,7 @@
  * they print their JSON ready line, measured through /proc, and always stopped.
  */
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process"
-import { createWriteStream, readFileSync } from "node:fs"
+import { createWriteStream, readFileSync, rmSync } from "node:fs"
 import { createInterface } from "node:readline"
 import type { Ready } from "./protocol.js"
 
@@ -202,4 +202,28 @@ export const perCpuBusy = async (ms: number): Promise<Array<number>> => {
     const [busy0 = busy, total0 = total] = before[i] ?? []
     return total === total0 ? 0 : Number(((busy - busy0) / (total - total0)).toFixed(2))
   })
+}
+
+/**
+ * The clean-up of a benchmark run: stops every child in `children` and removes the data directory
+ * (unless kept); also run on SIGINT/SIGTERM, which then exit with 130.
+ */
+export const cleanupOnExit = (
+  children: Array<{ stop: () => Promise<unknown> }>,
+  dataDir: () => string | null,
+  keepData: boolean,
+  what: string
+): (() => Promise<void>) => {
+  const cleanup = async (): Promise<void> => {
+    await Promise.all(children.splice(0).map((child) => child.stop().catch(() => "")))
+    const dir = dataDir()
+    if (dir && !keepData) rmSync(dir, { recursive: true, force: true })
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      console.error(`\n${signal}: stopping ${what}`)
+      void cleanup().finally(() => process.exit(130))
+    })
+  }
+  return cleanup
 }

@@ -15,13 +15,14 @@
  * 1 otherwise, 2 when the benchmark itself could not run.
  */
 import Database from "better-sqlite3"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { applyPatch } from "../server/knowledge/patch.js"
-import { type Child, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { fmt, sleep, table } from "./report.js"
 import { type DynamicLoadResult, type DynamicLoadSpec, type NextRequest, runDynamicLoad } from "./pages-load.js"
 import { patchOperations, type SeedResult, seedPages } from "./pages-seed.js"
 import type { SvcReady } from "./protocol.js"
@@ -72,26 +73,7 @@ interface Run {
 const children: Array<Child<SvcReady>> = []
 let dataDir: string | null = null
 
-const cleanup = async (): Promise<void> => {
-  await Promise.all(children.splice(0).map((child) => child.stop().catch(() => "")))
-  if (dataDir && !flags["keep-data"]) rmSync(dataDir, { recursive: true, force: true })
-}
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the server`)
-    void cleanup().finally(() => process.exit(130))
-  })
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const fmt = (value: number | null, digits = 1): string => (value === null ? "-" : value.toFixed(digits))
-
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i < 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
-}
+const cleanup = cleanupOnExit(children, () => dataDir, flags["keep-data"] === true, "the server")
 
 /** A deterministic shuffle (so two runs read and patch pages in the same order). */
 const shuffled = <A>(items: ReadonlyArray<A>, seed: number): Array<A> => {

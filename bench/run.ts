@@ -18,7 +18,8 @@ import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { type Child, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { fmt, sleep, table } from "./report.js"
 import { type LoadResult, type LoadSpec, runLoad } from "./load.js"
 import { formatProfile, summarizeProfile } from "./profile-summary.js"
 import type { BaselineReady, Ready, SvcReady } from "./protocol.js"
@@ -79,28 +80,7 @@ interface Run {
 const children: Array<Child<Ready>> = []
 let dataDir: string | null = null
 
-const cleanup = async (): Promise<void> => {
-  await Promise.all(children.splice(0).map((child) => child.stop().catch(() => "")))
-  if (dataDir && !flags["keep-data"]) rmSync(dataDir, { recursive: true, force: true })
-}
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the servers`)
-    void cleanup().finally(() => process.exit(130))
-  })
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const fmt = (value: number | null, digits = 1): string => (value === null ? "-" : value.toFixed(digits))
-
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
-}
+const cleanup = cleanupOnExit(children, () => dataDir, flags["keep-data"] === true, "the servers")
 
 const main = async (): Promise<number> => {
   const started = Date.now()
@@ -293,7 +273,8 @@ const main = async (): Promise<number> => {
   console.log(
     table(
       ["scenario", "server", "conns", "requests", "req/s", "p50 ms", "p99 ms", "max ms", "p99 >1s", "non-2xx", "errors", "CPU us/req", "srv CPU", "gen CPU", "other CPU"],
-      rows
+      rows,
+      2
     )
   )
   console.log(

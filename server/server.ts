@@ -56,7 +56,6 @@ export interface RunningServer {
   readonly close: () => Promise<void>
 }
 
-export { StderrLogger }
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
 export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute">) =>
