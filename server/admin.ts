@@ -3,7 +3,11 @@
  * the tests run effects here, beside a running server if there is one.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { ActivityLog } from "./knowledge/activity.js"
+import { IngestionConfig } from "./knowledge/ingestion-config.js"
+import { MemoryService } from "./knowledge/memory-service.js"
 import { PageService } from "./knowledge/page-service.js"
+import { ReviewService } from "./knowledge/review.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { DatabaseLive } from "./platform/sql/database.js"
@@ -11,7 +15,8 @@ import { StderrLogger } from "./platform/logging.js"
 
 /** Services available to administration. */
 export const AdminLive = (dataDir: string) =>
-  Layer.mergeAll(AccountsService.Default, PageService.Default).pipe(
+  Layer.mergeAll(AccountsService.Default, PageService.Default, ReviewService.Default, ActivityLog.Default, MemoryService.Default).pipe(
+    Layer.provideMerge(IngestionConfig.layer()),
     Layer.provideMerge(AppClock.system),
     Layer.provideMerge(DatabaseLive(dataDir)),
     Layer.provide(StderrLogger())

@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentsApi, AppsApi } from "./builder/api.js"
 import { KnowledgeApi } from "./knowledge/api.js"
 import { PagesApi } from "./knowledge/page-api.js"
+import { SourcesApi } from "./knowledge/source-api.js"
 import { ErrorResponse } from "./platform/http/error-catalog.js"
 import { cleanOpenApi } from "./platform/http/openapi.js"
 
@@ -18,6 +19,7 @@ export class Api extends HttpApi.make("svc")
   .add(AppsApi)
   .add(KnowledgeApi)
   .add(PagesApi)
+  .add(SourcesApi)
   .addError(ErrorResponse.InvalidRequest)
   .addError(ErrorResponse.PayloadTooLarge)
   .addError(ErrorResponse.ServerError)

@@ -13,6 +13,15 @@ import { AgentService } from "./builder/service.js"
 import { KnowledgeHttpLive } from "./knowledge/http.js"
 import { PagesHttpLive } from "./knowledge/page-http.js"
 import { PageService } from "./knowledge/page-service.js"
+import { ActivityLog } from "./knowledge/activity.js"
+import { IngestionWorkerLive } from "./knowledge/ingestion.js"
+import { IngestionConfig, type IngestionSettings } from "./knowledge/ingestion-config.js"
+import { MemoryService } from "./knowledge/memory-service.js"
+import { PageRepo } from "./knowledge/page-repo.js"
+import { SearchService } from "./knowledge/search.js"
+import { SourceRepo } from "./knowledge/source-repo.js"
+import { SourcesHttpLive } from "./knowledge/source-http.js"
+import { IngestionSignal, SourceService } from "./knowledge/source-service.js"
 import { KnowledgebaseService } from "./knowledge/service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
@@ -41,6 +50,10 @@ export interface ServerOptions {
   readonly requestsPerMinute?: number | undefined
   /** Seeds demo content on start. */
   readonly demo?: boolean | undefined
+  /** Runs the ingestion worker (default true; tests of restarts start servers without it). */
+  readonly ingestionWorker?: boolean | undefined
+  /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
+  readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
 }
 
 /** A running server. */
@@ -58,18 +71,28 @@ export interface RunningServer {
 
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
-export const CoreLive = (options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute">) =>
+export const CoreLive = (
+  options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion">
+) =>
   Layer.mergeAll(
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
     AccountsService.Default,
     KnowledgebaseService.Default,
     PageService.Default,
+    SourceService.Default,
+    SourceRepo.Default,
+    PageRepo.Default,
+    SearchService.Default,
+    ActivityLog.Default,
+    MemoryService.Default,
+    IngestionSignal.Default,
     AgentService.Default,
     AppService.Default,
     Cursors.Default,
     IdempotencyStore.Default,
     RateLimiter.Default
   ).pipe(
+    Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
     Layer.provideMerge(DatabaseLive(options.dataDir))
   )
@@ -82,7 +105,7 @@ const HttpLive = (options: ServerOptions) =>
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
     Layer.provide(
       HttpApiBuilder.api(Api).pipe(
-        Layer.provide([KnowledgeHttpLive, PagesHttpLive, AgentsHttpLive, AppsHttpLive]),
+        Layer.provide([KnowledgeHttpLive, PagesHttpLive, SourcesHttpLive, AgentsHttpLive, AppsHttpLive]),
         Layer.provide(AuthenticationLive(Api))
       )
     ),
@@ -104,6 +127,11 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
         return { secret: made?.secret ?? null, organization: org ? { id: org.id, slug: org.slug } : null }
       }).pipe(Effect.provide(core))
     )
+    if (options.ingestionWorker !== false) {
+      await Effect.runPromise(
+        Layer.buildWithScope(IngestionWorkerLive.pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+      )
+    }
     const http = await Effect.runPromise(
       Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )

@@ -32,6 +32,12 @@ export class GroupsDisabledError extends SvcError {
   static readonly code = "groups_disabled"
 }
 
+/** `insufficient_credits` (HTTP 402): `insufficient_credits`: No credits left for a run or a document search; nothing ran, nothing was charged. */
+export class InsufficientCreditsError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "insufficient_credits"
+}
+
 /** `insufficient_scope` (HTTP 403): `insufficient_scope`: The key lacks the endpoint's scope (or the member's role no longer allows it). */
 export class InsufficientScopeError extends SvcError {
   /** The error code this class stands for. */
@@ -93,6 +99,7 @@ export const errorClasses: ErrorClassMap = {
   "conflict": ConflictError,
   "export_too_large": ExportTooLargeError,
   "groups_disabled": GroupsDisabledError,
+  "insufficient_credits": InsufficientCreditsError,
   "insufficient_scope": InsufficientScopeError,
   "invalid_api_key": InvalidApiKeyError,
   "invalid_request": InvalidRequestError,

@@ -252,6 +252,89 @@ export class PagesResource extends Resource {
   }
 }
 
+// sources
+
+/** The answer of `sources.list`. */
+export type SourcesListResponse = operations["sources.list"]["responses"][200]["content"]["application/json"]
+/** One item of `sources.list`. */
+export type SourcesListItem = SourcesListResponse["sources"][number]
+/** The query parameters of `sources.list`. */
+export type SourcesListParams = QueryParams<NonNullable<operations["sources.list"]["parameters"]["query"]>>
+/** The answer of `sources.create`. */
+export type SourcesCreateResponse = operations["sources.create"]["responses"][202]["content"]["application/json"]
+/** The request body of `sources.create`. */
+export type SourcesCreateBody = NonNullable<operations["sources.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `sources.get`. */
+export type SourcesGetResponse = operations["sources.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `sources.move`. */
+export type SourcesMoveResponse = operations["sources.move"]["responses"][200]["content"]["application/json"]
+/** The request body of `sources.move`. */
+export type SourcesMoveBody = NonNullable<operations["sources.move"]["requestBody"]>["content"]["application/json"]
+/** The answer of `sources.search`. */
+export type SourcesSearchResponse = operations["sources.search"]["responses"][200]["content"]["application/json"]
+/** The request body of `sources.search`. */
+export type SourcesSearchBody = NonNullable<operations["sources.search"]["requestBody"]>["content"]["application/json"]
+
+/** The `sources` operations. */
+export class SourcesResource extends Resource {
+  /**
+   * List sources
+   *
+   * The Knowledgebase's documents, oldest first. File bodies are never returned; content is reached by search.
+   *
+   * `GET /knowledgebases/{id}/sources` (scope `knowledge:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(id: operations["sources.list"]["parameters"]["path"]["id"], params?: SourcesListParams, options?: RequestOptions): PagePromise<SourcesListItem, SourcesListResponse> {
+    return this.client.list<SourcesListItem, SourcesListResponse>({ method: "GET", path: "/knowledgebases/{id}/sources", pathParams: { id }, query: params, options }, "sources")
+  }
+
+  /**
+   * Upload a source
+   *
+   * JSON with `name` and exactly one of `contentMarkdown`, `contentText` (up to 1 MB) or `url` (public http(s), fetched by the service); or `multipart/form-data` with a `file` (PDF, CSV, TXT or MD) within the 4.5 MB request limit. Answers 202 with `status` `processing` (poll the source until `ready` or `failed`) or `pending_review`. Takes `Idempotency-Key`.
+   *
+   * `POST /knowledgebases/{id}/sources` (scope `knowledge:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(id: operations["sources.create"]["parameters"]["path"]["id"], body: SourcesCreateBody, options?: RequestOptions): Promise<SourcesCreateResponse> {
+    return this.client.request<SourcesCreateResponse>({ method: "POST", path: "/knowledgebases/{id}/sources", pathParams: { id }, body, idempotent: true, options })
+  }
+
+  /**
+   * Read a source
+   *
+   * One source; reading one that is processing checks its indexing and refreshes the status.
+   *
+   * `GET /knowledgebases/{id}/sources/{sourceId}` (scope `knowledge:read`).
+   */
+  get(id: operations["sources.get"]["parameters"]["path"]["id"], sourceId: operations["sources.get"]["parameters"]["path"]["sourceId"], options?: RequestOptions): Promise<SourcesGetResponse> {
+    return this.client.request<SourcesGetResponse>({ method: "GET", path: "/knowledgebases/{id}/sources/{sourceId}", pathParams: { id, sourceId }, options })
+  }
+
+  /**
+   * File a source
+   *
+   * Files the document under a folder or page of this Knowledgebase, or unfiles it (`null`). A document lives in one place across the organization: filing it here moves it out of a folder elsewhere. `svcsource://` mentions never change filing.
+   *
+   * `POST /knowledgebases/{id}/sources/{sourceId}/move` (scope `knowledge:write`).
+   */
+  move(id: operations["sources.move"]["parameters"]["path"]["id"], sourceId: operations["sources.move"]["parameters"]["path"]["sourceId"], body: SourcesMoveBody, options?: RequestOptions): Promise<SourcesMoveResponse> {
+    return this.client.request<SourcesMoveResponse>({ method: "POST", path: "/knowledgebases/{id}/sources/{sourceId}/move", pathParams: { id, sourceId }, body, options })
+  }
+
+  /**
+   * Search Knowledgebases
+   *
+   * BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: ["pages"]` is free; 402 `insufficient_credits` with nothing charged when none is left.
+   *
+   * `POST /knowledgebases/{id}/search` (scope `knowledge:read`).
+   */
+  search(id: operations["sources.search"]["parameters"]["path"]["id"], body: SourcesSearchBody, options?: RequestOptions): Promise<SourcesSearchResponse> {
+    return this.client.request<SourcesSearchResponse>({ method: "POST", path: "/knowledgebases/{id}/search", pathParams: { id }, body, options })
+  }
+}
+
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
@@ -262,4 +345,6 @@ export class SvcResources extends ApiClient {
   readonly knowledgebases: KnowledgebasesResource = new KnowledgebasesResource(this)
   /** The `pages` operations. */
   readonly pages: PagesResource = new PagesResource(this)
+  /** The `sources` operations. */
+  readonly sources: SourcesResource = new SourcesResource(this)
 }

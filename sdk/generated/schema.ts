@@ -231,6 +231,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledgebases/{id}/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sources
+         * @description The Knowledgebase's documents, oldest first. File bodies are never returned; content is reached by search.
+         */
+        get: operations["sources.list"];
+        put?: never;
+        /**
+         * Upload a source
+         * @description JSON with `name` and exactly one of `contentMarkdown`, `contentText` (up to 1 MB) or `url` (public http(s), fetched by the service); or `multipart/form-data` with a `file` (PDF, CSV, TXT or MD) within the 4.5 MB request limit. Answers 202 with `status` `processing` (poll the source until `ready` or `failed`) or `pending_review`. Takes `Idempotency-Key`.
+         */
+        post: operations["sources.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/sources/{sourceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a source
+         * @description One source; reading one that is processing checks its indexing and refreshes the status.
+         */
+        get: operations["sources.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/sources/{sourceId}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * File a source
+         * @description Files the document under a folder or page of this Knowledgebase, or unfiles it (`null`). A document lives in one place across the organization: filing it here moves it out of a folder elsewhere. `svcsource://` mentions never change filing.
+         */
+        post: operations["sources.move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledgebases/{id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search Knowledgebases
+         * @description BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: ["pages"]` is free; 402 `insufficient_credits` with nothing charged when none is left.
+         */
+        post: operations["sources.search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1081,6 +1165,128 @@ export interface components {
             /** @example 2026-11-21T10:00:00.000Z */
             createdAt: string;
             reviewedAt: string | null;
+        };
+        SourceList: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            knowledgebaseId: string;
+            sources: components["schemas"]["Source"][];
+            nextCursor: string | null;
+        };
+        /**
+         * @description Give `name` and exactly one of `contentMarkdown`, `contentText` or `url`.
+         * @example {
+         *       "name": "Returns policy",
+         *       "contentMarkdown": "# Returns\n\nWithin 30 days, with the receipt."
+         *     }
+         */
+        CreateSource: {
+            name: string;
+            /** @description Markdown, up to 1 MB. */
+            contentMarkdown?: string;
+            /** @description Plain text, up to 1 MB. */
+            contentText?: string;
+            /** @description A public http(s) address; the service checks and fetches it. */
+            url?: string;
+            /** @description A folder or page of this Knowledgebase. */
+            parentPageId?: string | null;
+        };
+        SourceResponse: {
+            source: components["schemas"]["Source"];
+        };
+        MoveSource: {
+            /** @description A folder or page of this Knowledgebase, or null to unfile. */
+            parentPageId: string | null;
+        };
+        SourceMoved: {
+            /** @enum {boolean} */
+            ok: true;
+            source: components["schemas"]["Source"];
+        };
+        /**
+         * @example {
+         *       "query": "refund window",
+         *       "kinds": [
+         *         "documents",
+         *         "pages"
+         *       ]
+         *     }
+         */
+        SearchRequest: {
+            query: string;
+            /**
+             * minItems(1)
+             * @description Default `["documents", "pages"]`, plus `memories` for a personal key. `["pages"]` is free.
+             */
+            kinds?: ("documents" | "pages" | "memories")[];
+            /**
+             * between(1, 200)
+             * @description a number between 1 and 200
+             */
+            limit?: components["schemas"]["Int"];
+            cursor?: string;
+        };
+        SearchResponse: {
+            results: components["schemas"]["SearchResult"][];
+            nextCursor: string | null;
+            kinds: ("documents" | "pages" | "memories")[];
+            creditsCharged: components["schemas"]["Int"];
+        };
+        SearchResult: {
+            /** @enum {string} */
+            kind: "document" | "page" | "memory";
+            id: string;
+            title: string;
+            snippet: string;
+            score: number;
+            citation: components["schemas"]["Citation"];
+        };
+        /** @description A document hit names its source and passage (and section: a PDF page, CSV rows); a page hit its page; a memory hit its memory. */
+        Citation: {
+            /** @enum {string} */
+            kind: "document" | "page" | "memory";
+            knowledgebaseId: string | null;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            sourceId?: string;
+            sourceName?: string;
+            passageId?: string;
+            section?: string | null;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            pageId?: string;
+            title?: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            memoryId?: string;
+        };
+        /**
+         * @description `insufficient_credits`: No credits left for a run or a document search; nothing ran, nothing was charged.
+         * @example {
+         *       "error": {
+         *         "code": "insufficient_credits",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_InsufficientCredits: {
+            error: {
+                /** @enum {string} */
+                code: "insufficient_credits";
+                message: string;
+            };
         };
     };
     responses: never;
@@ -2491,6 +2697,539 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "sources.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                /** @description Comma-separated field names to return; unknown names are refused. */
+                fields?: string;
+                /** @description Only items changed at or after this time (inclusive). */
+                updatedSince?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SourceList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "sources.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string up to 64 characters; a retry with the same key within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSource"];
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A PDF, CSV, TXT or MD file within the 4.5 MB request limit.
+                     */
+                    file: string;
+                    /** @description Defaults to the file's name. */
+                    name?: string;
+                    /** @description A folder or page of this Knowledgebase. */
+                    parentPageId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description `processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document and answers its current status. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "processing" | "pending_review" | "ready" | "failed";
+                        source: components["schemas"]["Source"];
+                        reviewPath: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"] | components["schemas"]["Error_PlanLimit"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Conflict"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "sources.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sourceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SourceResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "sources.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sourceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveSource"];
+            };
+        };
+        responses: {
+            /** @description SourceMoved */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceMoved"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "sources.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A Knowledgebase id, or `all`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SearchRequest"];
+            };
+        };
+        responses: {
+            /** @description SearchResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientCredits */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientCredits"];
                 };
             };
             /** @description an instance of InsufficientScope */

@@ -25,7 +25,9 @@ import {
 } from "./page-domain.js"
 import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./page-repo.js"
 import { applyPatch, describeRefusal, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
+import { ActivityLog } from "./activity.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { SourceRepo } from "./source-repo.js"
 import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
 /** What a pending revision will do when approved. */
@@ -56,6 +58,8 @@ const tooLarge = () =>
 export class PageService extends Effect.Service<PageService>()("svc/PageService", {
   effect: Effect.gen(function* () {
     const pages = yield* PageRepo
+    const sources = yield* SourceRepo
+    const activity = yield* ActivityLog
     const reader = yield* ReadConnection
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const knowledgebases = yield* KnowledgebaseRepo
@@ -97,8 +101,9 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     /** Resolves a body's links against the Knowledgebase, inside the write's transaction. */
     const linksOf = (knowledgebaseId: string, markdown: string) => {
       const found = extractLinks(markdown)
-      return Effect.map(pages.titlesOf(knowledgebaseId, found.pages), (titles): Links =>
-        resolveLinks(found, { pages: titles, sources: new Map() })
+      return Effect.map(
+        Effect.zip(pages.titlesOf(knowledgebaseId, found.pages), sources.namesIn(knowledgebaseId, found.sources)),
+        ([titles, names]): Links => resolveLinks(found, { pages: titles, sources: names })
       )
     }
 
@@ -346,10 +351,12 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           const row = yield* livePage(knowledgebaseId, pageId)
           const { related, referencedBy } = yield* pages.linksOf(row.id)
           const children = yield* pages.children(knowledgebaseId, row.id)
+          const attached = yield* sources.filedUnder(row.id)
+          yield* activity.record(actor, { action: "read_page", knowledgebaseId, results: [{ kind: "page", id: row.id, title: row.title }] })
           return {
             ...toSummary(row),
             markdown: row.markdown,
-            attachedFiles: [],
+            attachedFiles: attached.map((source) => source.name),
             relatedPages: related.map(({ id, title }) => ({ id, title })),
             referencedBy: referencedBy.map(({ id, title }) => ({ id, title })),
             children: children.map((child) => ({
@@ -505,5 +512,5 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
         })
     }
   }),
-  dependencies: [PageRepo.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default]
+  dependencies: [PageRepo.Default, SourceRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default]
 }) {}

@@ -11,7 +11,10 @@ import { Cursors, type Page } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 import { PageRepo } from "./page-repo.js"
+import { ActivityLog } from "./activity.js"
+import { MemoryService } from "./memory-service.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { SourceRepo, toSource } from "./source-repo.js"
 import { buildIndex } from "./tree.js"
 
 /** Knowledgebase operations for a calling principal. */
@@ -19,6 +22,9 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
   effect: Effect.gen(function* () {
     const repo = yield* KnowledgebaseRepo
     const pages = yield* PageRepo
+    const sources = yield* SourceRepo
+    const activity = yield* ActivityLog
+    const memoryService = yield* MemoryService
     const limiter = yield* RateLimiter
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
@@ -85,11 +91,24 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
             updatedAt: item.updatedAt,
             author: facts.get(item.id)?.author ?? null
           }))
-          const memories = actor.key.kind === "personal" ? [] : undefined
+          const memories = actor.key.kind === "personal" && actor.member !== null ? yield* memoryService.of(actor.member.id) : undefined
+          const exportedSources = (yield* sources.all(kb.id)).map((row) => {
+            const source = toSource(row, kb.id)
+            return {
+              id: source.id,
+              name: source.name,
+              type: source.type,
+              status: source.status,
+              sizeBytes: source.sizeBytes,
+              createdAt: source.createdAt,
+              updatedAt: source.updatedAt,
+              parentPageId: source.parentPageId
+            }
+          })
           const size = estimateExportBytes({
             knowledgebase,
             pages: exported.map((page) => ({ ...page, markdownBytes: facts.get(page.id)?.markdown_bytes ?? 0 })),
-            sources: [],
+            sources: exportedSources,
             memories
           })
           if (isExportTooLarge(size)) {
@@ -104,7 +123,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
           }
           return {
             filename: `${safeName(kb.name)}.zip`,
-            stream: exportArchiveStream({ knowledgebase, pages: { [Symbol.asyncIterator]: bodies }, sources: [], memories })
+            stream: exportArchiveStream({ knowledgebase, pages: { [Symbol.asyncIterator]: bodies }, sources: exportedSources, memories })
           }
         }),
 
@@ -114,9 +133,11 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
           const kb = yield* repo.byId(actor.organization.id, id)
           if (!kb) return yield* notFound(id)
           const pageIndex = buildIndex(yield* pages.treeRows(kb.id), { parent: { kind: "all" } }).items
-          return { ...kb, sources: [], pages: pageIndex } satisfies KnowledgebaseDetail
+          const attached = (yield* sources.all(kb.id)).map((row) => toSource(row, kb.id))
+          yield* activity.record(actor, { action: "read_knowledgebase", knowledgebaseId: kb.id, results: [{ kind: "knowledgebase", id: kb.id, title: kb.name }] })
+          return { ...kb, sources: attached, pages: pageIndex } satisfies KnowledgebaseDetail
         })
     }
   }),
-  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, Cursors.Default, RateLimiter.Default]
+  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default]
 }) {}

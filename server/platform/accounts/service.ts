@@ -213,6 +213,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
     return {
       createOrganization,
       organization,
+      /** An active member of the organization `slug` by email (404 when none). */
+      member: (slug: string, email: string) => Effect.flatMap(organization(slug), (org) => activeMember(org, email)),
 
       /** Applies plan, gate and credit changes to an organization. */
       setOrganization: (slug: string, changes: OrganizationChanges) =>

@@ -1,0 +1,117 @@
+/**
+ * Each key's (and later each MCP connection's) recent Knowledgebase activity: what was searched or
+ * read and what came back. Search text is never stored: only a keyed fingerprint of it, so the same
+ * query shows the same fingerprint and the text cannot be read back.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { createHmac, randomBytes } from "node:crypto"
+import type { Principal } from "../platform/accounts/domain.js"
+import { AppClock, isoAt } from "../platform/clock.js"
+
+/** How many entries each key keeps. */
+export const activityKept = 200
+
+/** What was searched or read. */
+export type ActivityAction = "search" | "read_knowledgebase" | "read_page" | "read_source"
+
+/** One thing that came back. */
+export interface ActivityResult {
+  readonly kind: "document" | "page" | "memory" | "knowledgebase" | "source"
+  readonly id: string
+  readonly title?: string | undefined
+}
+
+/** An entry as recorded. */
+export interface ActivityEntry {
+  readonly action: ActivityAction
+  readonly knowledgebaseId: string | null
+  /** The search text, for a search: only its fingerprint is kept. */
+  readonly query?: string | undefined
+  readonly kinds?: ReadonlyArray<string> | undefined
+  readonly results: ReadonlyArray<ActivityResult>
+}
+
+/** An entry as listed. */
+export interface ActivityRecord {
+  readonly at: string
+  readonly action: ActivityAction
+  readonly knowledgebaseId: string | null
+  readonly queryFingerprint: string | null
+  readonly kinds: ReadonlyArray<string> | null
+  readonly resultCount: number
+  readonly results: ReadonlyArray<ActivityResult>
+}
+
+const resultsKept = 20
+const secretSetting = "activity_fingerprint_secret"
+
+/** The normalized form of search text that is fingerprinted (case and spacing do not matter). */
+export const normalizeQuery = (text: string): string => text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
+
+/** Records and lists recent Knowledgebase activity. */
+export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* AppClock
+    let secret: Buffer | null = null
+    const secretKey = Effect.suspend(() =>
+      secret
+        ? Effect.succeed(secret)
+        : Effect.gen(function* () {
+            yield* sql`INSERT OR IGNORE INTO settings (name, value) VALUES (${secretSetting}, ${randomBytes(32).toString("hex")})`
+            const rows = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = ${secretSetting}`
+            secret = Buffer.from(rows[0]!.value, "hex")
+            return secret
+          })
+    )
+
+    /** The fingerprint of search text: `hmac-sha256:` and 16 hex digits. */
+    const fingerprint = (text: string) =>
+      Effect.map(secretKey, (key) => `hmac-sha256:${createHmac("sha256", key).update(normalizeQuery(text)).digest("hex").slice(0, 16)}`)
+
+    return {
+      fingerprint: (text: string) => Effect.orDie(fingerprint(text)),
+
+      /** Records an entry against the caller's key; older entries beyond {@link activityKept} are dropped. */
+      record: (actor: Principal, entry: ActivityEntry) =>
+        Effect.orDie(
+          Effect.gen(function* () {
+            const queryFingerprint = entry.query === undefined ? null : yield* fingerprint(entry.query)
+            const detail = JSON.stringify({
+              kinds: entry.kinds ?? null,
+              resultCount: entry.results.length,
+              results: entry.results.slice(0, resultsKept)
+            })
+            yield* sql`INSERT INTO knowledge_activity (organization_id, key_id, action, knowledgebase_id, query_fingerprint, detail, at)
+              VALUES (${actor.organization.id}, ${actor.key.id}, ${entry.action}, ${entry.knowledgebaseId}, ${queryFingerprint}, ${detail}, ${isoAt(clock.now())})`
+            yield* sql`DELETE FROM knowledge_activity WHERE key_id = ${actor.key.id} AND seq <= (
+              SELECT seq FROM knowledge_activity WHERE key_id = ${actor.key.id} ORDER BY seq DESC LIMIT 1 OFFSET ${activityKept})`
+          })
+        ),
+
+      /** A key's recent activity, newest first. */
+      forKey: (organizationId: string, keyId: string, limit = activityKept) =>
+        Effect.orDie(
+          sql<{ at: string; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`
+            SELECT at, action, knowledgebase_id, query_fingerprint, detail FROM knowledge_activity
+            WHERE organization_id = ${organizationId} AND key_id = ${keyId} ORDER BY seq DESC LIMIT ${limit}`.pipe(
+            Effect.map((rows) =>
+              rows.map((row): ActivityRecord => {
+                const detail = JSON.parse(row.detail) as { kinds: Array<string> | null; resultCount: number; results: Array<ActivityResult> }
+                return {
+                  at: row.at,
+                  action: row.action,
+                  knowledgebaseId: row.knowledgebase_id,
+                  queryFingerprint: row.query_fingerprint,
+                  kinds: detail.kinds,
+                  resultCount: detail.resultCount,
+                  results: detail.results
+                }
+              })
+            )
+          )
+        )
+    }
+  })
+}) {}

@@ -1,0 +1,159 @@
+/**
+ * The ingestion worker: takes queued jobs one at a time, fetches `url` sources (public addresses
+ * only unless allowed), extracts text, chunks it and indexes the passages, then moves the source to
+ * `ready` or `failed`. Each job is time-boxed. Jobs survive restarts: on start, jobs a stopped
+ * process left running are queued again, or fail once they were interrupted too often. No network
+ * or file work happens inside a transaction.
+ */
+import { SqlClient } from "@effect/sql"
+import { Cause, Duration, Effect, Layer } from "effect"
+import { createHash } from "node:crypto"
+import { AppClock, isoAt } from "../platform/clock.js"
+import { safeFetchEffect } from "../platform/net/safe-fetch.js"
+import { transactionsOn } from "../platform/sql/database.js"
+import { chunkText } from "./chunk.js"
+import { detectType, ExtractionFailed, extractText } from "./extract.js"
+import { IngestionConfig } from "./ingestion-config.js"
+import { PageRepo } from "./page-repo.js"
+import { type JobRow, SourceRepo } from "./source-repo.js"
+import { IngestionSignal, SourceService } from "./source-service.js"
+
+/** Why a job did not index its source; the message becomes the source's `errorMessage`. */
+class JobFailed extends Error {
+  readonly _tag = "JobFailed"
+}
+
+const sentence = (text: string) => {
+  const trimmed = text.trim()
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`
+}
+
+/** Runs the ingestion worker for as long as its scope is open. */
+export const IngestionWorkerLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const sources = yield* SourceRepo
+    const pages = yield* PageRepo
+    const service = yield* SourceService
+    const signal = yield* IngestionSignal
+    const config = yield* IngestionConfig
+    const clock = yield* AppClock
+    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
+    const now = () => isoAt(clock.now())
+
+    /** The original's bytes, fetching a `url` source first. */
+    const originalOf = (sourceId: string, url: string | null, name: string) =>
+      Effect.gen(function* () {
+        const kept = yield* sources.original(sourceId)
+        if (kept) return { bytes: new Uint8Array(kept.bytes), contentType: kept.content_type, type: detectType(name, kept.content_type) }
+        if (url === null) return yield* Effect.fail(new JobFailed("The uploaded original is missing."))
+        const fetched = yield* safeFetchEffect(url, {
+          allowPrivate: config.allowPrivateUrls,
+          classify: config.isPublic,
+          maxBytes: config.fetchMaxBytes,
+          timeoutMs: config.fetchTimeoutMs
+        }).pipe(Effect.mapError((refused) => new JobFailed(sentence(refused.message))))
+        const type = detectType(new URL(fetched.finalUrl).pathname, fetched.contentType ?? undefined) ?? detectType(undefined, "text/plain")
+        const contentType = fetched.contentType ?? "application/octet-stream"
+        yield* inTransaction(
+          Effect.gen(function* () {
+            yield* sources.keepOriginal(sourceId, contentType, fetched.bytes)
+            yield* sources.setFetched(sourceId, {
+              type: type ?? "txt",
+              sizeBytes: fetched.bytes.byteLength,
+              sha256: createHash("sha256").update(fetched.bytes).digest("hex")
+            })
+          })
+        )
+        return { bytes: fetched.bytes, contentType, type }
+      })
+
+    /** Fetches, extracts and chunks a source, then indexes it if it is still this job's. */
+    const index = (job: JobRow) =>
+      Effect.gen(function* () {
+        const row = yield* sources.byIdUnscoped(job.source_id)
+        if (!row || row.status !== "processing") return
+        const original = yield* originalOf(row.id, row.url, row.url ?? row.name)
+        const type = row.type === "url" ? original.type : row.type
+        if (type === null || !["pdf", "csv", "txt", "md", "html"].includes(type)) {
+          return yield* Effect.fail(new JobFailed(`The document's type (${original.contentType}) is not one that can be indexed.`))
+        }
+        const document = yield* Effect.tryPromise({
+          try: () => extractText({ bytes: original.bytes, type: type as "pdf", name: row.name }),
+          catch: (error) =>
+            new JobFailed(error instanceof ExtractionFailed ? sentence(error.message) : "The document could not be read.")
+        })
+        const chunks = chunkText(document)
+        if (chunks.length === 0) return yield* Effect.fail(new JobFailed("The document has no text to index."))
+        yield* inTransaction(
+          Effect.gen(function* () {
+            const current = yield* sources.jobForUpdate(row.id)
+            const live = yield* sources.byIdUnscoped(row.id)
+            if (!current || current.attempts !== job.attempts || !live || live.status !== "processing") return
+            const at = now()
+            yield* sources.replacePassages(row.id, chunks)
+            yield* sources.setStatus(row.id, { status: "ready", errorMessage: null, at })
+            yield* sources.finishJob(row.id)
+            for (const knowledgebaseId of yield* sources.attachments(row.id)) {
+              yield* pages.recordChange(live.organization_id, { knowledgebaseId, type: "source", id: row.id, change: "ready", changedAt: at })
+            }
+          })
+        )
+      })
+
+    const run = (job: JobRow) =>
+      index(job).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(config.jobTimeoutMs),
+          onTimeout: () => new JobFailed(`Indexing did not finish within ${Math.round(config.jobTimeoutMs / 1000)} seconds and was stopped.`)
+        }),
+        Effect.catchAllCause((cause) =>
+          Effect.gen(function* () {
+            if (Cause.isInterrupted(cause)) return yield* Effect.failCause(cause)
+            const failure = Cause.failureOption(cause)
+            const known = failure._tag === "Some" && failure.value instanceof JobFailed
+            if (!known) yield* Effect.logError("ingestion job failed", cause)
+            yield* service.fail(job.source_id, known ? failure.value.message : "Indexing failed unexpectedly.")
+          })
+        )
+      )
+
+    /** Requeues jobs a stopped process left running; fails those interrupted too often. */
+    const recover = inTransaction(
+      Effect.gen(function* () {
+        const left = yield* sources.runningJobs
+        for (const job of left) {
+          if (job.attempts < config.maxAttempts) yield* sources.requeue(job.source_id, now())
+        }
+        return left.filter((job) => job.attempts >= config.maxAttempts)
+      })
+    ).pipe(
+      Effect.tap((exhausted) =>
+        Effect.forEach(
+          exhausted,
+          (job) => service.fail(job.source_id, `Indexing was interrupted ${job.attempts} times (the server stopped while it ran); upload the document again.`),
+          { discard: true }
+        )
+      )
+    )
+
+    const loop = Effect.gen(function* () {
+      yield* recover
+      while (true) {
+        const at = clock.now()
+        const job = yield* inTransaction(sources.claimJob(isoAt(at), isoAt(at + config.jobTimeoutMs)))
+        if (job) {
+          yield* run(job)
+          continue
+        }
+        yield* Effect.raceFirst(signal.wait, Effect.sleep(Duration.millis(config.pollMs)))
+      }
+    })
+
+    yield* Effect.forkScoped(
+      loop.pipe(
+        Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("ingestion worker stopped", cause)))
+      )
+    )
+  })
+)

@@ -1,0 +1,242 @@
+/**
+ * Knowledgebase search: documents (indexed passages of ready, enabled sources), pages and, for a
+ * personal key, the member's own memories; BM25 over SQLite FTS5 on the read connection, merged by
+ * score, with snippets and a citation on every hit. One credit per call that searches documents,
+ * charged only after the search succeeded; recorded in the key's activity (query as a fingerprint).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { Principal } from "../platform/accounts/domain.js"
+import { InsufficientCredits, InvalidRequest, NotFound } from "../platform/errors.js"
+import { Cursors } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import { ActivityLog } from "./activity.js"
+import { KnowledgebaseRepo } from "./repo.js"
+import type { SearchKind, SearchRequest, SearchResult } from "./source-domain.js"
+import { matchExpression, queryTerms, snippetOf } from "./search-query.js"
+
+/** How deep paging through one query may go. */
+export const maxSearchDepth = 1_000
+const defaultLimit = 50
+
+interface Hit {
+  readonly rowid: number
+  readonly score: number
+}
+interface PassageRow {
+  readonly id: number
+  readonly source_id: string
+  readonly section: string | null
+  readonly text: string
+  readonly name: string
+  readonly knowledgebase_id: string
+}
+interface PageRow {
+  readonly id: string
+  readonly knowledgebase_id: string
+  readonly title: string
+  readonly markdown: string
+}
+interface MemoryRow {
+  readonly id: string
+  readonly text: string
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
+const round = (score: number) => Math.round(-score * 10_000) / 10_000
+
+/** Search over a Knowledgebase (or `all`) for a calling principal. */
+export class SearchService extends Effect.Service<SearchService>()("svc/SearchService", {
+  effect: Effect.gen(function* () {
+    const reader = yield* ReadConnection
+    const sql = yield* SqlClient.SqlClient
+    const knowledgebases = yield* KnowledgebaseRepo
+    const cursors = yield* Cursors
+    const activity = yield* ActivityLog
+
+    const hits = (text: string, params: ReadonlyArray<unknown>) => Effect.orDie(reader.all<Hit>(text, params))
+    const rowsByRowid = <Row>(text: string, ids: ReadonlyArray<number>) =>
+      ids.length === 0 ? Effect.succeed([] as ReadonlyArray<Row & { rowid: number }>) : Effect.orDie(reader.all<Row & { rowid: number }>(text, ids))
+
+    const documentHits = (organizationId: string, knowledgebaseId: string | null, match: string, depth: number) =>
+      Effect.gen(function* () {
+        const found = yield* hits(
+          knowledgebaseId === null
+            ? `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
+               JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
+               WHERE passages_fts MATCH ? AND s.organization_id = ? AND s.status = 'ready' AND s.disabled = 0
+               ORDER BY score LIMIT ?`
+            : `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
+               JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
+               JOIN knowledgebase_sources ks ON ks.source_id = s.id AND ks.knowledgebase_id = ?
+               WHERE passages_fts MATCH ? AND s.organization_id = ? AND s.status = 'ready' AND s.disabled = 0
+               ORDER BY score LIMIT ?`,
+          knowledgebaseId === null ? [match, organizationId, depth] : [knowledgebaseId, match, organizationId, depth]
+        )
+        const rows = yield* rowsByRowid<PassageRow>(
+          `SELECT p.id AS rowid, p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
+           FROM passages p JOIN sources s ON s.id = p.source_id WHERE p.id IN (${placeholders(found.length)})`,
+          found.map((hit) => hit.rowid)
+        )
+        const byId = new Map(rows.map((row) => [row.rowid, row]))
+        return found.flatMap((hit) => {
+          const row = byId.get(hit.rowid)
+          return row ? [{ score: hit.score, row }] : []
+        })
+      })
+
+    const pageHits = (knowledgebaseIds: ReadonlyArray<string>, match: string, depth: number) =>
+      Effect.gen(function* () {
+        if (knowledgebaseIds.length === 0) return []
+        const found = yield* hits(
+          `SELECT f.rowid AS rowid, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.rowid = f.rowid
+           WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'
+           ORDER BY score LIMIT ?`,
+          [match, ...knowledgebaseIds, depth]
+        )
+        const rows = yield* rowsByRowid<PageRow>(
+          `SELECT rowid, id, knowledgebase_id, title, markdown FROM pages WHERE rowid IN (${placeholders(found.length)})`,
+          found.map((hit) => hit.rowid)
+        )
+        const byId = new Map(rows.map((row) => [row.rowid, row]))
+        return found.flatMap((hit) => {
+          const row = byId.get(hit.rowid)
+          return row ? [{ score: hit.score, row }] : []
+        })
+      })
+
+    const memoryHits = (memberId: string, match: string, depth: number) =>
+      Effect.gen(function* () {
+        const found = yield* hits(
+          `SELECT f.rowid AS rowid, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
+           WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY score LIMIT ?`,
+          [match, memberId, depth]
+        )
+        const rows = yield* rowsByRowid<MemoryRow>(
+          `SELECT rowid, id, text FROM memories WHERE rowid IN (${placeholders(found.length)})`,
+          found.map((hit) => hit.rowid)
+        )
+        const byId = new Map(rows.map((row) => [row.rowid, row]))
+        return found.flatMap((hit) => {
+          const row = byId.get(hit.rowid)
+          return row ? [{ score: hit.score, row }] : []
+        })
+      })
+
+    /** Takes one credit if the organization has one left; false when it has none. */
+    const charge = (organizationId: string) =>
+      Effect.orDie(
+        sql<{ credits_remaining: number }>`UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1
+          WHERE id = ${organizationId} AND credits_remaining > 0 RETURNING credits_remaining`.pipe(Effect.map((rows) => rows.length === 1))
+      )
+    const creditsLeft = (organizationId: string) =>
+      Effect.orDie(
+        reader
+          .all<{ credits_remaining: number }>("SELECT credits_remaining FROM organizations WHERE id = ?", [organizationId])
+          .pipe(Effect.map((rows) => rows[0]?.credits_remaining ?? 0))
+      )
+    const noCredits = () =>
+      new InsufficientCredits({ message: "This organization has no credits left; searching documents costs one credit. Nothing was charged." })
+
+    return {
+      /** Searches `knowledgebaseId` (or `all`) for the principal. */
+      search: (actor: Principal, knowledgebaseId: string, request: SearchRequest) =>
+        Effect.gen(function* () {
+          const organizationId = actor.organization.id
+          const personal = actor.key.kind === "personal" && actor.member !== null
+          const asked: ReadonlyArray<SearchKind> = request.kinds ?? (personal ? ["documents", "pages", "memories"] : ["documents", "pages"])
+          const kinds = [...new Set(asked)]
+          const terms = queryTerms(request.query)
+          if (terms.length === 0) return yield* new InvalidRequest({ message: "query: give at least one word to search for." })
+          let scope: string | null = null
+          let scopeIds: ReadonlyArray<string>
+          if (knowledgebaseId === "all") {
+            scopeIds = yield* Effect.orDie(
+              reader
+                .all<{ id: string }>("SELECT id FROM knowledgebases WHERE organization_id = ?", [organizationId])
+                .pipe(Effect.map((rows) => rows.map((row) => row.id)))
+            )
+          } else {
+            const kb = yield* knowledgebases.byId(organizationId, knowledgebaseId)
+            if (!kb) return yield* new NotFound({ message: `No Knowledgebase '${knowledgebaseId}' in this organization.` })
+            scope = kb.id
+            scopeIds = [kb.id]
+          }
+          const searchesDocuments = kinds.includes("documents")
+          if (searchesDocuments && (yield* creditsLeft(organizationId)) <= 0) return yield* noCredits()
+
+          const list = `search:${organizationId}:${knowledgebaseId}:${actor.key.id}:${kinds.join(",")}:${terms.join(" ")}`
+          const page = yield* cursors.request(list, { limit: request.limit ?? defaultLimit, cursor: request.cursor })
+          const offset = page.after === null ? 0 : Number(page.after[0])
+          const depth = Math.min(maxSearchDepth, offset + page.limit + 1)
+          const match = matchExpression(terms)
+
+          const found: Array<SearchResult & { rank: number }> = []
+          if (searchesDocuments) {
+            for (const { score, row } of yield* documentHits(organizationId, scope, match, depth)) {
+              found.push({
+                rank: score,
+                kind: "document",
+                id: String(row.id),
+                title: row.name,
+                snippet: snippetOf(row.text, terms),
+                score: round(score),
+                citation: {
+                  kind: "document",
+                  knowledgebaseId: scope ?? row.knowledgebase_id,
+                  sourceId: row.source_id,
+                  sourceName: row.name,
+                  passageId: String(row.id),
+                  section: row.section
+                }
+              })
+            }
+          }
+          if (kinds.includes("pages")) {
+            for (const { score, row } of yield* pageHits(scopeIds, match, depth)) {
+              found.push({
+                rank: score,
+                kind: "page",
+                id: row.id,
+                title: row.title,
+                snippet: snippetOf(`${row.markdown}`.length > 0 ? row.markdown : row.title, terms),
+                score: round(score),
+                citation: { kind: "page", knowledgebaseId: row.knowledgebase_id, pageId: row.id, title: row.title }
+              })
+            }
+          }
+          if (kinds.includes("memories") && personal) {
+            for (const { score, row } of yield* memoryHits(actor.member!.id, match, depth)) {
+              found.push({
+                rank: score,
+                kind: "memory",
+                id: row.id,
+                title: row.text.slice(0, 80),
+                snippet: snippetOf(row.text, terms),
+                score: round(score),
+                citation: { kind: "memory", knowledgebaseId: null, memoryId: row.id }
+              })
+            }
+          }
+          found.sort((a, b) => a.rank - b.rank || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id))
+          const pageItems = found.slice(offset, offset + page.limit).map(({ rank: _rank, ...result }) => result)
+          const more = found.length > offset + page.limit && offset + page.limit < maxSearchDepth
+          if (searchesDocuments && !(yield* charge(organizationId))) return yield* noCredits()
+          yield* activity.record(actor, {
+            action: "search",
+            knowledgebaseId: scope,
+            query: request.query,
+            kinds,
+            results: pageItems.map((result) => ({ kind: result.kind, id: result.citation.sourceId ?? result.id, title: result.title }))
+          })
+          return {
+            results: pageItems,
+            nextCursor: more ? cursors.encode(list, [offset + page.limit]) : null,
+            kinds,
+            creditsCharged: searchesDocuments ? 1 : 0
+          }
+        })
+    }
+  }),
+  dependencies: [ReadConnection.Default, KnowledgebaseRepo.Default, Cursors.Default, ActivityLog.Default]
+}) {}

@@ -1,0 +1,84 @@
+/** The source (document) endpoints of the contract, and Knowledgebase search. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../platform/http/authentication.js"
+import { ErrorResponse } from "../platform/http/error-catalog.js"
+import { scope } from "../platform/http/policy.js"
+import { IdempotencyHeaders } from "../platform/http/responses.js"
+import { FieldsParam, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { Source, Uuid } from "./domain.js"
+import { CreateSourceJson, CreateSourceUpload, MoveSource, SearchRequest, SearchResponse, SourceWrite } from "./source-domain.js"
+
+const SourcePath = Schema.Struct({ id: Schema.String, sourceId: Schema.String })
+const SourceList = Schema.Struct({
+  knowledgebaseId: Uuid,
+  sources: Schema.Array(Source),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "SourceList" })
+
+/** `/knowledgebases/{id}/sources...` and `/knowledgebases/{id}/search` */
+export class SourcesApi extends HttpApiGroup.make("sources")
+  .add(
+    HttpApiEndpoint.get("list", "/knowledgebases/:id/sources")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setUrlParams(listQuery({ fields: FieldsParam, updatedSince: UpdatedSinceParam }))
+      .addSuccess(SourceList)
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "List sources")
+      .annotate(OpenApi.Description, "The Knowledgebase's documents, oldest first. File bodies are never returned; content is reached by search.")
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/knowledgebases/:id/sources")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .setHeaders(IdempotencyHeaders)
+      .setPayload(Schema.Union(CreateSourceJson, CreateSourceUpload))
+      .addSuccess(SourceWrite, { status: 202 })
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.PlanLimit)
+      .addError(ErrorResponse.Conflict)
+      .addError(ErrorResponse.PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Upload a source")
+      .annotate(
+        OpenApi.Description,
+        "JSON with `name` and exactly one of `contentMarkdown`, `contentText` (up to 1 MB) or `url` (public http(s), fetched by the service); or `multipart/form-data` with a `file` (PDF, CSV, TXT or MD) within the 4.5 MB request limit. Answers 202 with `status` `processing` (poll the source until `ready` or `failed`) or `pending_review`. Takes `Idempotency-Key`."
+      )
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/knowledgebases/:id/sources/:sourceId")
+      .setPath(SourcePath)
+      .addSuccess(Schema.Struct({ source: Source }).annotations({ identifier: "SourceResponse" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Read a source")
+      .annotate(OpenApi.Description, "One source; reading one that is processing checks its indexing and refreshes the status.")
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.post("move", "/knowledgebases/:id/sources/:sourceId/move")
+      .setPath(SourcePath)
+      .setPayload(MoveSource)
+      .addSuccess(Schema.Struct({ ok: Schema.Literal(true), source: Source }).annotations({ identifier: "SourceMoved" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "File a source")
+      .annotate(
+        OpenApi.Description,
+        "Files the document under a folder or page of this Knowledgebase, or unfiles it (`null`). A document lives in one place across the organization: filing it here moves it out of a folder elsewhere. `svcsource://` mentions never change filing."
+      )
+      .pipe(scope("knowledge:write"))
+  )
+  .add(
+    HttpApiEndpoint.post("search", "/knowledgebases/:id/search")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
+      .setPayload(SearchRequest)
+      .addSuccess(SearchResponse)
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.InsufficientCredits)
+      .annotate(OpenApi.Summary, "Search Knowledgebases")
+      .annotate(
+        OpenApi.Description,
+        "BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: [\"pages\"]` is free; 402 `insufficient_credits` with nothing charged when none is left."
+      )
+      .pipe(scope("knowledge:read"))
+  )
+  .middleware(Authentication) {}

@@ -1,0 +1,263 @@
+/**
+ * SQL for sources: the documents, the Knowledgebases they are attached to, their kept originals,
+ * ingestion jobs and indexed passages. Reads outside a transaction use the read connection;
+ * everything a write decides on is read again inside it.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { PageRequest } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { Chunk } from "./chunk.js"
+import type { Source } from "./domain.js"
+
+/** A source row as stored. */
+export interface SourceRow {
+  readonly id: string
+  readonly organization_id: string
+  readonly knowledgebase_id: string
+  readonly name: string
+  readonly type: string
+  readonly status: Source["status"]
+  readonly disabled: number
+  readonly url: string | null
+  readonly size_bytes: number
+  readonly content_sha256: string | null
+  readonly error_message: string | null
+  readonly created_via: "api" | "mcp"
+  readonly filed_knowledgebase_id: string | null
+  readonly parent_page_id: string | null
+  readonly author: string | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** A source row with when it joined the Knowledgebase it is read through. */
+export interface AttachedSourceRow extends SourceRow {
+  readonly attached_at: string
+}
+
+/** An ingestion job as stored. */
+export interface JobRow {
+  readonly source_id: string
+  readonly state: "queued" | "running"
+  readonly attempts: number
+  readonly queued_at: string
+  readonly started_at: string | null
+  readonly deadline_at: string | null
+}
+
+/**
+ * A source as seen from one Knowledgebase: its filing (`parentPageId`) shows only in the
+ * Knowledgebase it is filed in, since a document lives in one place across the organization.
+ */
+export const toSource = (row: SourceRow, knowledgebaseId: string): Source => ({
+  id: row.id,
+  name: row.name,
+  type: row.type,
+  status: row.status,
+  searchable: row.status === "ready" && row.disabled === 0,
+  disabled: row.disabled !== 0,
+  url: row.url,
+  updatedAt: row.updated_at,
+  createdAt: row.created_at,
+  sizeBytes: row.size_bytes,
+  errorMessage: row.error_message,
+  createdVia: row.created_via,
+  parentPageId: row.filed_knowledgebase_id === knowledgebaseId ? row.parent_page_id : null
+})
+
+const attachedColumns = "s.*, ks.attached_at"
+const passageBatch = 200
+const batches = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
+
+/** Sources in SQL. */
+export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const reader = yield* ReadConnection
+    const orDie = Effect.orDie
+    return {
+      /** A source attached to the Knowledgebase (read connection). */
+      find: (knowledgebaseId: string, sourceId: string) =>
+        orDie(
+          reader
+            .all<AttachedSourceRow>(
+              `SELECT ${attachedColumns} FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+               WHERE ks.knowledgebase_id = ? AND ks.source_id = ?`,
+              [knowledgebaseId, sourceId]
+            )
+            .pipe(Effect.map((rows) => rows[0] ?? null))
+        ),
+      /** A source attached to the Knowledgebase, read inside a write. */
+      findForUpdate: (knowledgebaseId: string, sourceId: string) =>
+        orDie(
+          sql<AttachedSourceRow>`SELECT ${sql.literal(attachedColumns)} FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+            WHERE ks.knowledgebase_id = ${knowledgebaseId} AND ks.source_id = ${sourceId}`.pipe(Effect.map((rows) => rows[0] ?? null))
+        ),
+      /** A source of the organization by id, inside a write. */
+      byIdForUpdate: (organizationId: string, sourceId: string) =>
+        orDie(
+          sql<SourceRow>`SELECT * FROM sources WHERE organization_id = ${organizationId} AND id = ${sourceId}`.pipe(
+            Effect.map((rows) => rows[0] ?? null)
+          )
+        ),
+      /** A source by id alone (the worker's reads, inside a write). */
+      byIdUnscoped: (sourceId: string) =>
+        orDie(sql<SourceRow>`SELECT * FROM sources WHERE id = ${sourceId}`.pipe(Effect.map((rows) => rows[0] ?? null))),
+      /** A live document of the organization with exactly these bytes, if any (inside a write). */
+      byContent: (organizationId: string, sha256: string) =>
+        orDie(
+          sql<SourceRow>`SELECT * FROM sources WHERE organization_id = ${organizationId} AND content_sha256 = ${sha256}
+            AND status IN ('processing', 'ready') ORDER BY created_at LIMIT 1`.pipe(Effect.map((rows) => rows[0] ?? null))
+        ),
+      /** How many sources are attached to the Knowledgebase (inside a write). */
+      countAttached: (knowledgebaseId: string) =>
+        orDie(
+          sql<{ n: number }>`SELECT count(*) AS n FROM knowledgebase_sources WHERE knowledgebase_id = ${knowledgebaseId}`.pipe(
+            Effect.map((rows) => rows[0]?.n ?? 0)
+          )
+        ),
+      /** Up to `limit + 1` sources of the Knowledgebase after the page position, oldest attachment first. */
+      list: (knowledgebaseId: string, page: PageRequest, updatedSince: string | null) =>
+        orDie(
+          reader.all<AttachedSourceRow>(
+            `SELECT ${attachedColumns} FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+             WHERE ks.knowledgebase_id = ? AND s.updated_at >= ? ${page.after === null ? "" : "AND (ks.attached_at, ks.source_id) > (?, ?)"}
+             ORDER BY ks.attached_at, ks.source_id LIMIT ?`,
+            [
+              knowledgebaseId,
+              updatedSince ?? "",
+              ...(page.after === null ? [] : [page.after[0] ?? "", page.after[1] ?? ""]),
+              page.limit + 1
+            ]
+          )
+        ),
+      /** Every source of the Knowledgebase, oldest attachment first (detail read and export). */
+      all: (knowledgebaseId: string) =>
+        orDie(
+          reader.all<AttachedSourceRow>(
+            `SELECT ${attachedColumns} FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+             WHERE ks.knowledgebase_id = ? ORDER BY ks.attached_at, ks.source_id`,
+            [knowledgebaseId]
+          )
+        ),
+      /** Names of the sources filed under a page. */
+      filedUnder: (pageId: string) =>
+        orDie(
+          reader.all<{ id: string; name: string }>("SELECT id, name FROM sources WHERE parent_page_id = ? ORDER BY created_at, id", [
+            pageId
+          ])
+        ),
+      /** Names of the given sources attached to the Knowledgebase (links in a page body). */
+      namesIn: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Map<string, string>())
+          : orDie(
+              sql<{ id: string; name: string }>`SELECT s.id, s.name FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+                WHERE ks.knowledgebase_id = ${knowledgebaseId} AND s.id IN ${sql.in(ids)}`.pipe(
+                Effect.map((rows) => new Map(rows.map((row) => [row.id, row.name])))
+              )
+            ),
+      /** The Knowledgebases a source is attached to (inside a write). */
+      attachments: (sourceId: string) =>
+        orDie(
+          sql<{ knowledgebase_id: string }>`SELECT knowledgebase_id FROM knowledgebase_sources WHERE source_id = ${sourceId}`.pipe(
+            Effect.map((rows) => rows.map((row) => row.knowledgebase_id))
+          )
+        ),
+      insert: (row: SourceRow) => orDie(sql`INSERT INTO sources ${sql.insert(row as unknown as Record<string, unknown>)}`),
+      attach: (knowledgebaseId: string, sourceId: string, at: string) =>
+        orDie(sql`INSERT INTO knowledgebase_sources (knowledgebase_id, source_id, attached_at) VALUES (${knowledgebaseId}, ${sourceId}, ${at})`),
+      /** Marks the Knowledgebase changed, adding `delta` to its source count. */
+      touchKnowledgebase: (knowledgebaseId: string, delta: number, at: string) =>
+        orDie(sql`UPDATE knowledgebases SET sources_count = sources_count + ${delta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
+      keepOriginal: (sourceId: string, contentType: string, bytes: Uint8Array) =>
+        orDie(sql`INSERT OR REPLACE INTO source_originals (source_id, content_type, bytes) VALUES (${sourceId}, ${contentType}, ${bytes})`),
+      /** The kept original of a source (read connection). */
+      original: (sourceId: string) =>
+        orDie(
+          reader
+            .all<{ content_type: string; bytes: Uint8Array }>("SELECT content_type, bytes FROM source_originals WHERE source_id = ?", [sourceId])
+            .pipe(Effect.map((rows) => rows[0] ?? null))
+        ),
+      setStatus: (sourceId: string, change: { status: Source["status"]; errorMessage: string | null; at: string }) =>
+        orDie(sql`UPDATE sources SET status = ${change.status}, error_message = ${change.errorMessage}, updated_at = ${change.at}
+          WHERE id = ${sourceId}`),
+      setFetched: (sourceId: string, change: { type: string; sizeBytes: number; sha256: string }) =>
+        orDie(sql`UPDATE sources SET type = ${change.type}, size_bytes = ${change.sizeBytes}, content_sha256 = ${change.sha256} WHERE id = ${sourceId}`),
+      file: (sourceId: string, filing: { knowledgebaseId: string | null; parentPageId: string | null; at: string }) =>
+        orDie(sql`UPDATE sources SET filed_knowledgebase_id = ${filing.knowledgebaseId}, parent_page_id = ${filing.parentPageId},
+          updated_at = ${filing.at} WHERE id = ${sourceId}`),
+      remove: (sourceId: string) => orDie(sql`DELETE FROM sources WHERE id = ${sourceId}`),
+      /** Uploads of the organization waiting for review, oldest first. */
+      pending: (organizationId: string) =>
+        orDie(
+          sql<SourceRow>`SELECT * FROM sources WHERE organization_id = ${organizationId} AND status = 'pending_review'
+            ORDER BY created_at, id`
+        ),
+
+      enqueue: (sourceId: string, at: string) =>
+        orDie(sql`INSERT OR REPLACE INTO ingestion_jobs (source_id, state, attempts, queued_at) VALUES (${sourceId}, 'queued', 0, ${at})`),
+      /** Claims the oldest queued job: it becomes `running` until `deadline`. */
+      claimJob: (at: string, deadline: string) =>
+        orDie(
+          Effect.gen(function* () {
+            const rows = yield* sql<JobRow>`SELECT * FROM ingestion_jobs WHERE state = 'queued' ORDER BY queued_at, source_id LIMIT 1`
+            const job = rows[0]
+            if (!job) return null
+            yield* sql`UPDATE ingestion_jobs SET state = 'running', attempts = attempts + 1, started_at = ${at}, deadline_at = ${deadline}
+              WHERE source_id = ${job.source_id}`
+            return { ...job, state: "running" as const, attempts: job.attempts + 1, started_at: at, deadline_at: deadline }
+          })
+        ),
+      /** Every job left `running` (by a process that stopped). */
+      runningJobs: orDie(sql<JobRow>`SELECT * FROM ingestion_jobs WHERE state = 'running'`),
+      job: (sourceId: string) =>
+        orDie(
+          reader.all<JobRow>("SELECT * FROM ingestion_jobs WHERE source_id = ?", [sourceId]).pipe(Effect.map((rows) => rows[0] ?? null))
+        ),
+      jobForUpdate: (sourceId: string) =>
+        orDie(sql<JobRow>`SELECT * FROM ingestion_jobs WHERE source_id = ${sourceId}`.pipe(Effect.map((rows) => rows[0] ?? null))),
+      requeue: (sourceId: string, at: string) =>
+        orDie(sql`UPDATE ingestion_jobs SET state = 'queued', queued_at = ${at}, started_at = NULL, deadline_at = NULL WHERE source_id = ${sourceId}`),
+      finishJob: (sourceId: string) => orDie(sql`DELETE FROM ingestion_jobs WHERE source_id = ${sourceId}`),
+      /** Replaces the source's passages with `chunks` (the full-text index follows by trigger). */
+      replacePassages: (sourceId: string, chunks: ReadonlyArray<Chunk>) =>
+        orDie(
+          Effect.zipRight(
+            sql`DELETE FROM passages WHERE source_id = ${sourceId}`,
+            Effect.forEach(
+              batches(chunks, passageBatch),
+              (batch) =>
+                sql`INSERT INTO passages ${sql.insert(
+                  batch.map((chunk) => ({
+                    source_id: sourceId,
+                    seq: chunk.index,
+                    section: chunk.section,
+                    start_offset: chunk.start,
+                    end_offset: chunk.end,
+                    text: chunk.text
+                  }))
+                )}`,
+              { discard: true }
+            )
+          )
+        ),
+      /** Sources of these ids that exist in the organization (for `svcsource://` mentions). */
+      existing: (organizationId: string, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Set<string>())
+          : orDie(
+              reader
+                .all<{ id: string }>(`SELECT id FROM sources WHERE organization_id = ? AND id IN (${placeholders(ids.length)})`, [
+                  organizationId,
+                  ...ids
+                ])
+                .pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))))
+            )
+    }
+  }),
+  dependencies: [ReadConnection.Default]
+}) {}
