@@ -758,8 +758,10 @@ export interface components {
         };
         ChangeList: {
             changes: components["schemas"]["Change"][];
-            /** @description Pass as `cursor` for the next page; null on the last. */
+            /** @description The next page, or null at the end of the feed. */
             nextCursor: string | null;
+            /** @description A cursor after the last entry returned (or the feed's current end): poll with it to receive only later changes. */
+            tailCursor: string;
         };
         Change: {
             /**

@@ -67,7 +67,15 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
     HttpApiEndpoint.get("changes", "/knowledgebases/:id/changes")
       .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
       .setUrlParams(listQuery({ since: UpdatedSinceParam }))
-      .addSuccess(ListOf("changes", Change).annotations({ identifier: "ChangeList" }))
+      .addSuccess(
+        Schema.Struct({
+          changes: Schema.Array(Change),
+          nextCursor: Schema.NullOr(Schema.String).annotations({ description: "The next page, or null at the end of the feed." }),
+          tailCursor: Schema.String.annotations({
+            description: "A cursor after the last entry returned (or the feed's current end): poll with it to receive only later changes."
+          })
+        }).annotations({ identifier: "ChangeList" })
+      )
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Follow the changes feed")
       .annotate(

@@ -61,7 +61,7 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
       .handle("changes", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const page = yield* pages.changes(yield* CurrentPrincipal, path.id, urlParams)
-          return jsonResponse(200, { changes: page.items, nextCursor: page.nextCursor })
+          return jsonResponse(200, { changes: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor })
         })
       )
   })

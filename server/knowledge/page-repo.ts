@@ -228,6 +228,13 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
       touchKnowledgebase: (knowledgebaseId: string, pagesDelta: number, at: string) =>
         orDie(sql`UPDATE knowledgebases SET pages_count = pages_count + ${pagesDelta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
 
+      /** The organization's latest feed sequence (0 when empty; read connection). */
+      lastSequence: (organizationId: string) =>
+        orDie(
+          reader
+            .all<{ n: number | null }>("SELECT max(sequence) AS n FROM changes WHERE organization_id = ?", [organizationId])
+            .pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+        ),
       /** Up to `limit + 1` feed entries after `afterSequence`, changed at or after `since` (read connection). */
       changes: (scope: { organizationId: string; knowledgebaseId: string | null }, since: string | null, afterSequence: number, limit: number) =>
         orDie(

@@ -497,7 +497,10 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           const after = request.after === null ? 0 : Number(request.after[0])
           const rows = yield* pages.changes({ organizationId: actor.organization.id, knowledgebaseId: scope }, params.since ?? null, after, request.limit)
           const page = cursors.page(list, request, rows, (row) => [row.sequence])
+          const last = page.items[page.items.length - 1]
+          const tail = last ? last.sequence : Math.max(after, yield* pages.lastSequence(actor.organization.id))
           return {
+            tailCursor: cursors.encode(list, [tail]),
             items: page.items.map(
               (row): Change => ({
                 knowledgebaseId: row.knowledgebase_id,

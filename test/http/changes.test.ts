@@ -83,7 +83,27 @@ describe("entries", () => {
     const response = await feed(kb)
     expect(response.status).toBe(200)
     expect(response.headers.get("content-type")).toMatch(/^application\/json/)
-    expect(response.body).toEqual({ changes: [], nextCursor: null })
+    expect(response.body).toEqual({ changes: [], nextCursor: null, tailCursor: expect.any(String) })
+  })
+
+  it("tailCursor resumes after the end of the feed: polling with it returns only later changes", async () => {
+    const kb = await newKnowledgebase()
+    await createPage(kb, { title: "Before", bodyMarkdown: "x" })
+    const first = await feed(kb)
+    expect(first.body.nextCursor).toBeNull()
+    const quiet = await feed(kb, `?cursor=${encodeURIComponent(first.body.tailCursor)}`)
+    expect(quiet.body.changes).toEqual([])
+    const t = tick()
+    const later = await createPage(kb, { title: "After", bodyMarkdown: "y" })
+    const next = await feed(kb, `?cursor=${encodeURIComponent(quiet.body.tailCursor)}`)
+    expect(next.body.changes).toEqual([entry(kb, "page", later.id, "created", t)])
+    const sinceEmpty = await feed(kb, `?since=${encodeURIComponent("2099-01-01T00:00:00Z")}`)
+    expect(sinceEmpty.body.changes).toEqual([])
+    const t2 = tick()
+    const latest = await createPage(kb, { title: "Latest", bodyMarkdown: "z" })
+    expect((await feed(kb, `?cursor=${encodeURIComponent(sinceEmpty.body.tailCursor)}`)).body.changes).toEqual([
+      entry(kb, "page", latest.id, "created", t2)
+    ])
   })
 
   it("one entry per changed row at its latest change, oldest first", async () => {
@@ -342,12 +362,12 @@ describe("all", () => {
     const fresh = await createPage(kb2, { title: "New" }, mine.key)
     const response = await feed("all", `?since=${encodeURIComponent(t)}`, mine.key)
     expect(response.status).toBe(200)
-    expect(response.body).toEqual({ changes: [entry(kb2, "page", fresh.id, "created", t)], nextCursor: null })
+    expect(response.body).toEqual({ changes: [entry(kb2, "page", fresh.id, "created", t)], nextCursor: null, tailCursor: expect.any(String) })
   })
 
   it("an organization without Knowledgebases has an empty all feed", async () => {
     const { key } = await newOrganization()
-    expect((await feed("all", "", key)).body).toEqual({ changes: [], nextCursor: null })
+    expect((await feed("all", "", key)).body).toEqual({ changes: [], nextCursor: null, tailCursor: expect.any(String) })
   })
 })
 
