@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { type AdminServices, openAdmin } from "../../server/admin.js"
 import type { Role } from "../../server/platform/accounts/domain.js"
 import { AccountsService, type KeyRequest } from "../../server/platform/accounts/service.js"
-import { type RunningServer, startServer } from "../../server/server.js"
+import { type RunningServer, type ServerOptions, startServer } from "../../server/server.js"
 
 /** A clock the test moves by hand. */
 export class ManualClock {
@@ -50,15 +50,26 @@ export interface TestServer extends RunningServer {
 }
 
 /** Starts a server on a fresh data directory. */
-export const startTestServer = async (options: { clock?: ManualClock } = {}): Promise<TestServer> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "svc-test-"))
+export const startTestServer = async (
+  options: {
+    clock?: ManualClock
+    /** Reuses a data directory (a restart); `stop` then leaves it in place. */
+    dataDir?: string
+    /** The all-scopes key to use when the data directory was bootstrapped by an earlier start. */
+    key?: string
+    /** More server options (ingestion settings, private URLs, no worker). */
+    server?: Partial<Omit<ServerOptions, "dataDir" | "port" | "now">>
+  } = {}
+): Promise<TestServer> => {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "svc-test-"))
   const clock = options.clock ?? new ManualClock()
-  const server = await startServer({ dataDir, port: 0, now: clock.now, logLevel: LogLevel.None })
+  const server = await startServer({ logLevel: LogLevel.None, ...options.server, dataDir, port: 0, now: clock.now })
+  const bootstrapKey = server.bootstrapKey ?? options.key ?? null
   const admin = openAdmin(dataDir)
   const run = admin.run
   const request: TestServer["request"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers }
-    const key = opts.key === undefined ? server.bootstrapKey : opts.key
+    const key = opts.key === undefined ? bootstrapKey : opts.key
     if (key !== null) headers.authorization ??= `Bearer ${key}`
     let body: string | undefined
     if (opts.body !== undefined) {
@@ -78,7 +89,7 @@ export const startTestServer = async (options: { clock?: ManualClock } = {}): Pr
   return {
     ...server,
     clock,
-    key: server.bootstrapKey!,
+    key: bootstrapKey!,
     admin: run,
     request,
     createKey: async ({ org = "default", ...rest }) =>
@@ -94,7 +105,7 @@ export const startTestServer = async (options: { clock?: ManualClock } = {}): Pr
     stop: async () => {
       await admin.close()
       await server.close()
-      rmSync(dataDir, { recursive: true, force: true })
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }
