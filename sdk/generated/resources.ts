@@ -76,6 +76,10 @@ export type KnowledgebasesChangesResponse = operations["knowledgebases.changes"]
 export type KnowledgebasesChangesItem = KnowledgebasesChangesResponse["changes"][number]
 /** The query parameters of `knowledgebases.changes`. */
 export type KnowledgebasesChangesParams = QueryParams<NonNullable<operations["knowledgebases.changes"]["parameters"]["query"]>>
+/** The answer of `knowledgebases.search`. */
+export type KnowledgebasesSearchResponse = operations["knowledgebases.search"]["responses"][200]["content"]["application/json"]
+/** The request body of `knowledgebases.search`. */
+export type KnowledgebasesSearchBody = NonNullable<operations["knowledgebases.search"]["requestBody"]>["content"]["application/json"]
 
 /** The `knowledgebases` operations. */
 export class KnowledgebasesResource extends Resource {
@@ -135,6 +139,17 @@ export class KnowledgebasesResource extends Resource {
    */
   changes(id: operations["knowledgebases.changes"]["parameters"]["path"]["id"], params?: KnowledgebasesChangesParams, options?: RequestOptions): PagePromise<KnowledgebasesChangesItem, KnowledgebasesChangesResponse> {
     return this.client.list<KnowledgebasesChangesItem, KnowledgebasesChangesResponse>({ method: "GET", path: "/knowledgebases/{id}/changes", pathParams: { id }, query: params, options }, "changes")
+  }
+
+  /**
+   * Search Knowledgebases
+   *
+   * BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: ["pages"]` is free; 402 `insufficient_credits` with nothing charged when none is left.
+   *
+   * `POST /knowledgebases/{id}/search` (scope `knowledge:read`).
+   */
+  search(id: operations["knowledgebases.search"]["parameters"]["path"]["id"], body: KnowledgebasesSearchBody, options?: RequestOptions): Promise<KnowledgebasesSearchResponse> {
+    return this.client.request<KnowledgebasesSearchResponse>({ method: "POST", path: "/knowledgebases/{id}/search", pathParams: { id }, body, options })
   }
 }
 
@@ -270,10 +285,6 @@ export type SourcesGetResponse = operations["sources.get"]["responses"][200]["co
 export type SourcesMoveResponse = operations["sources.move"]["responses"][200]["content"]["application/json"]
 /** The request body of `sources.move`. */
 export type SourcesMoveBody = NonNullable<operations["sources.move"]["requestBody"]>["content"]["application/json"]
-/** The answer of `sources.search`. */
-export type SourcesSearchResponse = operations["sources.search"]["responses"][200]["content"]["application/json"]
-/** The request body of `sources.search`. */
-export type SourcesSearchBody = NonNullable<operations["sources.search"]["requestBody"]>["content"]["application/json"]
 
 /** The `sources` operations. */
 export class SourcesResource extends Resource {
@@ -321,17 +332,6 @@ export class SourcesResource extends Resource {
    */
   move(id: operations["sources.move"]["parameters"]["path"]["id"], sourceId: operations["sources.move"]["parameters"]["path"]["sourceId"], body: SourcesMoveBody, options?: RequestOptions): Promise<SourcesMoveResponse> {
     return this.client.request<SourcesMoveResponse>({ method: "POST", path: "/knowledgebases/{id}/sources/{sourceId}/move", pathParams: { id, sourceId }, body, options })
-  }
-
-  /**
-   * Search Knowledgebases
-   *
-   * BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: ["pages"]` is free; 402 `insufficient_credits` with nothing charged when none is left.
-   *
-   * `POST /knowledgebases/{id}/search` (scope `knowledge:read`).
-   */
-  search(id: operations["sources.search"]["parameters"]["path"]["id"], body: SourcesSearchBody, options?: RequestOptions): Promise<SourcesSearchResponse> {
-    return this.client.request<SourcesSearchResponse>({ method: "POST", path: "/knowledgebases/{id}/search", pathParams: { id }, body, options })
   }
 }
 

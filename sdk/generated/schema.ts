@@ -126,6 +126,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledgebases/{id}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search Knowledgebases
+         * @description BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: ["pages"]` is free; 402 `insufficient_credits` with nothing charged when none is left.
+         */
+        post: operations["knowledgebases.search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/knowledgebases/{id}/pages": {
         parameters: {
             query?: never;
@@ -289,26 +309,6 @@ export interface paths {
          * @description Files the document under a folder or page of this Knowledgebase, or unfiles it (`null`). A document lives in one place across the organization: filing it here moves it out of a folder elsewhere. `svcsource://` mentions never change filing.
          */
         post: operations["sources.move"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/knowledgebases/{id}/search": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Search Knowledgebases
-         * @description BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: ["pages"]` is free; 402 `insufficient_credits` with nothing charged when none is left.
-         */
-        post: operations["sources.search"];
         delete?: never;
         options?: never;
         head?: never;
@@ -782,6 +782,88 @@ export interface components {
             /** @example 2026-11-21T10:00:00.000Z */
             changedAt: string;
         };
+        /**
+         * @example {
+         *       "query": "refund window",
+         *       "kinds": [
+         *         "documents",
+         *         "pages"
+         *       ]
+         *     }
+         */
+        SearchRequest: {
+            query: string;
+            /**
+             * minItems(1)
+             * @description Default `["documents", "pages"]`, plus `memories` for a personal key. `["pages"]` is free.
+             */
+            kinds?: ("documents" | "pages" | "memories")[];
+            /**
+             * between(1, 200)
+             * @description a number between 1 and 200
+             */
+            limit?: components["schemas"]["Int"];
+            cursor?: string;
+        };
+        SearchResponse: {
+            results: components["schemas"]["SearchResult"][];
+            nextCursor: string | null;
+            kinds: ("documents" | "pages" | "memories")[];
+            creditsCharged: components["schemas"]["Int"];
+        };
+        SearchResult: {
+            /** @enum {string} */
+            kind: "document" | "page" | "memory";
+            id: string;
+            title: string;
+            snippet: string;
+            score: number;
+            citation: components["schemas"]["Citation"];
+        };
+        /** @description A document hit names its source and passage (and section: a PDF page, CSV rows); a page hit its page; a memory hit its memory. */
+        Citation: {
+            /** @enum {string} */
+            kind: "document" | "page" | "memory";
+            knowledgebaseId: string | null;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            sourceId?: string;
+            sourceName?: string;
+            passageId?: string;
+            section?: string | null;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            pageId?: string;
+            title?: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            memoryId?: string;
+        };
+        /**
+         * @description `insufficient_credits`: No credits left for a run or a document search; nothing ran, nothing was charged.
+         * @example {
+         *       "error": {
+         *         "code": "insufficient_credits",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_InsufficientCredits: {
+            error: {
+                /** @enum {string} */
+                code: "insufficient_credits";
+                message: string;
+            };
+        };
         PageIndexList: {
             /**
              * Format: uuid
@@ -1207,88 +1289,6 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
             source: components["schemas"]["Source"];
-        };
-        /**
-         * @example {
-         *       "query": "refund window",
-         *       "kinds": [
-         *         "documents",
-         *         "pages"
-         *       ]
-         *     }
-         */
-        SearchRequest: {
-            query: string;
-            /**
-             * minItems(1)
-             * @description Default `["documents", "pages"]`, plus `memories` for a personal key. `["pages"]` is free.
-             */
-            kinds?: ("documents" | "pages" | "memories")[];
-            /**
-             * between(1, 200)
-             * @description a number between 1 and 200
-             */
-            limit?: components["schemas"]["Int"];
-            cursor?: string;
-        };
-        SearchResponse: {
-            results: components["schemas"]["SearchResult"][];
-            nextCursor: string | null;
-            kinds: ("documents" | "pages" | "memories")[];
-            creditsCharged: components["schemas"]["Int"];
-        };
-        SearchResult: {
-            /** @enum {string} */
-            kind: "document" | "page" | "memory";
-            id: string;
-            title: string;
-            snippet: string;
-            score: number;
-            citation: components["schemas"]["Citation"];
-        };
-        /** @description A document hit names its source and passage (and section: a PDF page, CSV rows); a page hit its page; a memory hit its memory. */
-        Citation: {
-            /** @enum {string} */
-            kind: "document" | "page" | "memory";
-            knowledgebaseId: string | null;
-            /**
-             * Format: uuid
-             * @description a Universally Unique Identifier
-             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
-             */
-            sourceId?: string;
-            sourceName?: string;
-            passageId?: string;
-            section?: string | null;
-            /**
-             * Format: uuid
-             * @description a Universally Unique Identifier
-             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
-             */
-            pageId?: string;
-            title?: string;
-            /**
-             * Format: uuid
-             * @description a Universally Unique Identifier
-             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
-             */
-            memoryId?: string;
-        };
-        /**
-         * @description `insufficient_credits`: No credits left for a run or a document search; nothing ran, nothing was charged.
-         * @example {
-         *       "error": {
-         *         "code": "insufficient_credits",
-         *         "message": "A human-readable explanation."
-         *       }
-         *     }
-         */
-        Error_InsufficientCredits: {
-            error: {
-                /** @enum {string} */
-                code: "insufficient_credits";
-                message: string;
-            };
         };
     };
     responses: never;
@@ -1910,6 +1910,115 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "knowledgebases.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A Knowledgebase id, or `all`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SearchRequest"];
+            };
+        };
+        responses: {
+            /** @description SearchResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientCredits */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientCredits"];
                 };
             };
             /** @description an instance of InsufficientScope */
@@ -3123,115 +3232,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
-                };
-            };
-            /** @description an instance of InsufficientScope */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
-                };
-            };
-            /** @description an instance of NotFound */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_NotFound"];
-                };
-            };
-            /** @description an instance of PayloadTooLarge */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
-                };
-            };
-            /** @description an instance of RateLimited */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_RateLimited"];
-                };
-            };
-            /** @description an instance of ServerError */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_ServerError"];
-                };
-            };
-        };
-    };
-    "sources.search": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A Knowledgebase id, or `all`. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SearchRequest"];
-            };
-        };
-        responses: {
-            /** @description SearchResponse */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SearchResponse"];
-                };
-            };
-            /** @description invalid_request (or another 400 code of the contract) */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_InvalidRequest"];
-                };
-            };
-            /** @description an instance of Unauthorized */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
-                };
-            };
-            /** @description an instance of InsufficientCredits */
-            402: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error_InsufficientCredits"];
                 };
             };
             /** @description an instance of InsufficientScope */

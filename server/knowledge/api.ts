@@ -8,6 +8,7 @@ import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
 import { Change } from "./page-domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
+import { SearchRequest, SearchResponse } from "./source-domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
   identifier: "KnowledgebaseResponse"
@@ -81,6 +82,20 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
       .annotate(
         OpenApi.Description,
         "One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free."
+      )
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.post("search", "/knowledgebases/:id/search")
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
+      .setPayload(SearchRequest)
+      .addSuccess(SearchResponse)
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.InsufficientCredits)
+      .annotate(OpenApi.Summary, "Search Knowledgebases")
+      .annotate(
+        OpenApi.Description,
+        "BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: [\"pages\"]` is free; 402 `insufficient_credits` with nothing charged when none is left."
       )
       .pipe(scope("knowledge:read"))
   )

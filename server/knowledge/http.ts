@@ -8,6 +8,7 @@ import { parseFields, project } from "../platform/pagination.js"
 import { knowledgebaseFields } from "./domain.js"
 import { exportContentType } from "./export.js"
 import { PageService } from "./page-service.js"
+import { SearchService } from "./search.js"
 import { KnowledgebaseService } from "./service.js"
 
 /** `Content-Disposition` for a download: an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
@@ -19,6 +20,7 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
   Effect.gen(function* () {
     const knowledgebases = yield* KnowledgebaseService
     const pages = yield* PageService
+    const search = yield* SearchService
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -56,6 +58,11 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
             contentType: exportContentType,
             headers: { "content-disposition": attachment(archive.filename) }
           })
+        })
+      )
+      .handle("search", ({ path, payload }) =>
+        Effect.gen(function* () {
+          return jsonResponse(200, yield* search.search(yield* CurrentPrincipal, path.id, payload))
         })
       )
       .handle("changes", ({ path, urlParams }) =>

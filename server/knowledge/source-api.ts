@@ -1,4 +1,4 @@
-/** The source (document) endpoints of the contract, and Knowledgebase search. */
+/** The source (document) endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
@@ -7,7 +7,7 @@ import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
 import { Source, Uuid } from "./domain.js"
-import { CreateSourceJson, CreateSourceUpload, MoveSource, SearchRequest, SearchResponse, SourceWrite } from "./source-domain.js"
+import { CreateSourceJson, CreateSourceUpload, MoveSource, SourceWrite } from "./source-domain.js"
 
 const SourcePath = Schema.Struct({ id: Schema.String, sourceId: Schema.String })
 const SourceList = Schema.Struct({
@@ -16,7 +16,7 @@ const SourceList = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "SourceList" })
 
-/** `/knowledgebases/{id}/sources...` and `/knowledgebases/{id}/search` */
+/** `/knowledgebases/{id}/sources...` */
 export class SourcesApi extends HttpApiGroup.make("sources")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases/:id/sources")
@@ -66,19 +66,5 @@ export class SourcesApi extends HttpApiGroup.make("sources")
         "Files the document under a folder or page of this Knowledgebase, or unfiles it (`null`). A document lives in one place across the organization: filing it here moves it out of a folder elsewhere. `svcsource://` mentions never change filing."
       )
       .pipe(scope("knowledge:write"))
-  )
-  .add(
-    HttpApiEndpoint.post("search", "/knowledgebases/:id/search")
-      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
-      .setPayload(SearchRequest)
-      .addSuccess(SearchResponse)
-      .addError(ErrorResponse.NotFound)
-      .addError(ErrorResponse.InsufficientCredits)
-      .annotate(OpenApi.Summary, "Search Knowledgebases")
-      .annotate(
-        OpenApi.Description,
-        "BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: [\"pages\"]` is free; 402 `insufficient_credits` with nothing charged when none is left."
-      )
-      .pipe(scope("knowledge:read"))
   )
   .middleware(Authentication) {}

@@ -1,4 +1,4 @@
-/** HTTP handlers of the source endpoints and search: thin adapters over `SourceService` and `SearchService`. */
+/** HTTP handlers of the source endpoints: thin adapters over `SourceService`. */
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
@@ -10,7 +10,6 @@ import { maxRequestBodyBytes } from "../platform/http/request-middleware.js"
 import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { detectType } from "./extract.js"
-import { SearchService } from "./search.js"
 import { CreateSourceJson, sourceFields, uploadTypes } from "./source-domain.js"
 import { SourceService, type UploadInput } from "./source-service.js"
 
@@ -52,7 +51,6 @@ const uploadFromForm = (request: HttpServerRequest.HttpServerRequest) =>
 export const SourcesHttpLive = HttpApiBuilder.group(Api, "sources", (handlers) =>
   Effect.gen(function* () {
     const sources = yield* SourceService
-    const search = yield* SearchService
     return handlers
       .handle("list", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -94,11 +92,6 @@ export const SourcesHttpLive = HttpApiBuilder.group(Api, "sources", (handlers) =
         Effect.gen(function* () {
           const source = yield* sources.move(yield* CurrentPrincipal, path.id, path.sourceId, payload.parentPageId)
           return { ok: true as const, source }
-        })
-      )
-      .handle("search", ({ path, payload }) =>
-        Effect.gen(function* () {
-          return jsonResponse(200, yield* search.search(yield* CurrentPrincipal, path.id, payload))
         })
       )
   })
