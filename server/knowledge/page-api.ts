@@ -14,7 +14,12 @@ const PageIndexList = Schema.Struct({
   knowledgebaseId: Uuid,
   pages: Schema.Array(PageIndexItem),
   nextCursor: Schema.NullOr(Schema.String),
-  parent: Schema.NullOr(Schema.Struct({ id: Uuid, title: Schema.String, description: Schema.String, isFolder: Schema.Boolean }))
+  parent: Schema.NullOr(Schema.Struct({ id: Uuid, title: Schema.String, description: Schema.String, isFolder: Schema.Boolean })),
+  files: Schema.optional(
+    Schema.Array(Schema.Struct({ id: Uuid, name: Schema.String, type: Schema.String, status: Schema.String })).annotations({
+      description: "With a `parentPageId` of a page or folder: the documents filed there."
+    })
+  )
 }).annotations({ identifier: "PageIndexList" })
 const PendingReview = PageWrite.annotations({
   identifier: "PageWritePending",

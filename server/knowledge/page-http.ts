@@ -24,7 +24,8 @@ export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
             knowledgebaseId: path.id,
             pages: index.items.map((item) => project(item, fields)),
             nextCursor: index.nextCursor,
-            parent: index.parent
+            parent: index.parent,
+            ...(index.files === undefined ? {} : { files: index.files })
           })
         })
       )

@@ -337,8 +337,10 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           if (paged.stale) {
             return yield* new InvalidRequest({ message: "cursor: the tree changed since this cursor was made; start again without a cursor." })
           }
+          const files = built.parent === null ? undefined : yield* sources.filedUnder(built.parent.id)
           return {
             parent: built.parent,
+            files,
             items: paged.items,
             nextCursor: paged.next === null ? null : cursors.encode(list, [paged.next.index, paged.next.id])
           }

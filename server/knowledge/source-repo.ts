@@ -143,12 +143,13 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
             [knowledgebaseId]
           )
         ),
-      /** Names of the sources filed under a page. */
+      /** The sources filed under a page (attached files). */
       filedUnder: (pageId: string) =>
         orDie(
-          reader.all<{ id: string; name: string }>("SELECT id, name FROM sources WHERE parent_page_id = ? ORDER BY created_at, id", [
-            pageId
-          ])
+          reader.all<{ id: string; name: string; type: string; status: Source["status"] }>(
+            "SELECT id, name, type, status FROM sources WHERE parent_page_id = ? ORDER BY created_at, id",
+            [pageId]
+          )
         ),
       /** Names of the given sources attached to the Knowledgebase (links in a page body). */
       namesIn: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
