@@ -92,19 +92,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
             author: facts.get(item.id)?.author ?? null
           }))
           const memories = actor.key.kind === "personal" && actor.member !== null ? yield* memoryService.of(actor.member.id) : undefined
-          const exportedSources = (yield* sources.all(kb.id)).map((row) => {
-            const source = toSource(row, kb.id)
-            return {
-              id: source.id,
-              name: source.name,
-              type: source.type,
-              status: source.status,
-              sizeBytes: source.sizeBytes,
-              createdAt: source.createdAt,
-              updatedAt: source.updatedAt,
-              parentPageId: source.parentPageId
-            }
-          })
+          const exportedSources = (yield* sources.all(kb.id)).map((row) => toSource(row, kb.id))
           const size = estimateExportBytes({
             knowledgebase,
             pages: exported.map((page) => ({ ...page, markdownBytes: facts.get(page.id)?.markdown_bytes ?? 0 })),
