@@ -2,6 +2,7 @@
  * Pure helpers of Knowledgebase search: the words of a query, the FTS5 expression they make (each
  * word quoted, so no user text is ever read as FTS5 syntax), and highlighted snippets.
  */
+import { stemmer } from "stemmer"
 
 /** The most words a query contributes. */
 export const maxQueryTerms = 32
@@ -19,18 +20,39 @@ export const queryTerms = (query: string): Array<string> => {
 export const matchExpression = (terms: ReadonlyArray<string>): string => terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ")
 
 const snippetChars = 240
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+const wordPattern = /[\p{L}\p{N}]+/gu
+
+/** A word as the index compares it: without diacritics, lower-case, Porter-stemmed (as `porter unicode61`). */
+const stemOf = (word: string): string => stemmer(word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase())
+
+/** The stems of the query's words (terms holding punctuation count by their words). */
+const stemsOf = (terms: ReadonlyArray<string>): Set<string> =>
+  new Set(terms.flatMap((term) => term.match(wordPattern) ?? []).map(stemOf))
+
+/** Whether `text` holds a word of the query (by stem, as the index matches). */
+export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean => {
+  const stems = stemsOf(terms)
+  return stems.size > 0 && (text.match(wordPattern) ?? []).some((word) => stems.has(stemOf(word)))
+}
 
 /**
  * A short excerpt of `text` around the first word of the query it holds, with the matching words
- * in `**bold**`. Words match by their stem-like prefix, as the index's Porter stemmer does
- * (`refunds` finds `refund`).
+ * in `**bold**`. Words match by stem, as the index's Porter stemmer does (`policies` finds
+ * `policy`), never by a part of a longer word.
  */
 export const snippetOf = (text: string, terms: ReadonlyArray<string>): string => {
   const flat = text.replace(/\s+/g, " ").trim()
-  const stems = terms.map((term) => (term.length > 5 ? term.slice(0, Math.max(5, term.length - 2)) : term))
-  const pattern = stems.length === 0 ? null : new RegExp(`(?<![\\p{L}\\p{N}])(?:${stems.map(escapeRegExp).join("|")})[\\p{L}\\p{N}]*`, "giu")
-  const first = pattern ? flat.search(pattern) : -1
+  const stems = stemsOf(terms)
+  const isMatch = (word: string) => stems.has(stemOf(word))
+  let first = -1
+  if (stems.size > 0) {
+    for (const word of flat.matchAll(wordPattern)) {
+      if (isMatch(word[0])) {
+        first = word.index
+        break
+      }
+    }
+  }
   let start = first < 0 ? 0 : Math.max(0, first - Math.floor(snippetChars / 3))
   if (start > 0) {
     const space = flat.indexOf(" ", start)
@@ -42,6 +64,6 @@ export const snippetOf = (text: string, terms: ReadonlyArray<string>): string =>
     if (space > start + snippetChars / 2) end = space
   }
   const excerpt = flat.slice(start, end)
-  const marked = pattern ? excerpt.replace(pattern, (word) => `**${word}**`) : excerpt
+  const marked = stems.size === 0 ? excerpt : excerpt.replace(wordPattern, (word) => (isMatch(word) ? `**${word}**` : word))
   return `${start > 0 ? "…" : ""}${marked}${end < flat.length ? "…" : ""}`
 }

@@ -13,7 +13,7 @@ import { ReadConnection } from "../platform/sql/read-connection.js"
 import { ActivityLog } from "./activity.js"
 import { KnowledgebaseRepo } from "./repo.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./source-domain.js"
-import { matchExpression, queryTerms, snippetOf } from "./search-query.js"
+import { matchExpression, mentionsAny, queryTerms, snippetOf } from "./search-query.js"
 
 /** How deep paging through one query may go. */
 export const maxSearchDepth = 1_000
@@ -42,6 +42,9 @@ interface MemoryRow {
   readonly text: string
 }
 
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+/** The same order as the queries' tie-break: passages by number, pages and memories by id. */
+const compareIds = (a: SearchResult, b: SearchResult) => (a.kind === "document" ? Number(a.id) - Number(b.id) : compareText(a.id, b.id))
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
 const round = (score: number) => Math.round(-score * 10_000) / 10_000
 
@@ -65,12 +68,12 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             ? `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
                JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
                WHERE passages_fts MATCH ? AND s.organization_id = ? AND s.status = 'ready' AND s.disabled = 0
-               ORDER BY score LIMIT ?`
+               ORDER BY score, f.rowid LIMIT ?`
             : `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
                JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
                JOIN knowledgebase_sources ks ON ks.source_id = s.id AND ks.knowledgebase_id = ?
                WHERE passages_fts MATCH ? AND s.organization_id = ? AND s.status = 'ready' AND s.disabled = 0
-               ORDER BY score LIMIT ?`,
+               ORDER BY score, f.rowid LIMIT ?`,
           knowledgebaseId === null ? [match, organizationId, depth] : [knowledgebaseId, match, organizationId, depth]
         )
         const rows = yield* rowsByRowid<PassageRow>(
@@ -91,7 +94,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
         const found = yield* hits(
           `SELECT f.rowid AS rowid, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.rowid = f.rowid
            WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'
-           ORDER BY score LIMIT ?`,
+           ORDER BY score, p.id LIMIT ?`,
           [match, ...knowledgebaseIds, depth]
         )
         const rows = yield* rowsByRowid<PageRow>(
@@ -109,7 +112,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
       Effect.gen(function* () {
         const found = yield* hits(
           `SELECT f.rowid AS rowid, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
-           WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY score LIMIT ?`,
+           WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY score, m.id LIMIT ?`,
           [match, memberId, depth]
         )
         const rows = yield* rowsByRowid<MemoryRow>(
@@ -199,7 +202,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 kind: "page",
                 id: row.id,
                 title: row.title,
-                snippet: snippetOf(`${row.markdown}`.length > 0 ? row.markdown : row.title, terms),
+                snippet: snippetOf(mentionsAny(row.markdown, terms) ? row.markdown : row.title, terms),
                 score: round(score),
                 citation: { kind: "page", knowledgebaseId: row.knowledgebase_id, pageId: row.id, title: row.title }
               })
@@ -218,7 +221,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
               })
             }
           }
-          found.sort((a, b) => a.rank - b.rank || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id))
+          found.sort((a, b) => a.rank - b.rank || compareText(a.kind, b.kind) || compareIds(a, b))
           const pageItems = found.slice(offset, offset + page.limit).map(({ rank: _rank, ...result }) => result)
           const more = found.length > offset + page.limit && offset + page.limit < maxSearchDepth
           if (searchesDocuments && !(yield* charge(organizationId))) return yield* noCredits()

@@ -124,7 +124,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         orDie(
           reader.all<AttachedSourceRow>(
             `SELECT ${attachedColumns} FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
-             WHERE ks.knowledgebase_id = ? AND s.updated_at >= ? ${page.after === null ? "" : "AND (ks.attached_at, ks.source_id) > (?, ?)"}
+             WHERE ks.knowledgebase_id = ? AND max(s.updated_at, ks.attached_at) >= ? ${page.after === null ? "" : "AND (ks.attached_at, ks.source_id) > (?, ?)"}
              ORDER BY ks.attached_at, ks.source_id LIMIT ?`,
             [
               knowledgebaseId,
