@@ -357,14 +357,21 @@ export const chunkText = (document: ChunkableDocument, options?: ChunkOptions): 
   // Where the previous chunk ended (a new chunk must end after it) and where the next would start without overlap.
   let previousEnd = -1
   let plainStart = start
+  const edges = [...sections.edges].filter((edge) => edge < textEnd).sort((a, b) => a - b)
+  /** The first section edge after `position`: a chunk never runs across one. */
+  const edgeAfter = (position: number): number | undefined => edges.find((edge) => edge > position)
   for (;;) {
     const limit = start + target
-    if (textEnd <= limit) {
+    const edge = edgeAfter(Math.max(start, previousEnd))
+    if (textEnd <= limit && edge === undefined) {
       push(start, textEnd)
       return chunks
     }
     const after = Math.max(start, previousEnd)
-    let chosen = chooseBreak(breaksIn(text, after, limit, sections.edges), start, target)
+    let chosen: Break | undefined =
+      edge !== undefined && edge <= limit && text.slice(start, edge).trim().length > 0
+        ? { end: text.slice(0, edge).trimEnd().length, next: edge, level: Level.Section }
+        : chooseBreak(breaksIn(text, after, Math.min(limit, textEnd), sections.edges), start, target)
     if (chosen === undefined && start < plainStart) {
       // Nothing to end on past the previous chunk within reach of the overlap: drop the overlap.
       start = plainStart

@@ -37,3 +37,9 @@ export class IngestionConfig extends Context.Tag("svc/IngestionConfig")<Ingestio
   static readonly layer = (overrides: Partial<IngestionSettings> = {}) =>
     Layer.succeed(IngestionConfig, { ...defaultIngestionSettings, ...overrides })
 }
+
+/** "1 second", "120 seconds". */
+export const seconds = (ms: number): string => {
+  const n = Math.max(1, Math.round(ms / 1000))
+  return `${n} ${n === 1 ? "second" : "seconds"}`
+}

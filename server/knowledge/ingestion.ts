@@ -13,7 +13,7 @@ import { safeFetchEffect } from "../platform/net/safe-fetch.js"
 import { transactionsOn } from "../platform/sql/database.js"
 import { chunkText } from "./chunk.js"
 import { detectType, ExtractionFailed, extractText } from "./extract.js"
-import { IngestionConfig } from "./ingestion-config.js"
+import { IngestionConfig, seconds } from "./ingestion-config.js"
 import { PageRepo } from "./page-repo.js"
 import { type JobRow, SourceRepo } from "./source-repo.js"
 import { IngestionSignal, SourceService } from "./source-service.js"
@@ -105,7 +105,7 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
       index(job).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(config.jobTimeoutMs),
-          onTimeout: () => new JobFailed(`Indexing did not finish within ${Math.round(config.jobTimeoutMs / 1000)} seconds and was stopped.`)
+          onTimeout: () => new JobFailed(`Indexing did not finish within ${seconds(config.jobTimeoutMs)} and was stopped.`)
         }),
         Effect.catchAllCause((cause) =>
           Effect.gen(function* () {
@@ -131,7 +131,7 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
       Effect.tap((exhausted) =>
         Effect.forEach(
           exhausted,
-          (job) => service.fail(job.source_id, `Indexing was interrupted ${job.attempts} times (the server stopped while it ran); upload the document again.`),
+          (job) => service.fail(job.source_id, `Indexing was interrupted ${job.attempts === 1 ? "once" : `${job.attempts} times`} (the server stopped while it ran); upload the document again.`),
           { discard: true }
         )
       )

@@ -21,7 +21,7 @@ import { transactionsOn } from "../platform/sql/database.js"
 import { ActivityLog } from "./activity.js"
 import type { Source } from "./domain.js"
 import type { DocumentType } from "./extract.js"
-import { IngestionConfig } from "./ingestion-config.js"
+import { IngestionConfig, seconds } from "./ingestion-config.js"
 import type { Change } from "./page-domain.js"
 import { PageRepo } from "./page-repo.js"
 import { KnowledgebaseRepo } from "./repo.js"
@@ -160,7 +160,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
         const message =
           job === null
             ? "Indexing was lost before it finished; upload the document again."
-            : `Indexing did not finish within ${Math.round(config.jobTimeoutMs / 1000)} seconds and was stopped.`
+            : `Indexing did not finish within ${seconds(config.jobTimeoutMs)} and was stopped.`
         return yield* failSource(row.id, message)
       })
 

@@ -337,8 +337,9 @@ describe("chunkText: overlap", () => {
       ["epsilon zeta eta theta iota kappa", "page 2"]
     ])
     const mid = chunkText({ text: `${text} lambda mu`, sections: [sections[0]!, { label: "page 2", start: 24, end: text.length + 10 }] }, { targetChars: 45, overlapChars: 44 })
+    // Even when the rest of the text would fit in one window, a chunk never runs into the next section.
     expect(mid.map((c) => [c.text, c.section])).toEqual([
-      ["alpha beta gamma delta\n\nepsilon zeta eta", "page 1"],
+      ["alpha beta gamma delta", "page 1"],
       ["epsilon zeta eta theta iota kappa lambda mu", "page 2"]
     ])
   })
@@ -372,16 +373,18 @@ describe("chunkText: sections", () => {
       if (chunk.text.startsWith("Second")) expect(chunk.section).toBe("page 2")
       if (chunk.text.startsWith("Third")) expect(chunk.section).toBe("page 3")
     }
-    // An overlap chunk starting at the end of page 1 keeps page 1 even though it runs into page 2.
-    const crossing = chunks.find((c) => c.section === "page 1" && c.end > sections[1]!.start)
-    expect(crossing).toBeDefined()
+    // No chunk runs across a section boundary, so every citation names the right page.
+    for (const chunk of chunks) {
+      expect(sections.some((section) => chunk.start < section.start && section.start < chunk.end)).toBe(false)
+    }
   })
 
-  it("uses the first section a chunk overlaps when it starts outside every section, and null without sections", () => {
+  it("gives text outside every section its own chunk labelled null, and null without sections", () => {
     const preamble = "Preamble before any page."
     const document = { text: `${preamble}\n\n${text}`, sections: sections.map((s) => ({ ...s, start: s.start + preamble.length + 2, end: s.end + preamble.length + 2 })) }
     const chunks = chunkText(document, { targetChars: 1000, overlapChars: 0 })
-    expect(chunks[0]!.section).toBe("page 1")
+    expect(chunks.map((c) => c.section)).toEqual([null, "page 1", "page 2", "page 3"])
+    expect(chunks[0]!.text).toBe(preamble)
     expect(chunkText({ text: preamble, sections: [] })[0]!.section).toBeNull()
     expect(chunkText({ text: preamble, sections: [{ label: "page 9", start: 100, end: 120 }] })[0]!.section).toBeNull()
   })

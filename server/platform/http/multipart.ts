@@ -46,6 +46,9 @@ const describe = (limits: MultipartLimits, reason: Multipart.MultipartError["rea
 /** Reads the request's multipart body within `limits`; a field or file given twice is refused. */
 export const readMultipart = (request: HttpServerRequest.HttpServerRequest, limits: MultipartLimits) =>
   Effect.gen(function* () {
+    if (!/;\s*boundary=/i.test(request.headers["content-type"] ?? "")) {
+      return yield* new InvalidRequest({ message: "multipart/form-data needs a boundary parameter in Content-Type." })
+    }
     const fields = new Map<string, string>()
     const files: Array<UploadedFile> = []
     const parts = Multipart.withLimitsStream(request.multipartStream, {
@@ -66,6 +69,9 @@ export const readMultipart = (request: HttpServerRequest.HttpServerRequest, limi
         const chunks = yield* Stream.runCollect(part.content)
         files.push({ field: part.key, name: part.name, contentType: part.contentType, bytes: Buffer.concat(Chunk.toArray(chunks)) })
       })
-    ).pipe(Effect.catchTag("MultipartError", (error) => Effect.fail(describe(limits, error.reason))))
+    ).pipe(
+      Effect.catchTag("MultipartError", (error) => Effect.fail(describe(limits, error.reason))),
+      Effect.catchAllDefect(() => Effect.fail(new InvalidRequest({ message: "The multipart/form-data body could not be read." })))
+    )
     return { fields, files } satisfies MultipartBody
   })
