@@ -42,6 +42,13 @@ export const parseWholeNumber = (value: string): number => {
   return number
 }
 
+/** Parses a whole number of at least 1 (commander `argParser`). */
+export const parsePositive = (value: string): number => {
+  const number = Number(value)
+  if (value.trim() === "" || !Number.isInteger(number) || number < 1) throw new InvalidArgumentError("Expected a whole number of at least 1.")
+  return number
+}
+
 /** Parses a TCP port, 0 to 65535 (commander `argParser`). */
 export const parsePort = (value: string): number => {
   const port = Number(value)

@@ -4,18 +4,33 @@
  */
 import { Command, CommanderError } from "commander"
 import { readFileSync } from "node:fs"
+import { changesCommands } from "./commands/changes.js"
 import { keysCommands } from "./commands/keys.js"
 import { membersCommands } from "./commands/members.js"
+import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
+import { sourcesCommands } from "./commands/sources.js"
 import { CliError, toCliError, usage } from "./errors.js"
 
 /** A command family registers its commands (usually one group, like `svc keys ...`) on the program. */
 export type CommandFamily = (program: Command) => void
 
-/** Every command family, in the order help lists them. A new family is one file and one entry here. */
-export const families: ReadonlyArray<CommandFamily> = [serveCommand, orgsCommands, membersCommands, keysCommands, reviewCommands]
+/**
+ * Every command family, in the order help lists them: local administration on the data directory first,
+ * then the commands that act through the API. A new family is one file and one entry here.
+ */
+export const families: ReadonlyArray<CommandFamily> = [
+  serveCommand,
+  orgsCommands,
+  membersCommands,
+  keysCommands,
+  reviewCommands,
+  memoriesCommands,
+  sourcesCommands,
+  changesCommands
+]
 
 const version = (): string => {
   try {
@@ -44,7 +59,9 @@ const requireSubcommands = (command: Command, path: string): void => {
 /** Builds the `svc` program with every command family. */
 export const buildProgram = (): Command => {
   const program = new Command("svc")
-    .description("A local, self-hostable implementation of the External API: server and administration.")
+    .description(
+      "A local, self-hostable implementation of the External API: server, administration on the data directory, and API commands (--base-url, --api-key)."
+    )
     .version(version(), "-V, --version")
     .exitOverride()
     .configureOutput({ outputError: () => undefined })

@@ -34,7 +34,13 @@ interface Operation {
   readonly doc: Json
   readonly pathParams: ReadonlyArray<{ readonly name: string; readonly ident: string }>
   readonly query: { readonly present: boolean; readonly required: boolean }
-  readonly body: { readonly kind: "json" | "multipart"; readonly required: boolean } | undefined
+  /**
+   * The request body: `json`, `multipart` (a `FormData`), or `both` (JSON typed, a `FormData` accepted too).
+   * `upload` names the one binary field of a multipart form: such operations also get an upload method.
+   */
+  readonly body:
+    | { readonly kind: "json" | "multipart" | "both"; readonly required: boolean; readonly upload: string | undefined }
+    | undefined
   readonly idempotent: boolean
   readonly success: { readonly kind: "json" | "binary" | "none"; readonly statuses: ReadonlyArray<string> }
   readonly itemsKey: string | undefined
@@ -91,6 +97,17 @@ const itemsKeyOf = (document: Json, schema: Json | undefined): string | undefine
   return arrays.length === 1 ? arrays[0] : undefined
 }
 
+/** Names an upload method's own options take beside the form's fields. */
+const uploadExtras = ["fileName", "contentType"]
+
+/** The one binary (`format: binary`) property of a multipart form schema, if it has exactly one and no clashing names. */
+const uploadFieldOf = (document: Json, schema: Json | undefined): string | undefined => {
+  const properties: Json = resolve(document, schema)?.properties ?? {}
+  const binary = Object.keys(properties).filter((k) => resolve(document, properties[k])?.format === "binary")
+  if (binary.length !== 1 || Object.keys(properties).some((k) => uploadExtras.includes(k))) return undefined
+  return binary[0]
+}
+
 const describeOperation = (document: Json, rawPath: string, httpMethod: string, op: Json): Operation => {
   if (!rawPath.startsWith(apiPrefix)) throw new Error(`${rawPath}: outside the API prefix ${apiPrefix}`)
   const path = rawPath.slice(apiPrefix.length) || "/"
@@ -108,11 +125,9 @@ const describeOperation = (document: Json, rawPath: string, httpMethod: string, 
     return { name, ident }
   })
   const requestBody = resolve(document, op.requestBody)
-  const bodyKind = requestBody?.content?.["application/json"]
-    ? "json"
-    : requestBody?.content?.["multipart/form-data"]
-      ? "multipart"
-      : undefined
+  const json = requestBody?.content?.["application/json"] !== undefined
+  const form = requestBody?.content?.["multipart/form-data"]
+  const bodyKind = json && form ? "both" : json ? "json" : form ? "multipart" : undefined
   const successes = Object.entries<Json>(op.responses ?? {})
     .filter(([status]) => /^2/.test(status))
     .map(([status, response]) => [status, resolve(document, response) ?? {}] as const)
@@ -129,7 +144,10 @@ const describeOperation = (document: Json, rawPath: string, httpMethod: string, 
     doc: op,
     pathParams,
     query: { present: queryParams.length > 0, required: queryParams.some((p) => p.required === true) },
-    body: bodyKind === undefined ? undefined : { kind: bodyKind, required: requestBody?.required === true },
+    body:
+      bodyKind === undefined
+        ? undefined
+        : { kind: bodyKind, required: requestBody?.required === true, upload: form ? uploadFieldOf(document, form.schema) : undefined },
     idempotent: parameters.some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key"),
     success: { kind, statuses: kind === "json" ? jsonStatuses : successes.map(([s]) => s) },
     itemsKey: kind === "json" ? itemsKeyOf(document, firstJson?.content?.["application/json"]?.schema) : undefined
@@ -217,23 +235,21 @@ const renderTypes = (op: Operation): string => {
   alias("The answer", "Response", response)
   if (op.itemsKey !== undefined) alias("One item", "Item", `${op.typeBase}Response[${quote(op.itemsKey)}][number]`)
   if (op.body !== undefined) {
-    const json = `NonNullable<${o}["requestBody"]>["content"]["application/json"]`
-    alias("The request body", "Body", op.body.kind === "json" ? json : "FormData")
+    const content = `NonNullable<${o}["requestBody"]>["content"]`
+    alias("The request body", "Body", op.body.kind === "multipart" ? "FormData" : `${content}["application/json"]`)
+    if (op.body.upload !== undefined) {
+      const form = `${content}["multipart/form-data"]`
+      alias("The file and form fields of an upload", "Upload", `MultipartUpload<${form}, ${quote(op.body.upload)}>`)
+    }
   }
   if (op.query.present) alias("The query parameters", "Params", `QueryParams<NonNullable<${o}["parameters"]["query"]>>`)
   return lines.join("\n")
 }
 
-const renderMethod = (op: Operation): string => {
-  const o = `operations[${quote(op.id)}]`
-  const args: Array<{ name: string; type: string; optional: boolean }> = [
-    ...op.pathParams.map((p) => ({ name: p.ident, type: `${o}["parameters"]["path"][${quote(p.name)}]`, optional: false })),
-    ...(op.body ? [{ name: "body", type: `${op.typeBase}Body`, optional: !op.body.required }] : []),
-    ...(op.query.present ? [{ name: "params", type: `${op.typeBase}Params`, optional: !op.query.required }] : []),
-    { name: "options", type: "RequestOptions", optional: true }
-  ]
+/** The signature of a method from its arguments: trailing optional ones with `?`, others `| undefined`. */
+const signatureOf = (args: Array<{ name: string; type: string; optional: boolean }>): string => {
   let trailingOptional = true
-  const signature = args
+  return args
     .reverse()
     .map((a) => {
       trailingOptional &&= a.optional
@@ -241,33 +257,90 @@ const renderMethod = (op: Operation): string => {
     })
     .reverse()
     .join(", ")
+}
+
+/**
+ * One method of an operation: the plain call, or (`upload` set, for a multipart form with one binary field)
+ * the upload variant that encodes and streams the form itself and reports progress.
+ */
+const renderMethod = (op: Operation, upload?: { readonly name: string; readonly field: string }): string => {
+  const o = `operations[${quote(op.id)}]`
+  const bodyArg =
+    op.body === undefined
+      ? []
+      : upload
+        ? [{ name: "upload", type: `${op.typeBase}Upload`, optional: false }]
+        : [{ name: "body", type: op.body.kind === "both" ? `${op.typeBase}Body | FormData` : `${op.typeBase}Body`, optional: !op.body.required }]
+  const signature = signatureOf([
+    ...op.pathParams.map((p) => ({ name: p.ident, type: `${o}["parameters"]["path"][${quote(p.name)}]`, optional: false })),
+    ...bodyArg,
+    ...(op.query.present ? [{ name: "params", type: `${op.typeBase}Params`, optional: !op.query.required }] : []),
+    { name: "options", type: upload ? "UploadOptions" : "RequestOptions", optional: true }
+  ])
+  const bodyFields = upload
+    ? [`body: multipartForm(upload, ${quote(upload.field)})`, `bodyType: "multipart"`]
+    : op.body === undefined
+      ? []
+      : ["body", ...(op.body.kind === "multipart" ? [`bodyType: "multipart"`] : op.body.kind === "both" ? [`bodyType: "auto"`] : [])]
   const call = [
     `method: ${quote(op.httpMethod)}`,
     `path: ${quote(op.path)}`,
     ...(op.pathParams.length > 0
       ? [`pathParams: { ${op.pathParams.map((p) => (p.ident === p.name ? p.ident : `${quote(p.name)}: ${p.ident}`)).join(", ")} }`]
       : []),
-    ...(op.body ? ["body", ...(op.body.kind === "multipart" ? [`bodyType: "multipart"`] : [])] : []),
+    ...bodyFields,
     ...(op.query.present ? ["query: params"] : []),
     ...(op.idempotent ? ["idempotent: true"] : []),
     ...(op.success.kind === "json" ? [] : [`responseType: ${quote(op.success.kind)}`]),
-    "options"
+    "options",
+    ...(upload ? ["onProgress: options?.onProgress"] : [])
   ].join(", ")
-  const doc = [
-    ...(op.doc.summary ? [String(op.doc.summary)] : []),
-    ...(op.doc.description ? ["", String(op.doc.description)] : []),
-    "",
-    `\`${op.httpMethod} ${op.path}\`${op.doc["x-required-scope"] ? ` (scope \`${op.doc["x-required-scope"]}\`)` : ""}.`,
-    ...(op.idempotent ? ["Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry."] : []),
-    ...(op.itemsKey ? ["Await it for the first page; iterate it with `for await` for every item of every page."] : []),
-    ...(op.doc.deprecated ? ["@deprecated"] : [])
-  ]
+  const route = `\`${op.httpMethod} ${op.path}\`${op.doc["x-required-scope"] ? ` (scope \`${op.doc["x-required-scope"]}\`)` : ""}`
+  const doc = upload
+    ? [
+        `${op.doc.summary ? String(op.doc.summary) : op.method}: a file, sent as \`multipart/form-data\`.`,
+        "",
+        `The \`${upload.field}\` part carries \`upload.${upload.field}\` (bytes or a \`Blob\`) named \`upload.fileName\`; the other fields`,
+        "go as text parts. The body is streamed with an exact `Content-Length`; `options.onProgress` reports the",
+        `bytes sent. Same answer and errors as \`${op.method}\`.`,
+        "",
+        `${route}.`,
+        ...(op.idempotent ? ["Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry."] : [])
+      ]
+    : [
+        ...(op.doc.summary ? [String(op.doc.summary)] : []),
+        ...(op.doc.description ? ["", String(op.doc.description)] : []),
+        "",
+        `${route}.`,
+        ...(op.body?.kind === "both" ? ["`body` is sent as JSON, or as `multipart/form-data` when it is a `FormData`."] : []),
+        ...(op.idempotent ? ["Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry."] : []),
+        ...(op.itemsKey ? ["Await it for the first page; iterate it with `for await` for every item of every page."] : [])
+      ]
+  if (op.doc.deprecated) doc.push("@deprecated")
   const body =
-    op.itemsKey !== undefined
+    op.itemsKey !== undefined && !upload
       ? `return this.client.list<${op.typeBase}Item, ${op.typeBase}Response>({ ${call} }, ${quote(op.itemsKey)})`
       : `return this.client.request<${op.typeBase}Response>({ ${call} })`
-  const returns = op.itemsKey !== undefined ? `PagePromise<${op.typeBase}Item, ${op.typeBase}Response>` : `Promise<${op.typeBase}Response>`
-  return `${jsDoc(doc, "  ")}  ${op.method}(${signature}): ${returns} {\n    ${body}\n  }\n`
+  const returns =
+    op.itemsKey !== undefined && !upload ? `PagePromise<${op.typeBase}Item, ${op.typeBase}Response>` : `Promise<${op.typeBase}Response>`
+  return `${jsDoc(doc, "  ")}  ${upload?.name ?? op.method}(${signature}): ${returns} {\n    ${body}\n  }\n`
+}
+
+/** The methods of a group: one per operation, plus `upload` (or `<method>Upload` when several) per file upload. */
+const renderMethods = (group: string, ops: ReadonlyArray<Operation>): string => {
+  const uploads = ops.filter((op) => op.body?.upload !== undefined)
+  const taken = new Set(ops.map((op) => op.method))
+  const methods: string[] = []
+  for (const op of ops) {
+    methods.push(renderMethod(op))
+    const field = op.body?.upload
+    if (field === undefined) continue
+    const name = uploads.length === 1 && !taken.has("upload") ? "upload" : `${op.method}Upload`
+    if (taken.has(name) || name === "client") throw new Error(`${group}: the upload method ${name} clashes with another method`)
+    taken.add(name)
+    methods.push(renderMethod(op, { name, field }))
+  }
+  return methods.join("\n")
 }
 
 const renderResources = (document: Json, operations: ReadonlyArray<Operation>): string => {
@@ -288,14 +361,17 @@ const renderResources = (document: Json, operations: ReadonlyArray<Operation>): 
     const className = `${pascal(group)}Resource`
     const description = tagDescriptions.get(group) || `The \`${group}\` operations.`
     const types = ops.map(renderTypes).join("\n")
-    const methods = ops.map(renderMethod).join("\n")
+    const methods = renderMethods(group, ops)
     sections.push(
       `// ${group}\n\n${types}\n\n${jsDoc([description], "")}export class ${className} extends Resource {\n${methods}}\n`
     )
     properties.push(`${jsDoc([description], "  ")}  readonly ${property}: ${className} = new ${className}(this)`)
   }
+  const multipartImport = operations.some((op) => op.body?.upload !== undefined)
+    ? `import { type MultipartUpload, multipartForm, type UploadOptions } from "../runtime/multipart.js"\n`
+    : ""
   return `${header}import { ApiClient } from "../runtime/client.js"
-import type { RequestOptions } from "../runtime/options.js"
+${multipartImport}import type { RequestOptions } from "../runtime/options.js"
 import type { PagePromise } from "../runtime/pagination.js"
 import { type QueryParams, Resource } from "../runtime/resource.js"
 import type { operations } from "./schema.js"

@@ -6,6 +6,9 @@
  * const svc = new Svc({ baseUrl: "http://127.0.0.1:8787/api/v1", apiKey: process.env.SVC_API_KEY })
  * const { knowledgebase } = await svc.knowledgebases.create({ name: "Handbook" })
  * for await (const kb of svc.knowledgebases.list({ limit: 20 })) console.log(kb.name)
+ * const { source } = await svc.sources.upload(knowledgebase.id, { file: bytes, fileName: "notes.txt" }, {
+ *   onProgress: ({ sent, total }) => console.log(`${sent} / ${total}`)
+ * })
  * ```
  */
 import { errorClasses } from "./generated/errors.js"
@@ -29,6 +32,7 @@ export * from "./generated/resources.js"
 export type { components, operations, paths } from "./generated/schema.js"
 export { ApiClient, type ApiCall } from "./runtime/client.js"
 export { SvcConnectionError, SvcError, type SvcErrorInit, SvcTimeoutError } from "./runtime/errors.js"
+export { MultipartBody, type MultipartUpload, type UploadData, type UploadOptions, type UploadProgress } from "./runtime/multipart.js"
 export type { RequestOptions, SvcOptions } from "./runtime/options.js"
 export { type CursorPage, PagePromise } from "./runtime/pagination.js"
 export type { QueryParams } from "./runtime/resource.js"

@@ -1,8 +1,9 @@
-/** `svc keys create|list|revoke`: organization and personal API keys. */
+/** `svc keys create|list|revoke|activity`: organization and personal API keys. */
 import type { Command } from "commander"
 import { type ApiKey, scopes as allScopes, type StoredScopes } from "../../server/platform/accounts/domain.js"
 import { withAccounts } from "../admin.js"
 import { usage } from "../errors.js"
+import { keyActivityCommand } from "./key-activity.js"
 import { type DataDirOptions, parseList, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
@@ -106,7 +107,7 @@ const revoke = async (keyId: string, options: OrgOptions) => {
 
 /** Registers `svc keys`. */
 export const keysCommands = (program: Command): void => {
-  const keys = program.command("keys").description("create, list and revoke API keys")
+  const keys = program.command("keys").description("create, list and revoke API keys, and see their activity")
   withDataDir(
     keys
       .command("create")
@@ -128,4 +129,5 @@ export const keysCommands = (program: Command): void => {
       .argument("<key-id>", "the key's id (see svc keys list)")
       .requiredOption("--org <slug>", "the organization")
   ).action(revoke)
+  keyActivityCommand(keys)
 }

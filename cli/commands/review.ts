@@ -1,56 +1,59 @@
 /**
  * `svc review list|approve|reject`: the review inbox of an organization that reviews agent writes
- * (the `review` gate). Page writes wait here until a person approves or rejects them.
+ * (the `review` gate). Page writes and source uploads wait here until a person approves or rejects
+ * them: an approved page write goes live, an approved upload starts indexing, a rejected upload is deleted.
  */
 import type { Command } from "commander"
 import type { Effect } from "effect"
 import type { AdminServices } from "../../server/admin.js"
-import type { PageService } from "../../server/knowledge/page-service.js"
+import type { ReviewService } from "../../server/knowledge/review.js"
 import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
-import { type Block, shortTime } from "../ui/blocks.js"
+import { type Block, byteSize, shortTime } from "../ui/blocks.js"
 
 interface OrgOptions extends DataDirOptions {
   readonly org: string
 }
 
-/** A page write waiting for review, as the page service lists it. */
-type ReviewItem = Effect.Effect.Success<ReturnType<PageService["pendingReviews"]>>[number]
+type Review = ReviewService
+/** An item waiting for review: a page write or a source upload. */
+type ReviewItem = Effect.Effect.Success<ReturnType<Review["list"]>>[number]
+type Approved = Effect.Effect.Success<ReturnType<Review["approve"]>>
+type Rejected = Effect.Effect.Success<ReturnType<Review["reject"]>>
 
-/** Runs `use` with the page service and the id of the organization `slug` (unknown slug: exit 1). */
+/** Runs `use` with the review service and the id of the organization `slug` (unknown slug: exit 1). */
 const withReview = async <A, E>(
   options: OrgOptions,
-  use: (pages: PageService, organizationId: string) => Effect.Effect<A, E, AdminServices>
+  use: (review: Review, organizationId: string) => Effect.Effect<A, E, AdminServices>
 ): Promise<A> => {
-  const [{ AccountsService }, { PageService }, { Effect }] = await Promise.all([
+  const [{ AccountsService }, { ReviewService }, { Effect }] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
-    import("../../server/knowledge/page-service.js"),
+    import("../../server/knowledge/review.js"),
     import("effect")
   ])
   return admin(
     options,
     Effect.gen(function* () {
-      const accounts = yield* AccountsService
-      const pages = yield* PageService
-      const org = yield* accounts.organization(options.org)
-      return yield* use(pages, org.id)
+      const org = yield* (yield* AccountsService).organization(options.org)
+      return yield* use(yield* ReviewService, org.id)
     })
   )
 }
 
+/** An item as `review list --json` prints it: page writes name their `pageId`, uploads their `sourceId`. */
 const reviewJson = (item: ReviewItem) => ({
   id: item.id,
   kind: item.kind,
   knowledgebaseId: item.knowledgebaseId,
-  pageId: item.pageId,
+  ...(item.kind === "source_upload" ? { sourceId: item.sourceId } : { pageId: item.pageId }),
   title: item.title,
   author: item.author,
   createdAt: item.createdAt
 })
 
 const list = async (options: OrgOptions) => {
-  const items = await withReview(options, (pages, organizationId) => pages.pendingReviews(organizationId))
+  const items = await withReview(options, (review, organizationId) => review.list(organizationId))
   await output(options, items, {
     json: (is) => ({ items: is.map(reviewJson) }),
     human: (is): Array<Block> => [
@@ -66,62 +69,87 @@ const list = async (options: OrgOptions) => {
       {
         kind: "table",
         columns: ["id", "kind", "title", "author", "created"],
-        rows: is.map((i) => [i.id, i.kind.replace(/^page_/, "page "), i.title, i.author ?? "unknown", shortTime(i.createdAt)]),
+        rows: is.map((i) => [i.id, i.kind.replace("_", " "), i.title, i.author ?? "unknown", shortTime(i.createdAt)]),
         empty: "Nothing is waiting for review."
       }
     ]
   })
 }
 
+const approvedJson = (a: Approved) =>
+  a.kind === "page" ? { item: { id: a.id, status: a.status, page: a.page } } : { item: { id: a.id, status: a.status, source: a.source } }
+
+const approvedBlocks = (a: Approved): Array<Block> =>
+  a.kind === "page"
+    ? [
+        { kind: "title", text: `Approved review item ${a.id}: '${a.page.title}' is live` },
+        {
+          kind: "fields",
+          rows: [
+            ["item", a.id],
+            ["status", a.status],
+            ["page", a.page.id],
+            ["title", a.page.title],
+            ["knowledgebase", a.page.knowledgebaseId],
+            ["updated", shortTime(a.page.updatedAt)]
+          ]
+        }
+      ]
+    : [
+        { kind: "title", text: `Approved review item ${a.id}: '${a.source.name}' is being indexed` },
+        {
+          kind: "fields",
+          rows: [
+            ["item", a.id],
+            ["status", a.status],
+            ["source", a.source.id],
+            ["name", a.source.name],
+            ["type", a.source.type],
+            ["size", byteSize(a.source.sizeBytes)],
+            ["updated", shortTime(a.source.updatedAt)]
+          ]
+        },
+        { kind: "note", text: "It becomes searchable once indexed; its status turns ready (or failed)." }
+      ]
+
 const approve = async (id: string, options: OrgOptions) => {
-  const approved = await withReview(options, (pages, organizationId) => pages.approve(organizationId, id))
-  await output(options, approved, {
-    json: (a) => ({ item: { id: a.id, status: a.status, page: a.page } }),
-    human: (a) => [
-      { kind: "title", text: `Approved review item ${a.id}: '${a.page.title}' is live` },
-      {
-        kind: "fields",
-        rows: [
-          ["item", a.id],
-          ["status", a.status],
-          ["page", a.page.id],
-          ["title", a.page.title],
-          ["knowledgebase", a.page.knowledgebaseId],
-          ["updated", shortTime(a.page.updatedAt)]
-        ]
-      }
-    ]
-  })
+  const approved = await withReview(options, (review, organizationId) => review.approve(organizationId, id))
+  await output(options, approved, { json: approvedJson, human: approvedBlocks })
 }
 
+const rejectedBlocks = (r: Rejected): Array<Block> => [
+  { kind: "title", text: `Rejected review item ${r.id}` },
+  {
+    kind: "note",
+    text:
+      r.kind === "page"
+        ? "The live page is unchanged; the write stays in the page's history as rejected."
+        : "The upload was deleted; it was never searchable."
+  }
+]
+
 const reject = async (id: string, options: OrgOptions) => {
-  const rejected = await withReview(options, (pages, organizationId) => pages.reject(organizationId, id))
-  await output(options, rejected, {
-    json: (r) => ({ item: { id: r.id, status: r.status } }),
-    human: (r) => [
-      { kind: "title", text: `Rejected review item ${r.id}` },
-      { kind: "note", text: "The live page is unchanged; the write stays in the page's history as rejected." }
-    ]
-  })
+  const rejected = await withReview(options, (review, organizationId) => review.reject(organizationId, id))
+  await output(options, rejected, { json: (r) => ({ item: { id: r.id, status: r.status } }), human: rejectedBlocks })
 }
 
 /** Registers `svc review`. */
 export const reviewCommands = (program: Command): void => {
-  const review = program.command("review").description("the review inbox: approve or reject agent writes waiting for review")
+  const review = program.command("review").description("the review inbox: approve or reject agent writes and uploads waiting for review")
   withDataDir(
-    review.command("list").description("list the writes waiting for review, oldest first").requiredOption("--org <slug>", "the organization")
+    review.command("list").description("list the writes and uploads waiting for review, oldest first").requiredOption("--org <slug>", "the organization")
   ).action(list)
   withDataDir(
     review
       .command("approve")
-      .description("approve a write: it goes live at once")
+      .description("approve an item: a page write goes live, an upload starts indexing")
       .argument("<id>", "the review item's id (see svc review list)")
       .requiredOption("--org <slug>", "the organization")
   ).action(approve)
   withDataDir(
     review
       .command("reject")
-      .description("reject a write: the live page stays as it is")
+      .description("reject an item: the live page stays as it is, an upload is deleted")
       .argument("<id>", "the review item's id (see svc review list)")
       .requiredOption("--org <slug>", "the organization")
   ).action(reject)

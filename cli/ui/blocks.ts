@@ -27,3 +27,10 @@ export type Block =
 /** A short UTC time for people: `2026-11-21 12:00`. */
 export const shortTime = (iso: string | null, none = "never"): string =>
   iso === null ? none : iso.replace("T", " ").slice(0, 16)
+
+/** A size for people: `912 B`, `1.3 KB`, `4.5 MB` (decimal units, like the API's limits). */
+export const byteSize = (bytes: number): string => {
+  if (bytes < 1000) return `${bytes} B`
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} KB`
+  return `${(bytes / 1_000_000).toFixed(1)} MB`
+}

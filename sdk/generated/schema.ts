@@ -884,6 +884,18 @@ export interface components {
                 description: string;
                 isFolder: boolean;
             } | null;
+            /** @description With a `parentPageId` of a page or folder: the documents filed there. */
+            files?: {
+                /**
+                 * Format: uuid
+                 * @description a Universally Unique Identifier
+                 * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                 */
+                id: string;
+                name: string;
+                type: string;
+                status: string;
+            }[];
         };
         /**
          * @example {

@@ -3,8 +3,10 @@
  * undici `Agent`, retries what is safe to retry, and turns error responses into `SvcError`s.
  */
 import { randomUUID } from "node:crypto"
-import { Agent, type Dispatcher, type FormData } from "undici"
+import { Readable } from "node:stream"
+import { Agent, type Dispatcher } from "undici"
 import { type ErrorClassMap, SvcConnectionError, SvcError, errorFromResponse } from "./errors.js"
+import { type FormDataLike, fromFormData, maxRequestBytes, MultipartBody, type UploadProgress } from "./multipart.js"
 import { type RequestOptions, type ResolvedOptions, type SvcOptions, resolveOptions } from "./options.js"
 import { type CursorPage, PagePromise } from "./pagination.js"
 import { canRepeatAfterConnectionError, isRetryableStatus, parseRetryAfter, retryDelayMs, sleep } from "./retry.js"
@@ -19,8 +21,14 @@ export interface ApiCall {
   readonly pathParams?: Readonly<Record<string, string | number>> | undefined
   readonly query?: object | undefined
   readonly body?: unknown
-  /** `json` (default when a body is given) or `multipart` (`body` is a `FormData`). */
-  readonly bodyType?: "json" | "multipart" | undefined
+  /**
+   * `json` (default when a body is given), `multipart` (`body` is a `FormData` or a `MultipartBody`), or
+   * `auto` for operations that take either: a `FormData` or `MultipartBody` goes as multipart, anything else as JSON.
+   * A `FormData` is encoded by the SDK (streamed with an exact length), like an upload.
+   */
+  readonly bodyType?: "json" | "multipart" | "auto" | undefined
+  /** For a `MultipartBody`: called as its bytes are sent (see `UploadOptions.onProgress`). */
+  readonly onProgress?: ((progress: UploadProgress) => void) | undefined
   /** The operation declares an `Idempotency-Key` header: one is sent, the same on every retry. */
   readonly idempotent?: boolean | undefined
   /** `json` (default), `binary` (a `Uint8Array`) or `none` (`undefined`). */
@@ -41,6 +49,10 @@ const expandPath = (path: string, params: Readonly<Record<string, string | numbe
     if (value === undefined || value === "") throw new TypeError(`svc: path parameter \`${name}\` is required.`)
     return encodeURIComponent(String(value))
   })
+
+/** Whether `value` is a `FormData` (the global one or undici's). */
+const isFormData = (value: unknown): value is FormDataLike =>
+  typeof value === "object" && value !== null && (value as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === "FormData"
 
 const decodeBody = (response: RawResponse, type: ApiCall["responseType"]): unknown => {
   if (type === "binary") return response.body
@@ -87,21 +99,35 @@ export class ApiClient {
     }
     const idempotencyKey = options.idempotencyKey ?? (call.idempotent ? randomUUID() : undefined)
     if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey
-    let body: string | FormData | undefined
-    if (call.body !== undefined) {
-      if (call.bodyType === "multipart") body = call.body as FormData
-      else {
-        body = JSON.stringify(call.body)
-        headers["content-type"] = "application/json"
-      }
+    let body: string | MultipartBody | undefined
+    const multipart = call.bodyType === "multipart" || (call.bodyType === "auto" && (call.body instanceof MultipartBody || isFormData(call.body)))
+    if (call.body !== undefined && multipart) {
+      if (call.body instanceof MultipartBody) body = call.body
+      else if (isFormData(call.body)) body = fromFormData(call.body)
+      else throw new TypeError("svc: a multipart body must be a FormData or a MultipartBody.")
+      headers["content-type"] = body.contentType
+      headers["content-length"] = String(body.length)
+    } else if (call.body !== undefined) {
+      body = JSON.stringify(call.body)
+      headers["content-type"] = "application/json"
+    }
+    const length = body instanceof MultipartBody ? body.length : typeof body === "string" ? Buffer.byteLength(body) : 0
+    if (length > maxRequestBytes) throw this.#tooLarge(length)
+    /** The body of attempt `number`: a multipart upload is streamed afresh each time. */
+    const bodyOf = (number: number) => {
+      if (!(body instanceof MultipartBody)) return body
+      const onProgress = call.onProgress
+      return Readable.from(body.stream(onProgress && ((sent, total) => onProgress({ sent, total, attempt: number }))), {
+        objectMode: false
+      })
     }
     const maxRetries = options.maxRetries ?? this.#options.maxRetries
     const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs
-    const attempt = { url: url.href, method: call.method, headers, body, dispatcher: this.#dispatcher, timeoutMs }
+    const attempt = { url: url.href, method: call.method, headers, dispatcher: this.#dispatcher, timeoutMs }
     for (let retry = 0; ; retry++) {
       let response: RawResponse
       try {
-        response = await send({ ...attempt, signal: options.signal })
+        response = await send({ ...attempt, body: bodyOf(retry + 1), signal: options.signal })
       } catch (error) {
         const repeatable = canRepeatAfterConnectionError(call.method, idempotencyKey !== undefined)
         if (!(error instanceof SvcConnectionError) || !repeatable || retry >= maxRetries) throw error
@@ -115,6 +141,17 @@ export class ApiClient {
       const retryAfter = response.status === 429 ? parseRetryAfter(response.headers["retry-after"]) : undefined
       await sleep(retryDelayMs(retry + 1, retryAfter), options.signal)
     }
+  }
+
+  /** The `payload_too_large` error of a body over the API's limit, raised before anything is sent (no request id). */
+  #tooLarge(length: number): SvcError {
+    const ErrorClass = Object.hasOwn(this.#errorClasses, "payload_too_large") ? (this.#errorClasses.payload_too_large ?? SvcError) : SvcError
+    const mb = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`
+    return new ErrorClass({
+      status: 413,
+      code: "payload_too_large",
+      message: `The request body is ${mb(length)}, over the API's ${mb(maxRequestBytes)} limit; nothing was sent.`
+    })
   }
 
   /** Sends a list call lazily as a `PagePromise` that follows `nextCursor` through `itemsKey`. */

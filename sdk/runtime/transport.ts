@@ -1,5 +1,6 @@
 /** One HTTP attempt over undici, with a per-attempt time limit; the response body is read in full. */
-import { type Dispatcher, type FormData, request } from "undici"
+import type { Readable } from "node:stream"
+import { type Dispatcher, request } from "undici"
 import { SvcConnectionError, SvcTimeoutError } from "./errors.js"
 
 /** A request as the transport sends it. */
@@ -7,7 +8,8 @@ export interface Attempt {
   readonly url: string
   readonly method: Dispatcher.HttpMethod
   readonly headers: Readonly<Record<string, string>>
-  readonly body: string | FormData | undefined
+  /** A `Readable` is consumed by this attempt (a retry needs a new one). */
+  readonly body: string | Readable | undefined
   readonly dispatcher: Dispatcher
   readonly timeoutMs: number
   readonly signal: AbortSignal | undefined

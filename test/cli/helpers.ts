@@ -34,21 +34,26 @@ export interface CliResult {
   readonly stderr: string
 }
 
-const cliEnv = (dataDir: string | undefined): NodeJS.ProcessEnv => {
+/** Environment variables of a CLI run beside `SVC_DATA_DIR`, e.g. `SVC_BASE_URL` and `SVC_API_KEY`. */
+export type CliEnv = Readonly<Record<string, string>>
+
+const cliEnv = (dataDir: string | undefined, extra: CliEnv = {}): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env, CI: "true" }
   delete env.FORCE_COLOR
   delete env.SVC_DATA_DIR
+  delete env.SVC_BASE_URL
+  delete env.SVC_API_KEY
   if (dataDir !== undefined) env.SVC_DATA_DIR = dataDir
-  return env
+  return { ...env, ...extra }
 }
 
-const launch = (args: ReadonlyArray<string>, dataDir: string | undefined): ChildProcess =>
-  spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: cliEnv(dataDir), stdio: ["ignore", "pipe", "pipe"] })
+const launch = (args: ReadonlyArray<string>, dataDir: string | undefined, env?: CliEnv): ChildProcess =>
+  spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: cliEnv(dataDir, env), stdio: ["ignore", "pipe", "pipe"] })
 
-/** Runs `svc ...args` to completion; `dataDir` is passed as `SVC_DATA_DIR`. */
-export const svc = (args: ReadonlyArray<string>, dataDir?: string): Promise<CliResult> =>
+/** Runs `svc ...args` to completion; `dataDir` is passed as `SVC_DATA_DIR`, `env` added to the environment. */
+export const svc = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Promise<CliResult> =>
   new Promise((resolve, reject) => {
-    const child = launch(args, dataDir)
+    const child = launch(args, dataDir, env)
     let stdout = ""
     let stderr = ""
     child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
@@ -80,6 +85,53 @@ export const expectFailure = (result: CliResult, code: 1 | 2): string => {
   expect(lines).toHaveLength(1)
   expect(lines[0]).toMatch(/^svc: \S/)
   return lines[0]!
+}
+
+/** A CLI command left running (like `svc changes tail`), its output collected as it comes. */
+export interface Running {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Resolves once stdout satisfies `test` (rejects if the command exits first). */
+  readonly waitFor: (test: (stdout: string) => boolean) => Promise<void>
+  /** Sends `signal` (default SIGTERM) and resolves with what the run left behind. */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<CliResult>
+}
+
+/** Starts `svc ...args` and leaves it running. */
+export const start = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Running => {
+  const child = launch(args, dataDir, env)
+  let stdout = ""
+  let stderr = ""
+  const watchers = new Set<() => void>()
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString()
+    for (const watch of watchers) watch()
+  })
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<CliResult>((done) => child.on("close", (code) => done({ code, stdout, stderr })))
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitFor: (test) =>
+      new Promise((resolve, reject) => {
+        const watch = () => {
+          if (!test(stdout)) return
+          watchers.delete(watch)
+          resolve()
+        }
+        watchers.add(watch)
+        watch()
+        void exited.then(() => {
+          if (watchers.delete(watch)) reject(new Error(`the command exited first: ${stderr}`))
+        })
+      }),
+    stop: (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    }
+  }
 }
 
 /** Matches any ANSI escape sequence. */

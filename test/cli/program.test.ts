@@ -7,7 +7,16 @@ describe("svc", slow, () => {
   it("prints help on stdout and exits 0", async () => {
     const help = await svc(["--help"])
     expect(help.code).toBe(0)
-    for (const family of ["serve", "orgs", "members", "keys"]) expect(help.stdout).toContain(family)
+    for (const family of ["serve", "orgs", "members", "keys", "review", "memories", "sources", "changes"]) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${family} `, "m"))
+    }
+    const upload = await svc(["sources", "upload", "--help"])
+    expect(upload.code).toBe(0)
+    for (const option of ["--base-url", "--api-key", "--name", "--folder", "--wait", "--json"]) expect(upload.stdout).toContain(option)
+    const tail = await svc(["changes", "tail", "--help"])
+    for (const option of ["--since", "--interval", "--once", "JSON Lines"]) expect(tail.stdout).toContain(option)
+    const activity = await svc(["keys", "activity", "--help"])
+    expect(activity.stdout).toContain("--org")
     const sub = await svc(["keys", "create", "--help"])
     expect(sub.code).toBe(0)
     expect(sub.stdout).toContain("--all-scopes")

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   ansi,
@@ -170,5 +172,68 @@ describe("svc review", slow, () => {
     expect(rejected.stdout).toContain(second.revisionId)
     expect(await pageStatus(first.page.id)).toBe(200)
     expect(await pageStatus(second.page.id)).toBe(404)
+  })
+})
+
+describe("svc review of source uploads", slow, () => {
+  const uploadPending = async (name: string, text: string): Promise<any> => {
+    const dir = freshDataDir()
+    const file = join(dir, name)
+    writeFileSync(file, text)
+    const run = await svc(["sources", "upload", knowledgebaseId, file, "--wait", "--json"], dataDir, { SVC_BASE_URL: baseUrl, SVC_API_KEY: key })
+    expect(run.code, run.stderr).toBe(0)
+    const uploaded = parseOneDocument(run.stdout)
+    expect(uploaded.status).toBe("pending_review")
+    expect(uploaded.reviewPath).toBe(`/review/${uploaded.source.id}`)
+    return uploaded.source
+  }
+
+  const sourceRead = (sourceId: string) => apiGet(baseUrl, `/knowledgebases/${knowledgebaseId}/sources/${sourceId}`, key)
+
+  it("lists an upload waiting for review; approving it starts indexing until it is ready", async () => {
+    const source = await uploadPending("onboarding.md", "# Onboarding\n\nDay one: laptop, badge, coffee.\n")
+    const items = await listItems()
+    expect(items).toEqual([
+      {
+        id: source.id,
+        kind: "source_upload",
+        knowledgebaseId,
+        sourceId: source.id,
+        title: "onboarding.md",
+        author: expect.any(String),
+        createdAt: expect.any(String)
+      }
+    ])
+    const human = await svc(["review", "list", "--org", "default"], dataDir)
+    expect(human.stdout).toMatch(new RegExp(`^${source.id} +source upload +onboarding\\.md +`, "m"))
+
+    const approved = await svcJson(["review", "approve", "--org", "default", source.id], dataDir)
+    expect(Object.keys(approved.item).sort()).toEqual(["id", "source", "status"])
+    expect(approved.item).toMatchObject({ id: source.id, status: "processing", source: { id: source.id, status: "processing" } })
+    expect(await listItems()).toEqual([])
+
+    let status = "processing"
+    for (let i = 0; i < 100 && status === "processing"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      status = (await sourceRead(source.id)).body.source.status
+    }
+    expect(status).toBe("ready")
+    const again = await svc(["review", "approve", "--org", "default", source.id], dataDir)
+    expect(expectFailure(again, 1)).toMatch(/no longer waiting/)
+  })
+
+  it("rejecting an upload deletes it", async () => {
+    const source = await uploadPending("draft.txt", "A draft nobody should search.\n")
+    const rejected = await svcJson(["review", "reject", "--org", "default", source.id], dataDir)
+    expect(rejected).toEqual({ item: { id: source.id, status: "deleted" } })
+    expect((await sourceRead(source.id)).status).toBe(404)
+    expect(await listItems()).toEqual([])
+
+    const other = await uploadPending("scratch.txt", "Scratch notes.\n")
+    const human = await svc(["review", "reject", "--org", "default", other.id], dataDir)
+    expect(human.code).toBe(0)
+    expect(human.stdout).toBe(`Rejected review item ${other.id}\nThe upload was deleted; it was never searchable.\n`)
+    const gone = await svc(["review", "reject", "--org", "default", other.id], dataDir)
+    expect(expectFailure(gone, 1)).toBe(`svc: No review item '${other.id}' in this organization.`)
   })
 })

@@ -13,6 +13,9 @@ import { errorResponse, isApiFailure } from "./error-catalog.js"
 /** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
 export const maxRequestBodyBytes = 4_500_000
 
+/** Bodies declared over the limit but under this are read and discarded before the 413, so clients see it. */
+const drainLimitBytes = 64_000_000
+
 interface DecodeIssue {
   readonly path: ReadonlyArray<PropertyKey>
   readonly message: string
@@ -72,6 +75,9 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
     const fits =
       declaredLength <= maxRequestBodyBytes &&
       (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
+    // A client still sending a body it declared too large would see a reset instead of the 413: a
+    // body of reasonable size is read and discarded first (a huge one is cut off).
+    if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
     const response = !fits
       ? HttpServerResponse.setHeader(
           errorResponse(

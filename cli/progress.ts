@@ -1,0 +1,91 @@
+/**
+ * Progress of long commands, on stderr: a live ink view (progress bar, spinner) on a terminal, plain
+ * lines otherwise. stdout stays for the command's result.
+ */
+import type { CommonOptions } from "./options.js"
+import { isInteractive } from "./output.js"
+import { byteSize, type Tone } from "./ui/blocks.js"
+
+/** What a long command reports as it goes. */
+export interface Progress {
+  /** Bytes of `label` sent so far, of `total`. */
+  readonly upload: (label: string, sent: number, total: number) => void
+  /** Something still going on (a spinner on a terminal); a plain line only when `text` changes. */
+  readonly wait: (text: string) => void
+  /** A finished step. */
+  readonly step: (text: string, tone?: Tone) => void
+  /** Stops the live view (what was shown stays); call before printing the result or an error. */
+  readonly stop: () => void
+}
+
+/** How the live view draws: finished steps, then what is going on now. */
+export interface ProgressView {
+  readonly steps: ReadonlyArray<{ readonly text: string; readonly tone: Tone }>
+  readonly current:
+    | { readonly kind: "upload"; readonly label: string; readonly sent: number; readonly total: number }
+    | { readonly kind: "wait"; readonly text: string; readonly since: number }
+    | null
+}
+
+/** Plain progress lines; an upload prints at most one line a second (`now` is for tests). */
+export const plainProgress = (write: (line: string) => void, now: () => number = Date.now): Progress => {
+  let lastUpload = -Infinity
+  let lastWait: string | null = null
+  return {
+    upload: (label, sent, total) => {
+      if (sent === 0) {
+        lastUpload = now()
+        write(`uploading ${label}`)
+      } else if (sent < total && now() - lastUpload >= 1000) {
+        lastUpload = now()
+        write(`uploading ${label}: ${Math.floor((sent / total) * 100)}% (${byteSize(sent)} of ${byteSize(total)})`)
+      }
+    },
+    wait: (text) => {
+      if (text !== lastWait) write(text)
+      lastWait = text
+    },
+    step: (text) => {
+      lastWait = null
+      write(text)
+    },
+    stop: () => undefined
+  }
+}
+
+/** A live ink view on stderr (ink is imported only now). */
+const liveProgress = async (): Promise<Progress> => {
+  const { renderProgress } = await import("./ui/progress.js")
+  let view: ProgressView = { steps: [], current: null }
+  const live = renderProgress(view, process.stderr)
+  let stopped = false
+  const show = (next: ProgressView) => {
+    view = next
+    if (!stopped) live.update(view)
+  }
+  return {
+    upload: (label, sent, total) => show({ ...view, current: { kind: "upload", label, sent, total } }),
+    wait: (text) =>
+      show({ ...view, current: { kind: "wait", text, since: view.current?.kind === "wait" ? view.current.since : Date.now() } }),
+    step: (text, tone = "success") => show({ steps: [...view.steps, { text, tone }], current: null }),
+    stop: () => {
+      if (stopped) return
+      show({ ...view, current: null })
+      stopped = true
+      live.stop()
+    }
+  }
+}
+
+/** Reports nothing. */
+const silent: Progress = { upload: () => undefined, wait: () => undefined, step: () => undefined, stop: () => undefined }
+
+/**
+ * The progress of a command: live on a terminal (stdout and stderr both), plain lines on stderr
+ * otherwise, and nothing with `--json` off a terminal (scripts get the document and, on failure, the error line).
+ */
+export const startProgress = async (options: CommonOptions): Promise<Progress> => {
+  if (isInteractive() && process.stderr.isTTY === true) return liveProgress()
+  if (options.json) return silent
+  return plainProgress((line) => process.stderr.write(`${line}\n`))
+}
