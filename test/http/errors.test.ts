@@ -97,6 +97,22 @@ describe("request bodies", () => {
     })
   })
 
+  it("a client that keeps sending a declared 5 MB body still receives the 413 (no reset), three times in a row", async () => {
+    await expectNothingWritten(async () => {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const form = new FormData()
+        form.append("file", new Blob([new Uint8Array(5_000_000).fill(65)], { type: "text/plain" }), "big.txt")
+        const response = await fetch(`${server.baseUrl}/knowledgebases`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${server.key}` },
+          body: form
+        })
+        expect(response.status).toBe(413)
+        expect((await response.json()).error.code).toBe("payload_too_large")
+      }
+    })
+  })
+
   it("a chunked body over 4.5 MB (no Content-Length) → 413 payload_too_large, nothing written", async () => {
     await expectNothingWritten(async () => {
       function* body() {
