@@ -44,6 +44,7 @@ export interface ActivityRecord {
 }
 
 const resultsKept = 20
+const pruneEvery = 16
 const secretSetting = "activity_fingerprint_secret"
 
 /** The normalized form of search text that is fingerprinted (case and spacing do not matter). */
@@ -83,14 +84,19 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
               resultCount: entry.results.length,
               results: entry.results.slice(0, resultsKept)
             })
-            yield* sql`INSERT INTO knowledge_activity (organization_id, key_id, action, knowledgebase_id, query_fingerprint, detail, at)
-              VALUES (${actor.organization.id}, ${actor.key.id}, ${entry.action}, ${entry.knowledgebaseId}, ${queryFingerprint}, ${detail}, ${isoAt(clock.now())})`
-            yield* sql`DELETE FROM knowledge_activity WHERE key_id = ${actor.key.id} AND seq <= (
-              SELECT seq FROM knowledge_activity WHERE key_id = ${actor.key.id} ORDER BY seq DESC LIMIT 1 OFFSET ${activityKept})`
+            const [inserted] = yield* sql<{ seq: number }>`INSERT INTO knowledge_activity
+              (organization_id, key_id, action, knowledgebase_id, query_fingerprint, detail, at)
+              VALUES (${actor.organization.id}, ${actor.key.id}, ${entry.action}, ${entry.knowledgebaseId}, ${queryFingerprint}, ${detail}, ${isoAt(clock.now())})
+              RETURNING seq`
+            // Older entries are dropped every few inserts, not on each one.
+            if ((inserted?.seq ?? 0) % pruneEvery === 0) {
+              yield* sql`DELETE FROM knowledge_activity WHERE key_id = ${actor.key.id} AND seq <= (
+                SELECT seq FROM knowledge_activity WHERE key_id = ${actor.key.id} ORDER BY seq DESC LIMIT 1 OFFSET ${activityKept})`
+            }
           })
         ),
 
-      /** A key's recent activity, newest first. */
+      /** A key's recent activity, newest first (at most {@link activityKept} entries). */
       forKey: (organizationId: string, keyId: string, limit = activityKept) =>
         Effect.orDie(
           sql<{ at: string; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`

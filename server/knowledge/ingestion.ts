@@ -14,6 +14,7 @@ import { transactionsOn } from "../platform/sql/database.js"
 import { chunkText } from "./chunk.js"
 import { detectType, ExtractionFailed, extractText } from "./extract.js"
 import { IngestionConfig, seconds } from "./ingestion-config.js"
+import { passageScope } from "./search-scope.js"
 import { PageRepo } from "./page-repo.js"
 import { type JobRow, SourceRepo } from "./source-repo.js"
 import { IngestionSignal, SourceService } from "./source-service.js"
@@ -91,10 +92,11 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
             const live = yield* sources.byIdUnscoped(row.id)
             if (!current || current.attempts !== job.attempts || !live || live.status !== "processing") return
             const at = now()
-            yield* sources.replacePassages(row.id, chunks)
+            const attachedTo = yield* sources.attachments(row.id)
+            yield* sources.replacePassages(row.id, passageScope(live.organization_id, attachedTo), chunks)
             yield* sources.setStatus(row.id, { status: "ready", errorMessage: null, at })
             yield* sources.finishJob(row.id)
-            for (const knowledgebaseId of yield* sources.attachments(row.id)) {
+            for (const knowledgebaseId of attachedTo) {
               yield* pages.recordChange(live.organization_id, { knowledgebaseId, type: "source", id: row.id, change: "ready", changedAt: at })
             }
           })

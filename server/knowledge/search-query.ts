@@ -22,8 +22,19 @@ export const matchExpression = (terms: ReadonlyArray<string>): string => terms.m
 const snippetChars = 240
 const wordPattern = /[\p{L}\p{N}]+/gu
 
+const stems = new Map<string, string>()
+const stemsKept = 50_000
+
 /** A word as the index compares it: without diacritics, lower-case, Porter-stemmed (as `porter unicode61`). */
-const stemOf = (word: string): string => stemmer(word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase())
+export const stemOf = (word: string): string => {
+  let stem = stems.get(word)
+  if (stem === undefined) {
+    stem = stemmer(word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase())
+    if (stems.size >= stemsKept) stems.clear()
+    stems.set(word, stem)
+  }
+  return stem
+}
 
 /** The stems of the query's words (terms holding punctuation count by their words). */
 const stemsOf = (terms: ReadonlyArray<string>): Set<string> =>

@@ -9,15 +9,23 @@ import { Effect } from "effect"
 import type { Principal } from "../platform/accounts/domain.js"
 import { InsufficientCredits, InvalidRequest, NotFound } from "../platform/errors.js"
 import { Cursors } from "../platform/pagination.js"
+import { transactionsOn } from "../platform/sql/database.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import { ActivityLog } from "./activity.js"
 import { KnowledgebaseRepo } from "./repo.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./source-domain.js"
-import { matchExpression, mentionsAny, queryTerms, snippetOf } from "./search-query.js"
+import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./search-query.js"
+import { knowledgebaseScope, organizationScope } from "./search-scope.js"
 
 /** How deep paging through one query may go. */
 export const maxSearchDepth = 1_000
 const defaultLimit = 50
+/** A word is common (see `rankingPlan`) when more than this share of the passages hold it… */
+const commonWordShare = 0.2
+/** …and more than this many. */
+const commonWordMinimum = 5_000
+const frequencyTtlMs = 60_000
+const frequenciesKept = 10_000
 
 interface Hit {
   readonly rowid: number
@@ -53,6 +61,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
   effect: Effect.gen(function* () {
     const reader = yield* ReadConnection
     const sql = yield* SqlClient.SqlClient
+    const inTransaction = transactionsOn(sql)
     const knowledgebases = yield* KnowledgebaseRepo
     const cursors = yield* Cursors
     const activity = yield* ActivityLog
@@ -61,24 +70,51 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const rowsByRowid = <Row>(text: string, ids: ReadonlyArray<number>) =>
       ids.length === 0 ? Effect.succeed([] as ReadonlyArray<Row & { rowid: number }>) : Effect.orDie(reader.all<Row & { rowid: number }>(text, ids))
 
-    const documentHits = (organizationId: string, knowledgebaseId: string | null, match: string, depth: number) =>
+    /** Document frequencies of stems (for skipping words most passages hold), kept a minute. */
+    const frequencies = new Map<string, { df: number; at: number }>()
+    const frequencyOf = (stem: string) =>
       Effect.gen(function* () {
+        const cached = frequencies.get(stem)
+        if (cached && Date.now() - cached.at < frequencyTtlMs) return cached.df
+        const rows = yield* Effect.orDie(reader.all<{ doc: number }>("SELECT doc FROM passages_vocab WHERE term = ?", [stem]))
+        if (frequencies.size >= frequenciesKept) frequencies.clear()
+        frequencies.set(stem, { df: rows[0]?.doc ?? 0, at: Date.now() })
+        return rows[0]?.doc ?? 0
+      })
+
+    /**
+     * Which words rank the passages: a cutoff frequency, as Elasticsearch's common terms query. In
+     * a large index, a word held by over a fifth of the passages (and by more than
+     * {@link commonWordMinimum}) says little about relevance but makes the ranking score most of the
+     * index. When the query has rarer words, those alone match and rank; a query of only common
+     * words is answered in index order (their BM25 weights being near zero), every score 0.
+     */
+    const rankingPlan = (terms: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const total = (yield* Effect.orDie(reader.all<{ value: number }>("SELECT value FROM search_counters WHERE name = 'passages'", [])))[0]?.value ?? 0
+        const cutoff = Math.max(commonWordMinimum, total * commonWordShare)
+        if (total <= cutoff) return { terms, ranked: true }
+        const kept: Array<string> = []
+        for (const term of terms) if ((yield* frequencyOf(stemOf(term))) <= cutoff) kept.push(term)
+        return kept.length > 0 ? { terms: kept, ranked: true } : { terms, ranked: false }
+      })
+
+    const documentHits = (organizationId: string, knowledgebaseId: string | null, terms: ReadonlyArray<string>, depth: number) =>
+      Effect.gen(function* () {
+        const plan = yield* rankingPlan(terms)
+        const scope = knowledgebaseId === null ? organizationScope(organizationId) : knowledgebaseScope(knowledgebaseId)
+        const match = `{text}: (${matchExpression(plan.terms)}) AND {scope}: "${scope}"`
         const found = yield* hits(
-          knowledgebaseId === null
-            ? `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
-               JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
-               WHERE passages_fts MATCH ? AND s.organization_id = ? AND s.status = 'ready' AND s.disabled = 0
-               ORDER BY score, f.rowid LIMIT ?`
-            : `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
-               JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
-               JOIN knowledgebase_sources ks ON ks.source_id = s.id AND ks.knowledgebase_id = ?
-               WHERE passages_fts MATCH ? AND s.organization_id = ? AND s.status = 'ready' AND s.disabled = 0
-               ORDER BY score, f.rowid LIMIT ?`,
-          knowledgebaseId === null ? [match, organizationId, depth] : [knowledgebaseId, match, organizationId, depth]
+          plan.ranked
+            ? "SELECT rowid, bm25(passages_fts, 1.0, 0.0) AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score, rowid LIMIT ?"
+            : "SELECT rowid, 0 AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rowid LIMIT ?",
+          [match, depth]
         )
+        // Passages exist only for ready documents; the status is checked again on the few hits.
         const rows = yield* rowsByRowid<PassageRow>(
           `SELECT p.id AS rowid, p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
-           FROM passages p JOIN sources s ON s.id = p.source_id WHERE p.id IN (${placeholders(found.length)})`,
+           FROM passages p JOIN sources s ON s.id = p.source_id
+           WHERE p.id IN (${placeholders(found.length)}) AND s.status = 'ready' AND s.disabled = 0`,
           found.map((hit) => hit.rowid)
         )
         const byId = new Map(rows.map((row) => [row.rowid, row]))
@@ -176,7 +212,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
 
           const found: Array<SearchResult & { rank: number }> = []
           if (searchesDocuments) {
-            for (const { score, row } of yield* documentHits(organizationId, scope, match, depth)) {
+            for (const { score, row } of yield* documentHits(organizationId, scope, terms, depth)) {
               found.push({
                 rank: score,
                 kind: "document",
@@ -224,14 +260,16 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           found.sort((a, b) => a.rank - b.rank || compareText(a.kind, b.kind) || compareIds(a, b))
           const pageItems = found.slice(offset, offset + page.limit).map(({ rank: _rank, ...result }) => result)
           const more = found.length > offset + page.limit && offset + page.limit < maxSearchDepth
-          if (searchesDocuments && !(yield* charge(organizationId))) return yield* noCredits()
-          yield* activity.record(actor, {
+          const recorded = activity.record(actor, {
             action: "search",
             knowledgebaseId: scope,
             query: request.query,
             kinds,
             results: pageItems.map((result) => ({ kind: result.kind, id: result.citation.sourceId ?? result.id, title: result.title }))
           })
+          yield* searchesDocuments
+            ? inTransaction(Effect.zipRight(Effect.filterOrFail(charge(organizationId), (charged) => charged, noCredits), recorded))
+            : recorded
           return {
             results: pageItems,
             nextCursor: more ? cursors.encode(list, [offset + page.limit]) : null,

@@ -225,7 +225,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         orDie(sql`UPDATE ingestion_jobs SET state = 'queued', queued_at = ${at}, started_at = NULL, deadline_at = NULL WHERE source_id = ${sourceId}`),
       finishJob: (sourceId: string) => orDie(sql`DELETE FROM ingestion_jobs WHERE source_id = ${sourceId}`),
       /** Replaces the source's passages with `chunks` (the full-text index follows by trigger). */
-      replacePassages: (sourceId: string, chunks: ReadonlyArray<Chunk>) =>
+      replacePassages: (sourceId: string, scope: string, chunks: ReadonlyArray<Chunk>) =>
         orDie(
           Effect.zipRight(
             sql`DELETE FROM passages WHERE source_id = ${sourceId}`,
@@ -239,6 +239,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
                     section: chunk.section,
                     start_offset: chunk.start,
                     end_offset: chunk.end,
+                    scope,
                     text: chunk.text
                   }))
                 )}`,
@@ -246,6 +247,9 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
             )
           )
         ),
+      /** Re-scopes a document's passages after it joined another Knowledgebase (the index follows by trigger). */
+      rescopePassages: (sourceId: string, scope: string) =>
+        orDie(sql`UPDATE passages SET scope = ${scope} WHERE source_id = ${sourceId} AND scope != ${scope}`),
       /** Sources of these ids that exist in the organization (for `svcsource://` mentions). */
       existing: (organizationId: string, ids: ReadonlyArray<string>) =>
         ids.length === 0

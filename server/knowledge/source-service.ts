@@ -25,6 +25,7 @@ import { IngestionConfig, seconds } from "./ingestion-config.js"
 import type { Change } from "./page-domain.js"
 import { PageRepo } from "./page-repo.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { passageScope } from "./search-scope.js"
 import { type CreateSourceJson, maxInlineContentBytes, type SourceWrite } from "./source-domain.js"
 import { type SourceRow, SourceRepo, toSource } from "./source-repo.js"
 
@@ -222,6 +223,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                 if (!attached) {
                   yield* withinCap(actor, kb.id)
                   yield* sources.attach(kb.id, existing.id, at)
+                  yield* sources.rescopePassages(existing.id, passageScope(actor.organization.id, yield* sources.attachments(existing.id)))
                   yield* sources.touchKnowledgebase(kb.id, 1, at)
                   yield* pages.recordChange(actor.organization.id, change(kb.id, existing.id, "created", at))
                 }
