@@ -4,7 +4,10 @@
  */
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process"
 import { createWriteStream, readFileSync, rmSync } from "node:fs"
+import { availableParallelism, cpus, loadavg } from "node:os"
+import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import type { Ready } from "./protocol.js"
 
 /** Whether `taskset` (util-linux) is available for CPU pinning. */
@@ -227,3 +230,61 @@ export const cleanupOnExit = (
   }
   return cleanup
 }
+
+/** Where a two-process benchmark runs: the server on the quieter core, this process on the other. */
+export interface CpuPlan {
+  readonly cores: number
+  readonly busyBefore: ReadonlyArray<number>
+  readonly pinned: boolean
+  /** The server's CPU when pinned. */
+  readonly serverCpu: number | undefined
+  /** One line describing the machine and the plan, for the report's header. */
+  readonly describe: (bench: string, roles: { readonly server: string; readonly runner: string }) => string
+  /** The machine and the plan for the JSON results, the two CPUs under the given names. */
+  readonly json: (serverKey: string, runnerKey: string) => Record<string, unknown>
+}
+
+/** Measures each CPU's load for half a second, then pins this process away from the quietest CPU. */
+export const planCpus = async (): Promise<CpuPlan> => {
+  const cores = availableParallelism()
+  const busyBefore = await perCpuBusy(500)
+  const quietest = busyBefore.length >= 2 ? busyBefore.indexOf(Math.min(...busyBefore)) : 0
+  const runnerCpu = quietest === 0 ? 1 : 0
+  const pinned = cores >= 2 && hasTaskset() && pinProcess(process.pid, runnerCpu)
+  const loadAverage = loadavg()[0] ?? 0
+  return {
+    cores,
+    busyBefore,
+    pinned,
+    serverCpu: pinned ? quietest : undefined,
+    describe: (bench, roles) =>
+      `${bench}: node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? "?"}), ` +
+      (pinned ? `${roles.server} pinned to CPU ${quietest}, ${roles.runner} to CPU ${runnerCpu}` : "no CPU pinning") +
+      ` (CPUs busy before: ${busyBefore.map((b) => b.toFixed(2)).join(", ")})` +
+      `, load average ${loadAverage.toFixed(2)}` +
+      (busyBefore.reduce((a, b) => a + b, 0) > 0.25 ? " (BUSY MACHINE: expect noisy figures)" : ""),
+    json: (serverKey, runnerKey) => ({
+      cores,
+      model: cpus()[0]?.model ?? null,
+      pinned: pinned ? { [serverKey]: quietest, [runnerKey]: runnerCpu } : null,
+      busyBeforeStart: busyBefore,
+      loadAverageAtStart: Number(loadAverage.toFixed(2))
+    })
+  }
+}
+
+/** Starts `svc` (the launcher next to this file) on a data directory, optionally CPU-profiled. */
+export const launchSvc = <R extends Ready>(options: {
+  readonly dataDir: string
+  readonly cpu: number | undefined
+  readonly logFile: string
+  readonly profileDir?: string | undefined
+}): Promise<Child<R>> =>
+  spawnChild<R>({
+    name: "svc",
+    script: join(dirname(fileURLToPath(import.meta.url)), "svc-launcher.js"),
+    args: ["--data-dir", options.dataDir, "--port", "0"],
+    nodeFlags: options.profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profileDir],
+    cpu: options.cpu,
+    logFile: options.logFile
+  })

@@ -16,12 +16,12 @@
  */
 import Database from "better-sqlite3"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { applyPatch } from "../server/knowledge/patch.js"
-import { type Child, cleanupOnExit, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { type DynamicLoadResult, type DynamicLoadSpec, type NextRequest, runDynamicLoad } from "./pages-load.js"
 import { patchOperations, type SeedResult, seedPages } from "./pages-seed.js"
@@ -100,29 +100,10 @@ const main = async (): Promise<number> => {
   mkdirSync(resultsDir, { recursive: true })
   dataDir = mkdtempSync(join(tmpdir(), "svc-bench-pages-"))
 
-  // Two cores: the server on the quieter one, this load generator (and the seeding) on another.
-  const cores = availableParallelism()
-  const busyBefore = await perCpuBusy(500)
-  const quietest = busyBefore.length >= 2 ? busyBefore.indexOf(Math.min(...busyBefore)) : 0
-  const loadgenCpu = quietest === 0 ? 1 : 0
-  const pinned = cores >= 2 && hasTaskset() && pinProcess(process.pid, loadgenCpu)
-  const serverCpu = pinned ? quietest : undefined
-  const loadBefore = loadavg()[0] ?? 0
-  console.log(
-    `svc pages bench: node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? "?"}), ` +
-      (pinned ? `server pinned to CPU ${quietest}, load generator to CPU ${loadgenCpu}` : "no CPU pinning") +
-      ` (CPUs busy before: ${busyBefore.map((b) => b.toFixed(2)).join(", ")})` +
-      `, load average ${loadBefore.toFixed(2)}` +
-      (busyBefore.reduce((a, b) => a + b, 0) > 0.25 ? " (BUSY MACHINE: expect noisy figures)" : "")
-  )
-
-  const svc = await spawnChild<SvcReady>({
-    name: "svc",
-    script: join(here, "svc-launcher.js"),
-    args: ["--data-dir", dataDir, "--port", "0"],
-    cpu: serverCpu,
-    logFile: join(resultsDir, "pages-svc.stderr.log")
-  })
+  const plan = await planCpus()
+  const { serverCpu } = plan
+  console.log(plan.describe("svc pages bench", { server: "server", runner: "load generator" }))
+  const svc = await launchSvc<SvcReady>({ dataDir, cpu: serverCpu, logFile: join(resultsDir, "pages-svc.stderr.log") })
   children.push(svc)
   console.log(`svc ready at ${svc.ready.baseUrl} (pid ${svc.ready.pid})`)
   const auth = { authorization: `Bearer ${svc.ready.bootstrapKey}` }
@@ -400,13 +381,7 @@ const main = async (): Promise<number> => {
     date: new Date(started).toISOString(),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
-    cpu: {
-      cores,
-      model: cpus()[0]?.model ?? null,
-      pinned: pinned ? { server: quietest, loadGenerator: loadgenCpu } : null,
-      busyBeforeStart: busyBefore,
-      loadAverageAtStart: Number(loadBefore.toFixed(2))
-    },
+    cpu: plan.json("server", "loadGenerator"),
     options,
     seed: {
       folders: seed.folders,

@@ -14,11 +14,11 @@
  * 1 otherwise, 2 when the benchmark itself could not run.
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { type Child, cleanupOnExit, hasTaskset, perCpuBusy, pinProcess, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { type LoadResult, type LoadSpec, runLoad } from "./load.js"
 import { formatProfile, summarizeProfile } from "./profile-summary.js"
@@ -87,36 +87,16 @@ const main = async (): Promise<number> => {
   mkdirSync(resultsDir, { recursive: true })
   dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"))
 
-  // Two cores: the servers on one (the quieter, if something else is running), this load generator
-  // on another.
-  const cores = availableParallelism()
-  const busyBefore = await perCpuBusy(500)
-  const quietest = busyBefore.length >= 2 ? busyBefore.indexOf(Math.min(...busyBefore)) : 0
-  const loadgenCpu = quietest === 0 ? 1 : 0
-  const pinned = cores >= 2 && hasTaskset() && pinProcess(process.pid, loadgenCpu)
-  const serverCpu = pinned ? quietest : undefined
-  const loadBefore = loadavg()[0] ?? 0
-  console.log(
-    `svc bench: node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? "?"}), ` +
-      (pinned ? `servers pinned to CPU ${quietest}, load generator to CPU ${loadgenCpu}` : "no CPU pinning") +
-      ` (CPUs busy before: ${busyBefore.map((b) => b.toFixed(2)).join(", ")})` +
-      `, load average ${loadBefore.toFixed(2)}` +
-      (busyBefore.reduce((a, b) => a + b, 0) > 0.25 ? " (BUSY MACHINE: expect noisy figures)" : "")
-  )
+  const plan = await planCpus()
+  const { serverCpu } = plan
+  console.log(plan.describe("svc bench", { server: "servers", runner: "load generator" }))
 
   const profileDir = join(resultsDir, "profiles")
   if (options.cpuProfile) {
     rmSync(profileDir, { recursive: true, force: true })
     mkdirSync(profileDir, { recursive: true })
   }
-  const svc = await spawnChild<SvcReady>({
-    name: "svc",
-    script: join(here, "svc-launcher.js"),
-    args: ["--data-dir", dataDir, "--port", "0"],
-    nodeFlags: options.cpuProfile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [],
-    cpu: serverCpu,
-    logFile: join(resultsDir, "svc.stderr.log")
-  })
+  const svc = await launchSvc<SvcReady>({ dataDir, cpu: serverCpu, logFile: join(resultsDir, "svc.stderr.log"), profileDir: options.cpuProfile ? profileDir : undefined })
   children.push(svc)
   console.log(`svc ready at ${svc.ready.baseUrl} (pid ${svc.ready.pid})`)
 
@@ -338,13 +318,7 @@ const main = async (): Promise<number> => {
     date: new Date(started).toISOString(),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
-    cpu: {
-      cores,
-      model: cpus()[0]?.model ?? null,
-      pinned: pinned ? { servers: quietest, loadGenerator: loadgenCpu } : null,
-      busyBeforeStart: busyBefore,
-      loadAverageAtStart: Number(loadBefore.toFixed(2))
-    },
+    cpu: plan.json("servers", "loadGenerator"),
     cpuProfiled: options.cpuProfile,
     options,
     bodiesIdentical,

@@ -33,7 +33,7 @@
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -43,7 +43,7 @@ import { chunkText } from "../server/knowledge/chunk.js"
 import { extractText } from "../server/knowledge/extract.js"
 import { matchExpression, queryTerms } from "../server/knowledge/search-query.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
-import { type Child, cleanupOnExit, hasTaskset, perCpuBusy, pinProcess, procCpuMs, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procCpuMs, procStatusKb, waitForQuiet } from "./children.js"
 import { seedPages } from "./pages-seed.js"
 import { formatProfile, summarizeProfile } from "./profile-summary.js"
 import type { SvcReady } from "./protocol.js"
@@ -127,35 +127,16 @@ const main = async (): Promise<number> => {
   dataDir = mkdtempSync(join(tmpdir(), "svc-bench-sources-"))
   const dbFile = join(dataDir, "svc.sqlite")
 
-  // Two cores: the server on the quieter one, this runner (generation, uploads, load) on the other.
-  const cores = availableParallelism()
-  const busyBefore = await perCpuBusy(500)
-  const quietest = busyBefore.length >= 2 ? busyBefore.indexOf(Math.min(...busyBefore)) : 0
-  const loadgenCpu = quietest === 0 ? 1 : 0
-  const pinned = cores >= 2 && hasTaskset() && pinProcess(process.pid, loadgenCpu)
-  const serverCpu = pinned ? quietest : undefined
-  const loadBefore = loadavg()[0] ?? 0
-  console.log(
-    `svc sources bench: node ${process.version}, ${cores} cores (${cpus()[0]?.model ?? "?"}), ` +
-      (pinned ? `server pinned to CPU ${quietest}, runner to CPU ${loadgenCpu}` : "no CPU pinning") +
-      ` (CPUs busy before: ${busyBefore.map((b) => b.toFixed(2)).join(", ")})` +
-      `, load average ${loadBefore.toFixed(2)}` +
-      (busyBefore.reduce((a, b) => a + b, 0) > 0.25 ? " (BUSY MACHINE: expect noisy figures)" : "")
-  )
+  const plan = await planCpus()
+  const { serverCpu } = plan
+  console.log(plan.describe("svc sources bench", { server: "server", runner: "runner" }))
 
   const profileDir = join(resultsDir, "sources-profiles")
   if (options.cpuProfile) {
     rmSync(profileDir, { recursive: true, force: true })
     mkdirSync(profileDir, { recursive: true })
   }
-  const svc = await spawnChild<SvcReady>({
-    name: "svc",
-    script: join(here, "svc-launcher.js"),
-    args: ["--data-dir", dataDir, "--port", "0"],
-    nodeFlags: options.cpuProfile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [],
-    cpu: serverCpu,
-    logFile: join(resultsDir, "sources-svc.stderr.log")
-  })
+  const svc = await launchSvc<SvcReady>({ dataDir, cpu: serverCpu, logFile: join(resultsDir, "sources-svc.stderr.log"), profileDir: options.cpuProfile ? profileDir : undefined })
   children.push(svc)
   const pid = svc.ready.pid
   console.log(`svc ready at ${svc.ready.baseUrl} (pid ${pid})`)
@@ -673,13 +654,7 @@ const main = async (): Promise<number> => {
     date: new Date(started).toISOString(),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
-    cpu: {
-      cores,
-      model: cpus()[0]?.model ?? null,
-      pinned: pinned ? { server: quietest, runner: loadgenCpu } : null,
-      busyBeforeStart: busyBefore,
-      loadAverageAtStart: Number(loadBefore.toFixed(2))
-    },
+    cpu: plan.json("server", "runner"),
     cpuProfiled: options.cpuProfile,
     options,
     corpus: corpusStats,
