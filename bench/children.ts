@@ -3,7 +3,7 @@
  * they print their JSON ready line, measured through /proc, and always stopped.
  */
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process"
-import { createWriteStream, readFileSync, rmSync } from "node:fs"
+import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs"
 import { availableParallelism, cpus, loadavg } from "node:os"
 import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
@@ -273,14 +273,18 @@ export const planCpus = async (): Promise<CpuPlan> => {
   }
 }
 
-/** Starts `svc` (the launcher next to this file) on a data directory, optionally CPU-profiled. */
+/** Starts `svc` (the launcher next to this file) on a data directory, CPU-profiled into a fresh `profileDir` if given. */
 export const launchSvc = <R extends Ready>(options: {
   readonly dataDir: string
   readonly cpu: number | undefined
   readonly logFile: string
   readonly profileDir?: string | undefined
-}): Promise<Child<R>> =>
-  spawnChild<R>({
+}): Promise<Child<R>> => {
+  if (options.profileDir !== undefined) {
+    rmSync(options.profileDir, { recursive: true, force: true })
+    mkdirSync(options.profileDir, { recursive: true })
+  }
+  return spawnChild<R>({
     name: "svc",
     script: join(dirname(fileURLToPath(import.meta.url)), "svc-launcher.js"),
     args: ["--data-dir", options.dataDir, "--port", "0"],
@@ -288,3 +292,4 @@ export const launchSvc = <R extends Ready>(options: {
     cpu: options.cpu,
     logFile: options.logFile
   })
+}

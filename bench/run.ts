@@ -13,7 +13,7 @@
  * Exit code: 0 when every run (warm-ups included) got only 2xx answers and no connection errors,
  * 1 otherwise, 2 when the benchmark itself could not run.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -92,10 +92,6 @@ const main = async (): Promise<number> => {
   console.log(plan.describe("svc bench", { server: "servers", runner: "load generator" }))
 
   const profileDir = join(resultsDir, "profiles")
-  if (options.cpuProfile) {
-    rmSync(profileDir, { recursive: true, force: true })
-    mkdirSync(profileDir, { recursive: true })
-  }
   const svc = await launchSvc<SvcReady>({ dataDir, cpu: serverCpu, logFile: join(resultsDir, "svc.stderr.log"), profileDir: options.cpuProfile ? profileDir : undefined })
   children.push(svc)
   console.log(`svc ready at ${svc.ready.baseUrl} (pid ${svc.ready.pid})`)

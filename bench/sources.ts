@@ -32,7 +32,7 @@
  */
 import Database from "better-sqlite3"
 import { Effect } from "effect"
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -132,10 +132,6 @@ const main = async (): Promise<number> => {
   console.log(plan.describe("svc sources bench", { server: "server", runner: "runner" }))
 
   const profileDir = join(resultsDir, "sources-profiles")
-  if (options.cpuProfile) {
-    rmSync(profileDir, { recursive: true, force: true })
-    mkdirSync(profileDir, { recursive: true })
-  }
   const svc = await launchSvc<SvcReady>({ dataDir, cpu: serverCpu, logFile: join(resultsDir, "sources-svc.stderr.log"), profileDir: options.cpuProfile ? profileDir : undefined })
   children.push(svc)
   const pid = svc.ready.pid
