@@ -4,7 +4,8 @@
  *
  *   node dist/bench/profile-summary.js <file.cpuprofile> [top]
  */
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 
 interface CallFrame {
@@ -129,6 +130,22 @@ export const formatProfile = (summary: ProfileSummary): string => {
     ...summary.functions.map((f) => `  ${f.percent.toFixed(1).padStart(5)}%  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`)
   ]
   return lines.join("\n")
+}
+
+/**
+ * Summarizes the CPU profile the server wrote into `profileDir` (after it exited cleanly), prints
+ * it and saves it as `summaryFile`; null when no profile was written.
+ */
+export const reportProfile = (profileDir: string, summaryFile: string): string | null => {
+  const file = readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
+  if (!file) {
+    console.log("\nno CPU profile was written (did the svc server exit cleanly?)")
+    return null
+  }
+  const profile = formatProfile(summarizeProfile(join(profileDir, file), 30))
+  writeFileSync(summaryFile, `${profile}\n`)
+  console.log(`\nsvc CPU profile (${join(profileDir, file)}):\n${profile}`)
+  return profile
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

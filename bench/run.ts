@@ -13,7 +13,7 @@
  * Exit code: 0 when every run (warm-ups included) got only 2xx answers and no connection errors,
  * 1 otherwise, 2 when the benchmark itself could not run.
  */
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,7 +21,7 @@ import { parseArgs } from "node:util"
 import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { type LoadResult, type LoadSpec, runLoad } from "./load.js"
-import { formatProfile, summarizeProfile } from "./profile-summary.js"
+import { reportProfile } from "./profile-summary.js"
 import type { BaselineReady, Ready, SvcReady } from "./protocol.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -298,17 +298,8 @@ const main = async (): Promise<number> => {
   // Stop the servers (svc cleanly, so --cpu-prof writes its profile).
   await cleanup()
 
-  let profile: string | null = null
-  if (options.cpuProfile) {
-    const file = readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
-    if (file) {
-      profile = formatProfile(summarizeProfile(join(profileDir, file), 30))
-      writeFileSync(join(resultsDir, "profile-summary.txt"), `${profile}\n`)
-      console.log(`\nsvc CPU profile (${join(profileDir, file)}):\n${profile}`)
-    } else {
-      console.log("\nno CPU profile was written (did the svc server exit cleanly?)")
-    }
-  }
+  const profile = options.cpuProfile ? reportProfile(profileDir, join(resultsDir, "profile-summary.txt")) : null
+
 
   const report = {
     date: new Date(started).toISOString(),

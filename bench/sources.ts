@@ -32,7 +32,7 @@
  */
 import Database from "better-sqlite3"
 import { Effect } from "effect"
-import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -45,7 +45,7 @@ import { matchExpression, queryTerms } from "../server/knowledge/search-query.js
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { type Child, cleanupOnExit, launchSvc, planCpus, procCpuMs, procStatusKb, waitForQuiet } from "./children.js"
 import { seedPages } from "./pages-seed.js"
-import { formatProfile, summarizeProfile } from "./profile-summary.js"
+import { reportProfile } from "./profile-summary.js"
 import type { SvcReady } from "./protocol.js"
 import { fmt, sleep, table } from "./report.js"
 import { type Band, corpus, type GeneratedDocument, queries, rankBands, vocabularySize, zipfExponent } from "./sources-corpus.js"
@@ -636,15 +636,8 @@ const main = async (): Promise<number> => {
   console.log(`  ${badSearches ? "NOT MET" : "MET    "}  no error responses`)
 
   await cleanup()
-  let profile: string | null = null
-  if (options.cpuProfile) {
-    const file = readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"))
-    if (file) {
-      profile = formatProfile(summarizeProfile(join(profileDir, file), 30))
-      writeFileSync(join(resultsDir, "sources-profile-summary.txt"), `${profile}\n`)
-      console.log(`\nsvc CPU profile (${join(profileDir, file)}):\n${profile}`)
-    }
-  }
+  const profile = options.cpuProfile ? reportProfile(profileDir, join(resultsDir, "sources-profile-summary.txt")) : null
+
 
   const report = {
     date: new Date(started).toISOString(),
