@@ -65,6 +65,8 @@ export interface RunningServer {
   readonly organization: { readonly id: string; readonly slug: string } | null
   /** The all-scopes key of the default organization, on the first start only. */
   readonly bootstrapKey: string | null
+  /** Writes what background work still holds in memory (recent activity), as shutdown does. */
+  readonly flush: () => Promise<void>
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
   readonly close: () => Promise<void>
 }
@@ -145,6 +147,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
       dataDir: options.dataDir,
       organization: boot.organization,
       bootstrapKey: boot.secret,
+      flush: () => Effect.runPromise(Effect.flatMap(ActivityLog, (activity) => activity.flush).pipe(Effect.provide(core))),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }
   } catch (error) {

@@ -4,10 +4,11 @@
  * query shows the same fingerprint and the text cannot be read back.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Duration, Effect, Queue } from "effect"
 import { createHmac, randomBytes } from "node:crypto"
 import type { Principal } from "../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../platform/clock.js"
+import { transactionsOn } from "../platform/sql/database.js"
 
 /** How many entries each key keeps. */
 export const activityKept = 200
@@ -44,17 +45,34 @@ export interface ActivityRecord {
 }
 
 const resultsKept = 20
-const pruneEvery = 16
+/** How long an entry may wait before its batch is written. */
+const flushDelayMs = 20
 const secretSetting = "activity_fingerprint_secret"
 
 /** The normalized form of search text that is fingerprinted (case and spacing do not matter). */
 export const normalizeQuery = (text: string): string => text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
 
-/** Records and lists recent Knowledgebase activity. */
+/** An entry ready to be written. */
+interface PendingEntry {
+  readonly organizationId: string
+  readonly keyId: string
+  readonly action: ActivityAction
+  readonly knowledgebaseId: string | null
+  readonly queryFingerprint: string | null
+  readonly detail: string
+  readonly at: string
+}
+
+/**
+ * Records and lists recent Knowledgebase activity. Entries are written in batches, a few
+ * milliseconds after they happen, in one short transaction: a read then costs no write of its own
+ * (nor the cache invalidation every commit causes). Listing, `flush` and shutdown write what waits.
+ */
 export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
+    const inTransaction = transactionsOn(sql)
     let secret: Buffer | null = null
     const secretKey = Effect.suspend(() =>
       secret
@@ -71,50 +89,82 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
     const fingerprint = (text: string) =>
       Effect.map(secretKey, (key) => `hmac-sha256:${createHmac("sha256", key).update(normalizeQuery(text)).digest("hex").slice(0, 16)}`)
 
+    const pending: Array<PendingEntry> = []
+    const wake = yield* Queue.sliding<true>(1)
+
+    /** Writes every waiting entry in one transaction, then trims each key to {@link activityKept}. */
+    const flush = Effect.suspend(() => {
+      if (pending.length === 0) return Effect.void
+      const batch = pending.splice(0)
+      return inTransaction(
+        Effect.gen(function* () {
+          for (const entry of batch) {
+            yield* sql`INSERT INTO knowledge_activity (organization_id, key_id, action, knowledgebase_id, query_fingerprint, detail, at)
+              VALUES (${entry.organizationId}, ${entry.keyId}, ${entry.action}, ${entry.knowledgebaseId}, ${entry.queryFingerprint},
+                ${entry.detail}, ${entry.at})`
+          }
+          for (const keyId of new Set(batch.map((entry) => entry.keyId))) {
+            yield* sql`DELETE FROM knowledge_activity WHERE key_id = ${keyId} AND seq <= (
+              SELECT seq FROM knowledge_activity WHERE key_id = ${keyId} ORDER BY seq DESC LIMIT 1 OFFSET ${activityKept})`
+          }
+        })
+      ).pipe(Effect.orDie)
+    })
+
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Queue.take(wake).pipe(
+          Effect.zipRight(Effect.sleep(Duration.millis(flushDelayMs))),
+          Effect.zipRight(flush),
+          Effect.catchAllCause((cause) => Effect.logError("activity not recorded", cause))
+        )
+      )
+    )
+    yield* Effect.addFinalizer(() => Effect.catchAllCause(flush, (cause) => Effect.logError("activity not recorded", cause)))
+
     return {
       fingerprint: (text: string) => Effect.orDie(fingerprint(text)),
 
-      /** Records an entry against the caller's key; older entries beyond {@link activityKept} are dropped. */
+      /** Records an entry against the caller's key (written within a few milliseconds). */
       record: (actor: Principal, entry: ActivityEntry) =>
-        Effect.orDie(
-          Effect.gen(function* () {
-            const queryFingerprint = entry.query === undefined ? null : yield* fingerprint(entry.query)
-            const detail = JSON.stringify({
-              kinds: entry.kinds ?? null,
-              resultCount: entry.results.length,
-              results: entry.results.slice(0, resultsKept)
-            })
-            const [inserted] = yield* sql<{ seq: number }>`INSERT INTO knowledge_activity
-              (organization_id, key_id, action, knowledgebase_id, query_fingerprint, detail, at)
-              VALUES (${actor.organization.id}, ${actor.key.id}, ${entry.action}, ${entry.knowledgebaseId}, ${queryFingerprint}, ${detail}, ${isoAt(clock.now())})
-              RETURNING seq`
-            // Older entries are dropped every few inserts, not on each one.
-            if ((inserted?.seq ?? 0) % pruneEvery === 0) {
-              yield* sql`DELETE FROM knowledge_activity WHERE key_id = ${actor.key.id} AND seq <= (
-                SELECT seq FROM knowledge_activity WHERE key_id = ${actor.key.id} ORDER BY seq DESC LIMIT 1 OFFSET ${activityKept})`
-            }
+        Effect.gen(function* () {
+          pending.push({
+            organizationId: actor.organization.id,
+            keyId: actor.key.id,
+            action: entry.action,
+            knowledgebaseId: entry.knowledgebaseId,
+            queryFingerprint: entry.query === undefined ? null : yield* Effect.orDie(fingerprint(entry.query)),
+            detail: JSON.stringify({ kinds: entry.kinds ?? null, resultCount: entry.results.length, results: entry.results.slice(0, resultsKept) }),
+            at: isoAt(clock.now())
           })
-        ),
+          yield* Queue.offer(wake, true)
+        }),
+
+      /** Writes the entries still waiting (tests and shutdown). */
+      flush,
 
       /** A key's recent activity, newest first (at most {@link activityKept} entries). */
       forKey: (organizationId: string, keyId: string, limit = activityKept) =>
-        Effect.orDie(
-          sql<{ at: string; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`
-            SELECT at, action, knowledgebase_id, query_fingerprint, detail FROM knowledge_activity
-            WHERE organization_id = ${organizationId} AND key_id = ${keyId} ORDER BY seq DESC LIMIT ${limit}`.pipe(
-            Effect.map((rows) =>
-              rows.map((row): ActivityRecord => {
-                const detail = JSON.parse(row.detail) as { kinds: Array<string> | null; resultCount: number; results: Array<ActivityResult> }
-                return {
-                  at: row.at,
-                  action: row.action,
-                  knowledgebaseId: row.knowledgebase_id,
-                  queryFingerprint: row.query_fingerprint,
-                  kinds: detail.kinds,
-                  resultCount: detail.resultCount,
-                  results: detail.results
-                }
-              })
+        Effect.zipRight(
+          flush,
+          Effect.orDie(
+            sql<{ at: string; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`
+              SELECT at, action, knowledgebase_id, query_fingerprint, detail FROM knowledge_activity
+              WHERE organization_id = ${organizationId} AND key_id = ${keyId} ORDER BY seq DESC LIMIT ${limit}`.pipe(
+              Effect.map((rows) =>
+                rows.map((row): ActivityRecord => {
+                  const detail = JSON.parse(row.detail) as { kinds: Array<string> | null; resultCount: number; results: Array<ActivityResult> }
+                  return {
+                    at: row.at,
+                    action: row.action,
+                    knowledgebaseId: row.knowledgebase_id,
+                    queryFingerprint: row.query_fingerprint,
+                    kinds: detail.kinds,
+                    resultCount: detail.resultCount,
+                    results: detail.results
+                  }
+                })
+              )
             )
           )
         )

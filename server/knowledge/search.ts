@@ -9,7 +9,6 @@ import { Effect } from "effect"
 import type { Principal } from "../platform/accounts/domain.js"
 import { InsufficientCredits, InvalidRequest, NotFound } from "../platform/errors.js"
 import { Cursors } from "../platform/pagination.js"
-import { transactionsOn } from "../platform/sql/database.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import { ActivityLog } from "./activity.js"
 import { KnowledgebaseRepo } from "./repo.js"
@@ -61,7 +60,6 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
   effect: Effect.gen(function* () {
     const reader = yield* ReadConnection
     const sql = yield* SqlClient.SqlClient
-    const inTransaction = transactionsOn(sql)
     const knowledgebases = yield* KnowledgebaseRepo
     const cursors = yield* Cursors
     const activity = yield* ActivityLog
@@ -267,9 +265,8 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             kinds,
             results: pageItems.map((result) => ({ kind: result.kind, id: result.citation.sourceId ?? result.id, title: result.title }))
           })
-          yield* searchesDocuments
-            ? inTransaction(Effect.zipRight(Effect.filterOrFail(charge(organizationId), (charged) => charged, noCredits), recorded))
-            : recorded
+          if (searchesDocuments && !(yield* charge(organizationId))) return yield* noCredits()
+          yield* recorded
           return {
             results: pageItems,
             nextCursor: more ? cursors.encode(list, [offset + page.limit]) : null,

@@ -25,6 +25,7 @@ afterAll(async () => {
 
 const search = async (query: string) => {
   const answer = await server.request("POST", `/knowledgebases/${knowledgebaseId}/search`, { body: { query, kinds: ["pages"] } })
+  await server.flush()
   expect(answer.status).toBe(200)
   return answer.body
 }

@@ -6,7 +6,8 @@
  */
 import Database from "better-sqlite3"
 import { Effect } from "effect"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ActivityLog, activityKept, type ActivityRecord } from "../../server/knowledge/activity.js"
@@ -33,8 +34,11 @@ const newKey = async (scopes: ReadonlyArray<string> | "all" = ["knowledge:read",
   const created = await createKeyRecord(server, { name: `activity ${++keyCounter}`, scopes })
   return { id: created.key.id, secret: created.secret }
 }
-const activity = (keyId: string, org = orgId): Promise<ReadonlyArray<ActivityRecord>> =>
-  server.admin(Effect.flatMap(ActivityLog, (log) => log.forKey(org, keyId)))
+/** A key's activity as the CLI reads it, after the server wrote what it holds (it writes in batches). */
+const activity = async (keyId: string, org = orgId): Promise<ReadonlyArray<ActivityRecord>> => {
+  await server.flush()
+  return server.admin(Effect.flatMap(ActivityLog, (log) => log.forKey(org, keyId)))
+}
 const newest = async (keyId: string) => (await activity(keyId))[0]
 
 const newKnowledgebase = async (name = "Activity"): Promise<string> =>
@@ -317,5 +321,28 @@ describe("separation", () => {
     expect((await server.request("GET", `/knowledgebases/${kb}`)).status).toBe(200)
     await searched(kb, { query: "bootstrap", kinds: ["pages"] }, server.key)
     expect(await activity(key.id)).toEqual([])
+  })
+})
+
+describe("batched writes", () => {
+  it("entries still waiting when the server stops are written by its shutdown", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-activity-"))
+    try {
+      const first = await startTestServer({ dataDir })
+      const key = await createKeyRecord(first, { name: "shutdown", scopes: ["knowledge:read", "knowledge:write"] })
+      const kb = (await first.request("POST", "/knowledgebases", { body: { name: "Stops" } })).body.knowledgebase.id as string
+      expect((await first.request("GET", `/knowledgebases/${kb}`, { key: key.secret })).status).toBe(200)
+      const org = await organizationId(first)
+      await first.stop()
+      const again = await startTestServer({ dataDir, key: first.key })
+      try {
+        const entries = await again.admin(Effect.flatMap(ActivityLog, (log) => log.forKey(org, key.key.id)))
+        expect(entries.map((entry) => [entry.action, entry.knowledgebaseId])).toEqual([["read_knowledgebase", kb]])
+      } finally {
+        await again.stop()
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   })
 })
