@@ -5,6 +5,7 @@
  */
 import autocannon from "autocannon"
 import { machineBusyCpuMs, procCpuMs } from "./children.js"
+import { fmt } from "./report.js"
 
 /** What to send. */
 export interface LoadSpec {
@@ -181,3 +182,21 @@ export const measureLoad = async (options: autocannon.Options, connections: numb
     otherCpuUtilization: otherCpuMs === null ? null : round(otherCpuMs / wallMs, 2)
   }
 }
+
+/** Table headings of a load result's figures, as {@link loadCells} gives them. */
+export const loadColumns = ["req/s", "p50 ms", "p99 ms", "max ms", "p99 >1s", "non-2xx", "errors", "CPU us/req", "srv CPU", "gen CPU", "other CPU"]
+
+/** A load result's figures as table cells, in the order of {@link loadColumns}. */
+export const loadCells = (r: LoadResult): Array<string> => [
+  fmt(r.requestsPerSecond, 0),
+  fmt(r.latencyMs.p50, 2),
+  fmt(r.latencyMs.p99, 2),
+  fmt(r.latencyMs.max, 1),
+  r.steadyLatencyMs.requests === 0 ? "-" : fmt(r.steadyLatencyMs.p99, 2),
+  String(r.non2xx),
+  String(r.errors),
+  fmt(r.serverCpuUsPerRequest, 0),
+  fmt(r.serverCpuUtilization, 2),
+  fmt(r.loadgenCpuUtilization, 2),
+  fmt(r.otherCpuUtilization, 2)
+]

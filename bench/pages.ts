@@ -23,6 +23,7 @@ import { parseArgs } from "node:util"
 import { applyPatch } from "../server/knowledge/patch.js"
 import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
+import { loadCells, loadColumns } from "./load.js"
 import { type DynamicLoadResult, type DynamicLoadSpec, type NextRequest, runDynamicLoad } from "./pages-load.js"
 import { patchOperations, type SeedResult, seedPages } from "./pages-seed.js"
 import type { SvcReady } from "./protocol.js"
@@ -335,22 +336,12 @@ const main = async (): Promise<number> => {
     s,
     String(r.connections),
     String(r.requests),
-    fmt(r.requestsPerSecond, 0),
-    fmt(r.latencyMs.p50, 2),
-    fmt(r.latencyMs.p99, 2),
-    fmt(r.latencyMs.max, 1),
-    r.steadyLatencyMs.requests === 0 ? "-" : fmt(r.steadyLatencyMs.p99, 2),
-    String(r.non2xx),
-    String(r.errors),
-    fmt(r.serverCpuUsPerRequest, 0),
-    fmt(r.serverCpuUtilization, 2),
-    fmt(r.loadgenCpuUtilization, 2),
-    fmt(r.otherCpuUtilization, 2)
+    ...loadCells(r)
   ])
   console.log("")
   console.log(
     table(
-      ["scenario", "conns", "requests", "req/s", "p50 ms", "p99 ms", "max ms", "p99 >1s", "non-2xx", "errors", "CPU us/req", "srv CPU", "gen CPU", "other CPU"],
+      ["scenario", "conns", "requests", ...loadColumns],
       rows
     )
   )

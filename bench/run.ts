@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
-import { type LoadResult, type LoadSpec, runLoad } from "./load.js"
+import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad } from "./load.js"
 import { reportProfile } from "./profile-summary.js"
 import type { BaselineReady, Ready, SvcReady } from "./protocol.js"
 
@@ -196,17 +196,7 @@ const main = async (): Promise<number> => {
     server,
     String(r.connections),
     String(r.requests),
-    fmt(r.requestsPerSecond, 0),
-    fmt(r.latencyMs.p50, 2),
-    fmt(r.latencyMs.p99, 2),
-    fmt(r.latencyMs.max, 1),
-    r.steadyLatencyMs.requests === 0 ? "-" : fmt(r.steadyLatencyMs.p99, 2),
-    String(r.non2xx),
-    String(r.errors),
-    fmt(r.serverCpuUsPerRequest, 0),
-    fmt(r.serverCpuUtilization, 2),
-    fmt(r.loadgenCpuUtilization, 2),
-    fmt(r.otherCpuUtilization, 2)
+    ...loadCells(r)
   ])
   const ratios = (["read", "create"] as const).map((s) => {
     const a = find(s, "svc")
@@ -248,7 +238,7 @@ const main = async (): Promise<number> => {
   console.log("")
   console.log(
     table(
-      ["scenario", "server", "conns", "requests", "req/s", "p50 ms", "p99 ms", "max ms", "p99 >1s", "non-2xx", "errors", "CPU us/req", "srv CPU", "gen CPU", "other CPU"],
+      ["scenario", "server", "conns", "requests", ...loadColumns],
       rows,
       2
     )

@@ -49,6 +49,7 @@ import { reportProfile } from "./profile-summary.js"
 import type { SvcReady } from "./protocol.js"
 import { fmt, sleep, table } from "./report.js"
 import { type Band, corpus, type GeneratedDocument, queries, rankBands, vocabularySize, zipfExponent } from "./sources-corpus.js"
+import { loadCells, loadColumns } from "./load.js"
 import { runSearchLoad, runSequential, type SearchLoadResult, type SequentialResult } from "./sources-load.js"
 import { buildBenchPdf } from "./sources-pdf.js"
 
@@ -589,22 +590,12 @@ const main = async (): Promise<number> => {
     console.log(`\nsearch, ${options.connections} connections:`)
     console.log(
       table(
-        ["scenario", "query", "requests", "req/s", "p50 ms", "p99 ms", "p99 >1s", "max ms", "non-2xx", "errors", "CPU us/req", "srv CPU", "gen CPU", "other CPU"],
+        ["scenario", "query", "requests", ...loadColumns],
         concurrent.map(({ scenario, result: r }) => [
           scenario.name,
           scenario.description,
           String(r.requests),
-          fmt(r.requestsPerSecond, 0),
-          fmt(r.latencyMs.p50, 2),
-          fmt(r.latencyMs.p99, 2),
-          r.steadyLatencyMs.requests === 0 ? "-" : fmt(r.steadyLatencyMs.p99, 2),
-          fmt(r.latencyMs.max, 1),
-          String(r.non2xx),
-          String(r.errors),
-          fmt(r.serverCpuUsPerRequest, 0),
-          fmt(r.serverCpuUtilization, 2),
-          fmt(r.loadgenCpuUtilization, 2),
-          fmt(r.otherCpuUtilization, 2)
+          ...loadCells(r)
         ]),
         2
       )
