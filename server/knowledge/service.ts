@@ -9,6 +9,7 @@ import { estimateExportBytes, exportArchiveStream, isExportTooLarge, safeName } 
 import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 import { PageRepo } from "./page-repo.js"
 import { ActivityLog } from "./activity.js"
@@ -16,6 +17,8 @@ import { MemoryService } from "./memory-service.js"
 import { KnowledgebaseRepo } from "./repo.js"
 import { SourceRepo, toSource } from "./source-repo.js"
 import { buildIndex } from "./tree.js"
+
+const listPagesKept = 256
 
 /** Knowledgebase operations for a calling principal. */
 export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()("svc/KnowledgebaseService", {
@@ -29,6 +32,9 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
     const clock = yield* AppClock
+    const reader = yield* ReadConnection
+    const listPages = new Map<string, Page<Knowledgebase>>()
+    let pagesAtVersion = -1
 
     const notFound = (id: string) => new NotFound({ message: `No Knowledgebase '${id}' in this organization.` })
 
@@ -58,13 +64,29 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
           })
         ),
 
-      /** One page of the organization's Knowledgebases, oldest first. */
+      /**
+       * One page of the organization's Knowledgebases, oldest first. Pages are kept while nothing
+       * was committed since (`data_version`), so a client polling its list costs no query.
+       */
       list: (actor: Principal, params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
-        Effect.gen(function* () {
-          const list = `knowledgebases:${actor.organization.id}`
-          const request = yield* cursors.request(list, params)
-          const rows = yield* repo.list(actor.organization.id, request)
-          return cursors.page(list, request, rows, (kb) => [kb.createdAt, kb.id]) satisfies Page<Knowledgebase>
+        Effect.suspend(() => {
+          const version = reader.dataVersion()
+          if (version !== pagesAtVersion) {
+            listPages.clear()
+            pagesAtVersion = version
+          }
+          const cacheKey = `${actor.organization.id}\n${params.limit ?? ""}\n${params.cursor ?? ""}`
+          const cached = listPages.get(cacheKey)
+          if (cached) return Effect.succeed(cached)
+          return Effect.gen(function* () {
+            const list = `knowledgebases:${actor.organization.id}`
+            const request = yield* cursors.request(list, params)
+            const rows = yield* repo.list(actor.organization.id, request)
+            const page = cursors.page(list, request, rows, (kb) => [kb.createdAt, kb.id]) satisfies Page<Knowledgebase>
+            if (listPages.size >= listPagesKept) listPages.clear()
+            listPages.set(cacheKey, page)
+            return page
+          })
         }),
 
       /**
@@ -127,5 +149,5 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
         })
     }
   }),
-  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default]
+  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default, ReadConnection.Default]
 }) {}

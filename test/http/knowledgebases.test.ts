@@ -9,6 +9,7 @@ import {
   insertKnowledgebases,
   listAllKnowledgebases,
   setPlan,
+  sql,
   unknownId
 } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -111,6 +112,23 @@ describe("GET /knowledgebases", () => {
     expect(response.status).toBe(200)
     expect(Object.keys(response.body).sort()).toEqual(["knowledgebases", "nextCursor"])
     expect(response.body).toEqual({ knowledgebases: made, nextCursor: null })
+  })
+
+  it("a listing polled again sees every commit at once: through the API, from another connection, and a rename in SQL", async () => {
+    const key = await server.createOrganization("polled", "pro")
+    const names = async (query = "") =>
+      ((await server.request("GET", `/knowledgebases${query}`, { key })).body.knowledgebases as Array<{ name: string }>).map((kb) => kb.name)
+    expect(await names()).toEqual([])
+    expect(await names()).toEqual([])
+    server.clock.advance(1)
+    await create({ name: "Through the API" }, key)
+    expect(await names()).toEqual(["Through the API"])
+    await insertKnowledgebases(server, { org: "polled", count: 1, start: "2099-01-01T00:00:00.000Z", prefix: "Other connection" })
+    expect(await names()).toEqual(["Through the API", "Other connection 0"])
+    expect(await names("?limit=1")).toEqual(["Through the API"])
+    await sql(server, (db) => db`UPDATE knowledgebases SET name = 'Renamed' WHERE name = 'Through the API'`)
+    expect(await names()).toEqual(["Renamed", "Other connection 0"])
+    expect(await names("?limit=1")).toEqual(["Renamed"])
   })
 
   it("an empty organization answers an empty list", async () => {
