@@ -3,7 +3,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
+import { idempotentCreate, jsonResponse, jsonTextResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { knowledgebaseFields } from "./domain.js"
 import { exportContentType } from "./export.js"
@@ -21,16 +21,23 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
     const knowledgebases = yield* KnowledgebaseService
     const pages = yield* PageService
     const search = yield* SearchService
+    /** Encoded answers of kept listing pages (the service keeps a page until anything commits), by `fields`. */
+    const encodedPages = new WeakMap<object, Map<string, string>>()
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal
           const fields = yield* parseFields(urlParams.fields, knowledgebaseFields)
           const page = yield* knowledgebases.list(actor, urlParams)
-          return jsonResponse(200, {
-            knowledgebases: page.items.map((kb) => project(kb, fields)),
-            nextCursor: page.nextCursor
-          })
+          const fieldsKey = fields?.join(",") ?? ""
+          let byFields = encodedPages.get(page)
+          if (!byFields) encodedPages.set(page, (byFields = new Map()))
+          let text = byFields.get(fieldsKey)
+          if (text === undefined) {
+            text = JSON.stringify({ knowledgebases: page.items.map((kb) => project(kb, fields)), nextCursor: page.nextCursor })
+            byFields.set(fieldsKey, text)
+          }
+          return jsonTextResponse(200, text)
         })
       )
       .handle("create", ({ headers, payload, request }) =>

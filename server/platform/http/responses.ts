@@ -18,15 +18,17 @@ export const IdempotencyHeaders = Schema.Struct({
 })
 
 /** A JSON response of `body` already in its encoded form. */
-export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-  const text = JSON.stringify(body)
-  return HttpServerResponse.raw(text, {
+export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  jsonTextResponse(status, JSON.stringify(body), headers)
+
+/** A JSON response of text that is already JSON. */
+export const jsonTextResponse = (status: number, text: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.raw(text, {
     status,
     headers,
     contentType: "application/json",
     contentLength: Buffer.byteLength(text)
   })
-}
 
 /** Encodes `value` with `schema` into a JSON response. */
 export const encodeJson =
