@@ -129,6 +129,11 @@ describe("GET /knowledgebases", () => {
     await sql(server, (db) => db`UPDATE knowledgebases SET name = 'Renamed' WHERE name = 'Through the API'`)
     expect(await names()).toEqual(["Renamed", "Other connection 0"])
     expect(await names("?limit=1")).toEqual(["Renamed"])
+    // The same kept page, answered with different fields.
+    const listed = async (query: string) => (await server.request("GET", `/knowledgebases${query}`, { key })).body.knowledgebases
+    expect((await listed("?fields=name")).map((kb: object) => Object.keys(kb))).toEqual([["name"], ["name"]])
+    expect((await listed("?fields=id,counts")).map((kb: object) => Object.keys(kb).sort())).toEqual([["counts", "id"], ["counts", "id"]])
+    expect((await listed("?fields=name"))[0]).toEqual({ name: "Renamed" })
   })
 
   it("an empty organization answers an empty list", async () => {
