@@ -290,7 +290,6 @@ const main = async (): Promise<number> => {
 
   const profile = options.cpuProfile ? reportProfile(profileDir, join(resultsDir, "profile-summary.txt")) : null
 
-
   const report = {
     date: new Date(started).toISOString(),
     node: process.version,

@@ -629,7 +629,6 @@ const main = async (): Promise<number> => {
   await cleanup()
   const profile = options.cpuProfile ? reportProfile(profileDir, join(resultsDir, "sources-profile-summary.txt")) : null
 
-
   const report = {
     date: new Date(started).toISOString(),
     node: process.version,

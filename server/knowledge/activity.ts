@@ -123,8 +123,6 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
     yield* Effect.addFinalizer(() => Effect.catchAllCause(flush, (cause) => Effect.logError("activity not recorded", cause)))
 
     return {
-      fingerprint: (text: string) => Effect.orDie(fingerprint(text)),
-
       /** Records an entry against the caller's key (written within a few milliseconds). */
       record: (actor: Principal, entry: ActivityEntry) =>
         Effect.gen(function* () {

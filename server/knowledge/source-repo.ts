@@ -70,7 +70,6 @@ const attachedColumns = "s.*, ks.attached_at"
 const passageBatch = 200
 const batches = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
-const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
 
 /** Sources in SQL. */
 export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
@@ -249,19 +248,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         ),
       /** Re-scopes a document's passages after it joined another Knowledgebase (the index follows by trigger). */
       rescopePassages: (sourceId: string, scope: string) =>
-        orDie(sql`UPDATE passages SET scope = ${scope} WHERE source_id = ${sourceId} AND scope != ${scope}`),
-      /** Sources of these ids that exist in the organization (for `svcsource://` mentions). */
-      existing: (organizationId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed(new Set<string>())
-          : orDie(
-              reader
-                .all<{ id: string }>(`SELECT id FROM sources WHERE organization_id = ? AND id IN (${placeholders(ids.length)})`, [
-                  organizationId,
-                  ...ids
-                ])
-                .pipe(Effect.map((rows) => new Set(rows.map((row) => row.id))))
-            )
+        orDie(sql`UPDATE passages SET scope = ${scope} WHERE source_id = ${sourceId} AND scope != ${scope}`)
     }
   }),
   dependencies: [ReadConnection.Default]

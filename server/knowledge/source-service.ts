@@ -316,9 +316,6 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
           )
         }),
 
-      /** Every source of a Knowledgebase (the detail read and the export). */
-      allOf: (knowledgebaseId: string) => Effect.map(sources.all(knowledgebaseId), (rows) => rows.map((row) => toSource(row, knowledgebaseId))),
-
       /** Uploads of an organization waiting for review, oldest first. */
       pendingReviews: (organizationId: string) =>
         Effect.map(sources.pending(organizationId), (rows) =>
