@@ -13,8 +13,8 @@
  */
 import Database from "better-sqlite3"
 import { randomUUID } from "node:crypto"
-import { hookOf } from "../server/knowledge/page-service.js"
-import type { PatchOperation } from "../server/knowledge/patch.js"
+import { hookOf } from "../server/knowledge/pages/service.js"
+import type { PatchOperation } from "../server/knowledge/pages/patch.js"
 
 export interface SeedOptions {
   readonly dbFile: string

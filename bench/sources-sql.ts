@@ -8,7 +8,7 @@
  * written. For the query classes of the benchmark (same vocabulary, same seeds) it times, per
  * query (median and p99 over queries × repetitions):
  *
- * - the server's first document search (`server/knowledge/search.ts` at commit ccd8d8f): the hit query with
+ * - the server's first document search (`server/knowledge/search/service.ts` at commit ccd8d8f): the hit query with
  *   its joins, then the rows and snippets of the top hits;
  * - the floors: counting the matches, and BM25 over the FTS5 table alone;
  * - rewrites that keep the answer: ranking on the FTS5 table alone and filtering only the top
@@ -27,7 +27,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { matchExpression, queryTerms, snippetOf } from "../server/knowledge/search-query.js"
+import { matchExpression, queryTerms, snippetOf } from "../server/knowledge/search/query.js"
 import { fmt, table } from "./report.js"
 import { type Band, corpus, queries } from "./sources-corpus.js"
 
@@ -82,7 +82,7 @@ const classes: Array<{ name: string; shape: ReadonlyArray<Band>; seed: number }>
 ]
 const queryLists = classes.map((c) => ({ ...c, list: queries(vocabulary, c.shape, perClass, c.seed) }))
 
-// ---- the server's SQL today (server/knowledge/search.ts, commit ccd8d8f; keep in step with it) ----
+// ---- the server's SQL today (server/knowledge/search/service.ts, commit ccd8d8f; keep in step with it) ----
 const kbHitsSql = `SELECT f.rowid AS rowid, bm25(passages_fts) AS score FROM passages_fts f
   JOIN passages p ON p.id = f.rowid JOIN sources s ON s.id = p.source_id
   JOIN knowledgebase_sources ks ON ks.source_id = s.id AND ks.knowledgebase_id = ?

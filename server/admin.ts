@@ -3,11 +3,11 @@
  * the tests run effects here, beside a running server if there is one.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { ActivityLog } from "./knowledge/activity.js"
-import { IngestionConfig } from "./knowledge/ingestion-config.js"
-import { MemoryService } from "./knowledge/memory-service.js"
-import { PageService } from "./knowledge/page-service.js"
-import { ReviewService } from "./knowledge/review.js"
+import { ActivityLog } from "./knowledge/activity/service.js"
+import { IngestionConfig } from "./knowledge/sources/ingestion-config.js"
+import { MemoryService } from "./knowledge/memories/service.js"
+import { PageService } from "./knowledge/pages/service.js"
+import { ReviewService } from "./knowledge/review/service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { DatabaseLive } from "./platform/sql/database.js"

@@ -5,8 +5,8 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentsApi, AppsApi } from "./builder/api.js"
 import { KnowledgeApi } from "./knowledge/api.js"
-import { PagesApi } from "./knowledge/page-api.js"
-import { SourcesApi } from "./knowledge/source-api.js"
+import { PagesApi } from "./knowledge/pages/api.js"
+import { SourcesApi } from "./knowledge/sources/api.js"
 import { ErrorResponse } from "./platform/http/error-catalog.js"
 import { cleanOpenApi } from "./platform/http/openapi.js"
 

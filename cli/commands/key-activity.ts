@@ -3,7 +3,7 @@
  * searched (a fingerprint, never the text) or read, and what came back.
  */
 import type { Command } from "commander"
-import type { ActivityRecord } from "../../server/knowledge/activity.js"
+import type { ActivityRecord } from "../../server/knowledge/activity/service.js"
 import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
@@ -27,7 +27,7 @@ export const resultsText = (record: ActivityRecord): string => {
 const activityOf = async (options: ActivityOptions, keyId: string) => {
   const [{ AccountsService }, { ActivityLog }, { NotFound }, { Effect }] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
-    import("../../server/knowledge/activity.js"),
+    import("../../server/knowledge/activity/service.js"),
     import("../../server/platform/errors.js"),
     import("effect")
   ])

@@ -1,6 +1,6 @@
 /** `svc memories add`: writes a personal note (a memory) for a member of an organization. */
 import type { Command } from "commander"
-import type { Memory } from "../../server/knowledge/memory-service.js"
+import type { Memory } from "../../server/knowledge/memories/service.js"
 import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
@@ -17,7 +17,7 @@ export const memoryJson = (memory: Memory) => ({ id: memory.id, text: memory.tex
 const add = async (text: string, options: AddOptions) => {
   const [{ AccountsService }, { MemoryService }, { Effect }] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
-    import("../../server/knowledge/memory-service.js"),
+    import("../../server/knowledge/memories/service.js"),
     import("effect")
   ])
   const memory = await admin(

@@ -6,7 +6,7 @@
 import type { Command } from "commander"
 import type { Effect } from "effect"
 import type { AdminServices } from "../../server/admin.js"
-import type { ReviewService } from "../../server/knowledge/review.js"
+import type { ReviewService } from "../../server/knowledge/review/service.js"
 import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
@@ -29,7 +29,7 @@ const withReview = async <A, E>(
 ): Promise<A> => {
   const [{ AccountsService }, { ReviewService }, { Effect }] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
-    import("../../server/knowledge/review.js"),
+    import("../../server/knowledge/review/service.js"),
     import("effect")
   ])
   return admin(

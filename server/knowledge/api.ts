@@ -6,9 +6,9 @@ import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
-import { Change } from "./page-domain.js"
-import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
-import { SearchRequest, SearchResponse } from "./source-domain.js"
+import { Change } from "./pages/domain.js"
+import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
+import { SearchRequest, SearchResponse } from "./sources/domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
   identifier: "KnowledgebaseResponse"

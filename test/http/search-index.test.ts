@@ -7,7 +7,7 @@
 import Database from "better-sqlite3"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { passageScope } from "../../server/knowledge/search-scope.js"
+import { passageScope } from "../../server/knowledge/search/scope.js"
 import { readySource, setCredits, uploadSource, waitForSource } from "../support/source-helpers.js"
 import { organizationId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"

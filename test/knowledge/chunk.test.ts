@@ -1,5 +1,5 @@
 /**
- * Chunking (server/knowledge/chunk.ts): the properties every chunk list must have (exact slices,
+ * Chunking (server/knowledge/sources/chunk.ts): the properties every chunk list must have (exact slices,
  * order, coverage of every non-whitespace character, bounded size and overlap, no cut inside a
  * word unless the word is longer than the target, no split surrogate pairs or grapheme clusters,
  * section labels), checked on generated texts across many seeds and options; then the preferred
@@ -8,8 +8,8 @@
  */
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { type Chunk, chunkText, type ChunkableDocument, defaultOverlapChars, defaultTargetChars } from "../../server/knowledge/chunk.js"
-import { type DocumentType, extractText } from "../../server/knowledge/extract.js"
+import { type Chunk, chunkText, type ChunkableDocument, defaultOverlapChars, defaultTargetChars } from "../../server/knowledge/sources/chunk.js"
+import { type DocumentType, extractText } from "../../server/knowledge/sources/extract.js"
 
 const isSpace = (char: string | undefined): boolean => char !== undefined && /\s/.test(char)
 const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" })

@@ -1,5 +1,5 @@
 /**
- * The Knowledgebase export archive writer (server/knowledge/export.ts): safe names, collisions,
+ * The Knowledgebase export archive writer (server/knowledge/export/archive.ts): safe names, collisions,
  * front matter, bodies byte for byte, manifest, sources and memories files, the size bound, and
  * streaming (output before the input is consumed, input closed when the output goes away).
  */
@@ -29,7 +29,7 @@ import {
   maxExportBytes,
   maxNameBytes,
   safeName
-} from "../../server/knowledge/export.js"
+} from "../../server/knowledge/export/archive.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Sample data

@@ -1,5 +1,5 @@
 /**
- * Text extraction (server/knowledge/extract.ts): every type end to end from the files in
+ * Text extraction (server/knowledge/sources/extract.ts): every type end to end from the files in
  * `fixtures/` (exact text, section labels, offsets that slice back to the right text), the failure
  * paths (corrupt, encrypted and text-less PDFs, text that is not UTF-8, CSV syntax errors, the size
  * cap), CSV and HTML details on small inline inputs, and `detectType`.
@@ -18,7 +18,7 @@ import {
   type ExtractionFailureReason,
   extractText,
   maxExtractedChars
-} from "../../server/knowledge/extract.js"
+} from "../../server/knowledge/sources/extract.js"
 
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../fixtures/${name}`, import.meta.url)))
 const fixtureText = (name: string): string => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), "utf8")

@@ -13,7 +13,7 @@ import {
   resolveLinks,
   SourceLink,
   UnresolvedLink
-} from "../../server/knowledge/links.js"
+} from "../../server/knowledge/pages/links.js"
 
 const P1 = "11111111-1111-4111-8111-111111111111"
 const P2 = "22222222-2222-4222-8222-222222222222"

@@ -9,7 +9,7 @@ import {
   PatchOperation,
   PatchOperations,
   type PatchResult
-} from "../../server/knowledge/patch.js"
+} from "../../server/knowledge/pages/patch.js"
 
 /** Decodes a raw `patch` array like the endpoint will, failing the test on refusal. */
 const decode = (input: unknown): PatchOperations => Schema.decodeUnknownSync(PatchOperations)(input)

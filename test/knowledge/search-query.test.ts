@@ -1,11 +1,11 @@
 /**
- * The pure helpers of Knowledgebase search (server/knowledge/search-query.ts): the words of a
+ * The pure helpers of Knowledgebase search (server/knowledge/search/query.ts): the words of a
  * query, the FTS5 expression they make (every word quoted, so no user text is ever FTS5 syntax;
  * checked against a real FTS5 table) and highlighted snippets.
  */
 import Database from "better-sqlite3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { matchExpression, maxQueryTerms, queryTerms, snippetOf } from "../../server/knowledge/search-query.js"
+import { matchExpression, maxQueryTerms, queryTerms, snippetOf } from "../../server/knowledge/search/query.js"
 
 describe("queryTerms", () => {
   it("lower-cases and keeps the distinct words in order of first appearance", () => {

@@ -1,10 +1,10 @@
 /**
- * The page index builder (server/knowledge/tree.ts): tree order over mixed folders and pages,
+ * The page index builder (server/knowledge/pages/tree.ts): tree order over mixed folders and pages,
  * depth limits with `collapsed` and counts, parents by id or exact folder title, the top level,
  * `updatedSince`, paths, subtrees, paging with stale positions, orphans and cycles, and 10,000 rows.
  */
 import { describe, expect, expectTypeOf, it } from "vitest"
-import type { PageIndexItem } from "../../server/knowledge/domain.js"
+import type { PageIndexItem } from "../../server/knowledge/knowledgebases/domain.js"
 import {
   buildIndex,
   type IndexItem,
@@ -16,7 +16,7 @@ import {
   type PageRow,
   resolveParent,
   subtreeIds
-} from "../../server/knowledge/tree.js"
+} from "../../server/knowledge/pages/tree.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures

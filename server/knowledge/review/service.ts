@@ -3,9 +3,9 @@
  * waiting for a person, approved or rejected by id (`svc review`).
  */
 import { Effect } from "effect"
-import { NotFound } from "../platform/errors.js"
-import { PageService } from "./page-service.js"
-import { SourceService } from "./source-service.js"
+import { NotFound } from "../../platform/errors.js"
+import { PageService } from "../pages/service.js"
+import { SourceService } from "../sources/service.js"
 
 /** Page writes and uploads waiting for review. */
 export class ReviewService extends Effect.Service<ReviewService>()("svc/ReviewService", {

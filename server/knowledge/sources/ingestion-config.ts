@@ -1,6 +1,6 @@
 /** Settings of source ingestion: which addresses `url` sources may reach, and the worker's limits. */
 import { Context, Layer } from "effect"
-import { isPublicAddress } from "../platform/net/address-policy.js"
+import { isPublicAddress } from "../../platform/net/address-policy.js"
 
 /** How sources are fetched and indexed. */
 export interface IngestionSettings {

@@ -4,10 +4,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { PageRequest } from "../platform/pagination.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { PageRequest } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { PageRow as TreeRow } from "./tree.js"
-import { type Change, folderTemplate, type PageRevision, type PageSummary } from "./page-domain.js"
+import { type Change, folderTemplate, type PageRevision, type PageSummary } from "./domain.js"
 
 /** A page row as stored. */
 export interface PageRow {

@@ -4,9 +4,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { AppClock, isoAt } from "../platform/clock.js"
-import { InvalidRequest } from "../platform/errors.js"
-import { newId } from "../platform/ids.js"
+import { AppClock, isoAt } from "../../platform/clock.js"
+import { InvalidRequest } from "../../platform/errors.js"
+import { newId } from "../../platform/ids.js"
 
 /** A memory as answered. */
 export interface Memory {

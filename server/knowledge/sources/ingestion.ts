@@ -8,16 +8,16 @@
 import { SqlClient } from "@effect/sql"
 import { Cause, Duration, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
-import { AppClock, isoAt } from "../platform/clock.js"
-import { safeFetchEffect } from "../platform/net/safe-fetch.js"
-import { transactionsOn } from "../platform/sql/database.js"
+import { AppClock, isoAt } from "../../platform/clock.js"
+import { safeFetchEffect } from "../../platform/net/safe-fetch.js"
+import { transactionsOn } from "../../platform/sql/database.js"
 import { chunkText } from "./chunk.js"
 import { detectType, ExtractionFailed, extractText } from "./extract.js"
 import { IngestionConfig, seconds } from "./ingestion-config.js"
-import { passageScope } from "./search-scope.js"
-import { PageRepo } from "./page-repo.js"
-import { type JobRow, SourceRepo } from "./source-repo.js"
-import { IngestionSignal, SourceService } from "./source-service.js"
+import { passageScope } from "../search/scope.js"
+import { PageRepo } from "../pages/repo.js"
+import { type JobRow, SourceRepo } from "./repo.js"
+import { IngestionSignal, SourceService } from "./service.js"
 
 /** Why a job did not index its source; the message becomes the source's `errorMessage`. */
 class JobFailed extends Error {

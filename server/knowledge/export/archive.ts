@@ -27,10 +27,10 @@ import { PassThrough, type Readable } from "node:stream"
 import { Data, Stream } from "effect"
 import { stringify } from "yaml"
 import yazl from "yazl"
-import { ExportLayout, maxNameBytes, pagesRoot } from "./export-names.js"
+import { ExportLayout, maxNameBytes, pagesRoot } from "./names.js"
 
-export { collisionKey, ExportLayout, maxNameBytes, safeName } from "./export-names.js"
-export type { LayoutPage, PlacedEntry, SafeNameOptions } from "./export-names.js"
+export { collisionKey, ExportLayout, maxNameBytes, safeName } from "./names.js"
+export type { LayoutPage, PlacedEntry, SafeNameOptions } from "./names.js"
 
 /** 50 MB: a Knowledgebase whose export content is larger is refused with `export_too_large` (413). */
 export const maxExportBytes = 50 * 1000 * 1000

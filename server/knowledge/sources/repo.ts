@@ -5,10 +5,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { PageRequest } from "../platform/pagination.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { PageRequest } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { Chunk } from "./chunk.js"
-import type { Source } from "./domain.js"
+import type { Source } from "../knowledgebases/domain.js"
 
 /** A source row as stored. */
 export interface SourceRow {

@@ -1,8 +1,8 @@
 /** SQL for Knowledgebases. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { PageRequest } from "../platform/pagination.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { PageRequest } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { Knowledgebase } from "./domain.js"
 
 interface KnowledgebaseRow {

@@ -1,13 +1,13 @@
 /** The page and folder endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../platform/http/authentication.js"
-import { ErrorResponse } from "../platform/http/error-catalog.js"
-import { scope } from "../platform/http/policy.js"
-import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
-import { PageIndexItem, Uuid } from "./domain.js"
-import { AppendPage, CreatePage, MovePage, Page, PageRevision, PageSummary, PageWrite, PatchPage } from "./page-domain.js"
+import { Authentication } from "../../platform/http/authentication.js"
+import { ErrorResponse } from "../../platform/http/error-catalog.js"
+import { scope } from "../../platform/http/policy.js"
+import { IdempotencyHeaders } from "../../platform/http/responses.js"
+import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../../platform/pagination.js"
+import { PageIndexItem, Uuid } from "../knowledgebases/domain.js"
+import { AppendPage, CreatePage, MovePage, Page, PageRevision, PageSummary, PageWrite, PatchPage } from "./domain.js"
 
 const PagePath = Schema.Struct({ id: Schema.String, pageId: Schema.String })
 const PageIndexList = Schema.Struct({

@@ -6,9 +6,9 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Queue } from "effect"
 import { createHmac, randomBytes } from "node:crypto"
-import type { Principal } from "../platform/accounts/domain.js"
-import { AppClock, isoAt } from "../platform/clock.js"
-import { transactionsOn } from "../platform/sql/database.js"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { AppClock, isoAt } from "../../platform/clock.js"
+import { transactionsOn } from "../../platform/sql/database.js"
 
 /** How many entries each key keeps. */
 export const activityKept = 200

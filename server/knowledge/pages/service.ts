@@ -7,13 +7,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Principal } from "../platform/accounts/domain.js"
-import { AppClock, isoAt } from "../platform/clock.js"
-import { InvalidRequest, NotFound, PayloadTooLarge } from "../platform/errors.js"
-import { newId } from "../platform/ids.js"
-import { Cursors } from "../platform/pagination.js"
-import { transactionsOn } from "../platform/sql/database.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { AppClock, isoAt } from "../../platform/clock.js"
+import { InvalidRequest, NotFound, PayloadTooLarge } from "../../platform/errors.js"
+import { newId } from "../../platform/ids.js"
+import { Cursors } from "../../platform/pagination.js"
+import { transactionsOn } from "../../platform/sql/database.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { extractLinks, type Links, resolveLinks } from "./links.js"
 import {
   type Change,
@@ -22,12 +22,12 @@ import {
   folderTemplate,
   type Page,
   type PageWrite
-} from "./page-domain.js"
-import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./page-repo.js"
+} from "./domain.js"
+import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./repo.js"
 import { applyPatch, describeRefusal, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
-import { ActivityLog } from "./activity.js"
-import { KnowledgebaseRepo } from "./repo.js"
-import { SourceRepo } from "./source-repo.js"
+import { ActivityLog } from "../activity/service.js"
+import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
+import { SourceRepo } from "../sources/repo.js"
 import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
 /** What a pending revision will do when approved. */

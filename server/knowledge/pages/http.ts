@@ -1,12 +1,12 @@
 /** HTTP handlers of the page endpoints: thin adapters over `PageService`. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../api.js"
-import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
-import { parseFields, project } from "../platform/pagination.js"
-import { pageIndexFields, type PageWrite, revisionFields } from "./page-domain.js"
-import { PageService } from "./page-service.js"
+import { Api } from "../../api.js"
+import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { idempotentCreate, jsonResponse } from "../../platform/http/responses.js"
+import { parseFields, project } from "../../platform/pagination.js"
+import { pageIndexFields, type PageWrite, revisionFields } from "./domain.js"
+import { PageService } from "./service.js"
 
 /** 202 for a write waiting for review, else `applied`. */
 const writeStatus = (write: PageWrite, applied: number) => (write.status === "pending_review" ? 202 : applied)

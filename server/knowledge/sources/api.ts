@@ -1,13 +1,13 @@
 /** The source (document) endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../platform/http/authentication.js"
-import { ErrorResponse } from "../platform/http/error-catalog.js"
-import { scope } from "../platform/http/policy.js"
-import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
-import { Source, Uuid } from "./domain.js"
-import { CreateSourceJson, CreateSourceUpload, MoveSource, SourceWrite } from "./source-domain.js"
+import { Authentication } from "../../platform/http/authentication.js"
+import { ErrorResponse } from "../../platform/http/error-catalog.js"
+import { scope } from "../../platform/http/policy.js"
+import { IdempotencyHeaders } from "../../platform/http/responses.js"
+import { FieldsParam, listQuery, UpdatedSinceParam } from "../../platform/pagination.js"
+import { Source, Uuid } from "../knowledgebases/domain.js"
+import { CreateSourceJson, CreateSourceUpload, MoveSource, SourceWrite } from "./domain.js"
 
 const SourcePath = Schema.Struct({ id: Schema.String, sourceId: Schema.String })
 const SourceList = Schema.Struct({

@@ -6,15 +6,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Principal } from "../platform/accounts/domain.js"
-import { InsufficientCredits, InvalidRequest, NotFound } from "../platform/errors.js"
-import { Cursors } from "../platform/pagination.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
-import { ActivityLog } from "./activity.js"
-import { KnowledgebaseRepo } from "./repo.js"
-import type { SearchKind, SearchRequest, SearchResult } from "./source-domain.js"
-import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./search-query.js"
-import { knowledgebaseScope, organizationScope } from "./search-scope.js"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { InsufficientCredits, InvalidRequest, NotFound } from "../../platform/errors.js"
+import { Cursors } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { ActivityLog } from "../activity/service.js"
+import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
+import type { SearchKind, SearchRequest, SearchResult } from "../sources/domain.js"
+import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./query.js"
+import { knowledgebaseScope, organizationScope } from "./scope.js"
 
 /** How deep paging through one query may go. */
 export const maxSearchDepth = 1_000
