@@ -3,19 +3,17 @@
  * the tests run effects here, beside a running server if there is one.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { ActivityLog } from "./knowledge/activity/service.js"
+import { features } from "./features.js"
 import { IngestionConfig } from "./knowledge/sources/ingestion-config.js"
-import { MemoryService } from "./knowledge/memories/service.js"
-import { PageService } from "./knowledge/pages/service.js"
-import { ReviewService } from "./knowledge/review/service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
+import { mergeLayers } from "./platform/feature.js"
 import { DatabaseLive } from "./platform/sql/database.js"
 import { StderrLogger } from "./platform/logging.js"
 
 /** Services available to administration. */
 export const AdminLive = (dataDir: string) =>
-  Layer.mergeAll(AccountsService.Default, PageService.Default, ReviewService.Default, ActivityLog.Default, MemoryService.Default).pipe(
+  Layer.merge(AccountsService.Default, mergeLayers(features.map((feature) => feature.services))).pipe(
     Layer.provideMerge(IngestionConfig.layer()),
     Layer.provideMerge(AppClock.system),
     Layer.provideMerge(DatabaseLive(dataDir)),

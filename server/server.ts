@@ -7,24 +7,12 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
-import { AppService } from "./builder/app-service.js"
-import { AgentsHttpLive, AppsHttpLive } from "./builder/http.js"
-import { AgentService } from "./builder/service.js"
-import { KnowledgeHttpLive } from "./knowledge/http.js"
-import { PagesHttpLive } from "./knowledge/pages/http.js"
-import { PageService } from "./knowledge/pages/service.js"
+import { features } from "./features.js"
 import { ActivityLog } from "./knowledge/activity/service.js"
-import { IngestionWorkerLive } from "./knowledge/sources/ingestion.js"
 import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
-import { MemoryService } from "./knowledge/memories/service.js"
-import { PageRepo } from "./knowledge/pages/repo.js"
-import { SearchService } from "./knowledge/search/service.js"
-import { SourceRepo } from "./knowledge/sources/repo.js"
-import { SourcesHttpLive } from "./knowledge/sources/http.js"
-import { IngestionSignal, SourceService } from "./knowledge/sources/service.js"
-import { KnowledgebaseService } from "./knowledge/service.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
+import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
@@ -79,20 +67,10 @@ export const CoreLive = (
   Layer.mergeAll(
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
     AccountsService.Default,
-    KnowledgebaseService.Default,
-    PageService.Default,
-    SourceService.Default,
-    SourceRepo.Default,
-    PageRepo.Default,
-    SearchService.Default,
-    ActivityLog.Default,
-    MemoryService.Default,
-    IngestionSignal.Default,
-    AgentService.Default,
-    AppService.Default,
     Cursors.Default,
     IdempotencyStore.Default,
-    RateLimiter.Default
+    RateLimiter.Default,
+    mergeLayers(features.map((feature) => feature.services))
   ).pipe(
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
@@ -107,7 +85,7 @@ const HttpLive = (options: ServerOptions) =>
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
     Layer.provide(
       HttpApiBuilder.api(Api).pipe(
-        Layer.provide([KnowledgeHttpLive, PagesHttpLive, SourcesHttpLive, AgentsHttpLive, AppsHttpLive]),
+        Layer.provide(mergeLayers(features.map((feature) => feature.http))),
         Layer.provide(AuthenticationLive(Api))
       )
     ),
@@ -131,7 +109,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
     )
     if (options.ingestionWorker !== false) {
       await Effect.runPromise(
-        Layer.buildWithScope(IngestionWorkerLive.pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+        Layer.buildWithScope(mergeLayers(features.map((feature) => feature.workers)).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
       )
     }
     const http = await Effect.runPromise(

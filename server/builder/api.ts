@@ -1,4 +1,5 @@
 /** The Agents endpoints of the contract. */
+import { featureContract } from "../platform/http/contract.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
@@ -52,3 +53,9 @@ export class AppsApi extends HttpApiGroup.make("apps")
   .pipe(gate("apps")) {}
 
 export { AppList }
+
+/** The `agents` group's slice of the contract. */
+export const AgentsContract = featureContract(AgentsApi)
+
+/** The `apps` group's slice of the contract. */
+export const AppsContract = featureContract(AppsApi)

@@ -1,7 +1,7 @@
 /** HTTP handlers of the Agents endpoints: thin adapters over `AgentService`. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../api.js"
+import { AgentsContract, AppsContract } from "./api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
@@ -10,7 +10,7 @@ import { agentFields, draftAppFields, publishedAppFields } from "./domain.js"
 import { AgentService } from "./service.js"
 
 /** Handlers of the `agents` group. */
-export const AgentsHttpLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
+export const AgentsHttpLive = HttpApiBuilder.group(AgentsContract, "agents", (handlers) =>
   Effect.gen(function* () {
     const agents = yield* AgentService
     return handlers.handle("list", ({ urlParams }) =>
@@ -24,7 +24,7 @@ export const AgentsHttpLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
 )
 
 /** Handlers of the `apps` group. */
-export const AppsHttpLive = HttpApiBuilder.group(Api, "apps", (handlers) =>
+export const AppsHttpLive = HttpApiBuilder.group(AppsContract, "apps", (handlers) =>
   Effect.gen(function* () {
     const apps = yield* AppService
     return handlers.handle("list", ({ urlParams }) =>

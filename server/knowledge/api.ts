@@ -1,4 +1,5 @@
 /** The Knowledgebases endpoints of the contract. */
+import { featureContract } from "../platform/http/contract.js"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
@@ -102,3 +103,6 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
   .middleware(Authentication) {}
 
 export { KnowledgebaseDetailEnvelope, KnowledgebaseEnvelope, KnowledgebaseList }
+
+/** The `knowledgebases` group's slice of the contract. */
+export const KnowledgebasesContract = featureContract(KnowledgeApi)

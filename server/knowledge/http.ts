@@ -1,7 +1,7 @@
 /** HTTP handlers of the Knowledgebases endpoints: thin adapters over `KnowledgebaseService`. */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../api.js"
+import { KnowledgebasesContract } from "./api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { idempotentCreate, jsonResponse, jsonTextResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
@@ -16,7 +16,7 @@ const attachment = (filename: string) =>
   `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
 
 /** Handlers of the `knowledgebases` group. */
-export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (handlers) =>
+export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "knowledgebases", (handlers) =>
   Effect.gen(function* () {
     const knowledgebases = yield* KnowledgebaseService
     const pages = yield* PageService

@@ -1,4 +1,5 @@
 /** The page and folder endpoints of the contract. */
+import { featureContract } from "../../platform/http/contract.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../platform/http/authentication.js"
@@ -127,3 +128,6 @@ export class PagesApi extends HttpApiGroup.make("pages")
       .pipe(scope("knowledge:read"))
   )
   .middleware(Authentication) {}
+
+/** The `pages` group's slice of the contract. */
+export const PagesContract = featureContract(PagesApi)

@@ -1,7 +1,7 @@
 /** HTTP handlers of the page endpoints: thin adapters over `PageService`. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../../api.js"
+import { PagesContract } from "./api.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { idempotentCreate, jsonResponse } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
@@ -12,7 +12,7 @@ import { PageService } from "./service.js"
 const writeStatus = (write: PageWrite, applied: number) => (write.status === "pending_review" ? 202 : applied)
 
 /** Handlers of the `pages` group. */
-export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
+export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* PageService
     return handlers

@@ -1,4 +1,5 @@
 /** The source (document) endpoints of the contract. */
+import { featureContract } from "../../platform/http/contract.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../../platform/http/authentication.js"
@@ -68,3 +69,6 @@ export class SourcesApi extends HttpApiGroup.make("sources")
       .pipe(scope("knowledge:write"))
   )
   .middleware(Authentication) {}
+
+/** The `sources` group's slice of the contract. */
+export const SourcesContract = featureContract(SourcesApi)

@@ -2,7 +2,7 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
-import { Api } from "../../api.js"
+import { SourcesContract } from "./api.js"
 import { InvalidRequest } from "../../platform/errors.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { readMultipart } from "../../platform/http/multipart.js"
@@ -48,7 +48,7 @@ const uploadFromForm = (request: HttpServerRequest.HttpServerRequest) =>
   })
 
 /** Handlers of the `sources` group. */
-export const SourcesHttpLive = HttpApiBuilder.group(Api, "sources", (handlers) =>
+export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", (handlers) =>
   Effect.gen(function* () {
     const sources = yield* SourceService
     return handlers

@@ -1,0 +1,11 @@
+/**
+ * The registry of features. The API joins their contracts, the server merges their services,
+ * handlers and workers, and administration their services; a new feature is one line here.
+ */
+import { agentsFeature, appsFeature } from "./builder/feature.js"
+import { knowledgebasesFeature } from "./knowledge/feature.js"
+import { pagesFeature } from "./knowledge/pages/feature.js"
+import { sourcesFeature } from "./knowledge/sources/feature.js"
+
+/** Every feature, in the order the OpenAPI document lists their groups. */
+export const features = [agentsFeature, appsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature] as const

@@ -1,0 +1,15 @@
+/** The `pages` feature: pages and folders, their revisions and review. */
+import { Layer } from "effect"
+import { defineFeature } from "../../platform/feature.js"
+import { PagesContract } from "./api.js"
+import { PagesHttpLive } from "./http.js"
+import { PageRepo } from "./repo.js"
+import { PageService } from "./service.js"
+
+/** Pages and folders of Knowledgebases. */
+export const pagesFeature = defineFeature({
+  name: "pages",
+  contract: PagesContract,
+  http: PagesHttpLive,
+  services: Layer.mergeAll(PageService.Default, PageRepo.Default)
+})
