@@ -1,7 +1,8 @@
 /**
  * The benchmarks' cache-miss switch: while on, `PRAGMA data_version` never reads the same twice
  * (so every cache keyed on it misses), other statements answer as before, and off restores
- * better-sqlite3's own reading; the svc launcher switches it on a line of its stdin.
+ * better-sqlite3's own reading; the svc launcher switches it on a line of its stdin (the test spawns
+ * dist/bench/svc-launcher.js: build first, as for the CLI tests).
  */
 import Database from "better-sqlite3"
 import { mkdtempSync, rmSync } from "node:fs"
