@@ -293,3 +293,34 @@ export const launchSvc = <R extends Ready>(options: {
     logFile: options.logFile
   })
 }
+
+/**
+ * Makes every `data_version` cache of a running svc launcher miss (`"missing"`) or keep its entries
+ * again (`"kept"`), and resolves once the launcher says it is in effect.
+ */
+export const setSvcCaches = (child: Child<Ready>, mode: "missing" | "kept", timeoutMs = 5_000): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const stdout = child.process.stdout
+    let buffer = ""
+    const done = (error?: Error) => {
+      clearTimeout(timer)
+      stdout.off("data", onData)
+      if (error) reject(error)
+      else resolve()
+    }
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString("utf8")
+      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, end)
+        buffer = buffer.slice(end + 1)
+        try {
+          if ((JSON.parse(line) as { caches?: unknown }).caches === mode) return done()
+        } catch {
+          // not the answer
+        }
+      }
+    }
+    const timer = setTimeout(() => done(new Error(`${child.name}: caches not ${mode} within ${timeoutMs} ms`)), timeoutMs)
+    stdout.on("data", onData)
+    child.process.stdin.write(`caches ${mode}\n`)
+  })

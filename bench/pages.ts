@@ -9,7 +9,11 @@
  *
  *   node dist/bench/pages.js [--duration 8] [--warmup 2] [--connections 50]
  *                            [--patch-duration 5] [--patch-warmup 50] [--patch-connections 10]
- *                            [--pages 10000] [--wait-quiet 0] [--keep-data]
+ *                            [--pages 10000] [--wait-quiet 0] [--cache-misses] [--keep-data]
+ *
+ * --cache-misses: also run the tree and read scenarios with every `data_version` cache of the server
+ * missing (the page trees and the credentials, as right after a commit; bench/cache-misses.ts),
+ * reported as "…, caches missing" beside the cached runs.
  *
  * Exit code: 0 when every run (warm-ups included) got only 2xx answers and no connection errors,
  * 1 otherwise, 2 when the benchmark itself could not run.
@@ -21,7 +25,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { applyPatch } from "../server/knowledge/pages/patch.js"
-import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, setSvcCaches, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { loadCells, loadColumns } from "./load.js"
 import { type DynamicLoadResult, type DynamicLoadSpec, type NextRequest, runDynamicLoad } from "./pages-load.js"
@@ -42,6 +46,7 @@ const { values: flags } = parseArgs({
     "patch-connections": { type: "string", default: "10" },
     pages: { type: "string", default: "10000" },
     "wait-quiet": { type: "string", default: "0" },
+    "cache-misses": { type: "boolean", default: false },
     "keep-data": { type: "boolean", default: false }
   }
 })
@@ -58,13 +63,20 @@ const options = {
   treeLimit: 200,
   patchOperations: 10,
   listingsAfterWrite: 10,
-  waitQuietS: Number(flags["wait-quiet"])
+  waitQuietS: Number(flags["wait-quiet"]),
+  cacheMisses: flags["cache-misses"] === true
 }
 
 type ScenarioName = "tree" | "read" | "patch"
+/** Whether the server's `data_version` caches kept their entries during a run, or missed on every request. */
+type Caches = "kept" | "missing"
+
+/** How a run is named in the report. */
+const runLabel = (scenario: ScenarioName, caches: Caches): string => (caches === "missing" ? `${scenario}, caches missing` : scenario)
 
 interface Run {
   readonly scenario: ScenarioName
+  readonly caches: Caches
   readonly description: string
   readonly otherCpuBefore: number | null
   readonly warmup: DynamicLoadResult
@@ -211,14 +223,17 @@ const main = async (): Promise<number> => {
     name: ScenarioName,
     description: string,
     warmup: Omit<DynamicLoadSpec, "origin" | "headers">,
-    measured: Omit<DynamicLoadSpec, "origin" | "headers">
+    measured: Omit<DynamicLoadSpec, "origin" | "headers">,
+    caches: Caches = "kept"
   ) => {
     const otherCpuBefore = options.waitQuietS > 0 ? await waitForQuiet(options.waitQuietS * 1000) : null
-    process.stdout.write(`${name.padEnd(6)} ${description} ... `)
+    process.stdout.write(`${runLabel(name, caches).padEnd(6)} ${description} ... `)
+    if (caches === "missing") await setSvcCaches(svc, "missing")
     const warm = await runDynamicLoad({ ...warmup, origin, headers }, pid)
     await sleep(250)
     const result = await runDynamicLoad({ ...measured, origin, headers }, pid)
-    runs.push({ scenario: name, description, otherCpuBefore, warmup: warm, result })
+    if (caches === "missing") await setSvcCaches(svc, "kept")
+    runs.push({ scenario: name, caches, description, otherCpuBefore, warmup: warm, result })
     const bad = result.non2xx + warm.non2xx + result.errors + warm.errors
     console.log(
       `${fmt(result.requestsPerSecond, 0)} req/s, p50 ${fmt(result.latencyMs.p50, 2)} ms, p99 ${fmt(result.latencyMs.p99, 2)} ms` +
@@ -232,23 +247,30 @@ const main = async (): Promise<number> => {
 
   // 1. the page-tree listing at depth 3 (served from the arranged tree cached until the next commit)
   const treeRequest = (): NextRequest => ({ method: "GET", path: `/api/v1${treePath}` })
-  await scenario(
-    "tree",
-    `GET ${treePath.replace(kbBase, "/knowledgebases/:id")}, ${options.readConnections} connections, ${options.readDurationS} s after ${options.readWarmupS} s warm-up`,
-    { next: treeRequest, connections: options.readConnections, durationS: options.readWarmupS },
-    { next: treeRequest, connections: options.readConnections, durationS: options.readDurationS }
-  )
+  const cacheModes: ReadonlyArray<Caches> = options.cacheMisses ? ["kept", "missing"] : ["kept"]
+  for (const caches of cacheModes) {
+    await scenario(
+      "tree",
+      `GET ${treePath.replace(kbBase, "/knowledgebases/:id")}, ${options.readConnections} connections, ${options.readDurationS} s after ${options.readWarmupS} s warm-up`,
+      { next: treeRequest, connections: options.readConnections, durationS: options.readWarmupS },
+      { next: treeRequest, connections: options.readConnections, durationS: options.readDurationS },
+      caches
+    )
+  }
 
   // 2. full page reads, every request the next of all pages in a fixed shuffled order
   const readOrder = shuffled(seed.pages, 11).map((p) => p.id)
   let readAt = 0
   const readRequest = (): NextRequest => ({ method: "GET", path: `${prefix}/pages/${readOrder[readAt++ % readOrder.length]!}` })
-  await scenario(
-    "read",
-    `GET /knowledgebases/:id/pages/:pageId over ${readOrder.length} pages, ${options.readConnections} connections, ${options.readDurationS} s after ${options.readWarmupS} s warm-up`,
-    { next: readRequest, connections: options.readConnections, durationS: options.readWarmupS },
-    { next: readRequest, connections: options.readConnections, durationS: options.readDurationS }
-  )
+  for (const caches of cacheModes) {
+    await scenario(
+      "read",
+      `GET /knowledgebases/:id/pages/:pageId over ${readOrder.length} pages, ${options.readConnections} connections, ${options.readDurationS} s after ${options.readWarmupS} s warm-up`,
+      { next: readRequest, connections: options.readConnections, durationS: options.readWarmupS },
+      { next: readRequest, connections: options.readConnections, durationS: options.readDurationS },
+      caches
+    )
+  }
   const readsSent = readAt
 
   // 3. 10-operation patches, every request on a page no request patched before (the probe excluded)
@@ -332,8 +354,8 @@ const main = async (): Promise<number> => {
   }
 
   // ---- report ----
-  const rows = runs.map(({ scenario: s, result: r }) => [
-    s,
+  const rows = runs.map(({ scenario: s, caches, result: r }) => [
+    runLabel(s, caches),
     String(r.connections),
     String(r.requests),
     ...loadCells(r)
@@ -347,7 +369,7 @@ const main = async (): Promise<number> => {
   )
   console.log(
     `\npeak RSS (VmHWM) of the svc server: ${memory.peakRssMb} MB` +
-      `\nwarm-ups: ${runs.map((r) => `${r.scenario} ${r.warmup.requests} requests, ${r.warmup.non2xx} non-2xx, ${r.warmup.errors} errors`).join("; ")}` +
+      `\nwarm-ups: ${runs.map((r) => `${runLabel(r.scenario, r.caches)} ${r.warmup.requests} requests, ${r.warmup.non2xx} non-2xx, ${r.warmup.errors} errors`).join("; ")}` +
       `\np99 >1s = p99 of the requests sent 1 s or more into the run; CPU us/req = server CPU time per response;` +
       `\nsrv/gen/other CPU = cores kept busy by the server, the load generator and everything else (noise)`
   )
@@ -363,7 +385,7 @@ const main = async (): Promise<number> => {
   console.log(
     unexpected.length === 0
       ? "\nno error responses: every request of every run (warm-ups included) answered 2xx"
-      : `\nERROR RESPONSES in: ${unexpected.map((r) => r.scenario).join(", ")}`
+      : `\nERROR RESPONSES in: ${unexpected.map((r) => runLabel(r.scenario, r.caches)).join(", ")}`
   )
 
   await cleanup()

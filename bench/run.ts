@@ -5,10 +5,14 @@
  *
  *   node dist/bench/run.js [--duration 10] [--warmup 2] [--connections 100]
  *                          [--post-connections 10] [--post-amount 180] [--post-warmup 20]
- *                          [--wait-quiet 0] [--cpu-prof] [--keep-data]
+ *                          [--wait-quiet 0] [--cache-misses] [--cpu-prof] [--keep-data]
  *
  * --wait-quiet N: before each scenario, wait up to N seconds for the rest of the machine to go
  * quiet (under a quarter of a core busy), for figures on a shared machine.
+ *
+ * --cache-misses: also run svc's read scenario with every `data_version` cache missing (the
+ * credentials and the listing pages, as right after a commit; bench/cache-misses.ts), reported as
+ * "svc, caches missing" beside the cached run.
  *
  * Exit code: 0 when every run (warm-ups included) got only 2xx answers and no connection errors,
  * 1 otherwise, 2 when the benchmark itself could not run.
@@ -18,7 +22,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, setSvcCaches, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad } from "./load.js"
 import { reportProfile } from "./profile-summary.js"
@@ -37,6 +41,7 @@ const { values: flags } = parseArgs({
     "post-amount": { type: "string", default: "180" },
     "post-warmup": { type: "string", default: "20" },
     "wait-quiet": { type: "string", default: "0" },
+    "cache-misses": { type: "boolean", default: false },
     "cpu-prof": { type: "boolean", default: false },
     "keep-data": { type: "boolean", default: false }
   }
@@ -52,6 +57,7 @@ const options = {
   seededKnowledgebases: 25,
   pageLimit: 20,
   waitQuietS: Number(flags["wait-quiet"]),
+  cacheMisses: flags["cache-misses"] === true,
   cpuProfile: flags["cpu-prof"]
 }
 /** The Agency plan's Knowledgebase cap: each POST organization starts empty. */
@@ -61,15 +67,21 @@ if (options.postAmount + options.postWarmup > agencyCap) {
   process.exit(2)
 }
 
+/** How a run's server is named in the report. */
+const serverLabel = (server: ServerName, caches: Caches): string => (caches === "missing" ? `${server}, caches missing` : server)
+
 /** The project's targets (docs/performance.md). */
 const targets = { readRatioMin: 0.5, readP99MaxMs: 25 }
 
 type ServerName = "svc" | "baseline"
 type ScenarioName = "read" | "create"
+/** Whether svc's `data_version` caches kept their entries during a run, or missed on every request. */
+type Caches = "kept" | "missing"
 
 interface Run {
   readonly scenario: ScenarioName
   readonly server: ServerName
+  readonly caches: Caches
   readonly description: string
   /** Cores busy elsewhere on the machine just before the run (with --wait-quiet). */
   readonly otherCpuBefore: number | null
@@ -136,14 +148,23 @@ const main = async (): Promise<number> => {
 
   const targetsOf: Record<ServerName, Child<Ready>> = { svc, baseline }
   const runs: Array<Run> = []
-  const scenario = async (name: ScenarioName, server: ServerName, description: string, warmup: LoadSpec, measured: LoadSpec) => {
+  const scenario = async (
+    name: ScenarioName,
+    server: ServerName,
+    description: string,
+    warmup: LoadSpec,
+    measured: LoadSpec,
+    caches: Caches = "kept"
+  ) => {
     const pid = targetsOf[server].ready.pid
     const otherCpuBefore = options.waitQuietS > 0 ? await waitForQuiet(options.waitQuietS * 1000) : null
-    process.stdout.write(`${name.padEnd(6)} ${server.padEnd(8)} ${description} ... `)
+    process.stdout.write(`${name.padEnd(6)} ${serverLabel(server, caches).padEnd(8)} ${description} ... `)
+    if (caches === "missing") await setSvcCaches(svc, "missing")
     const warm = await runLoad(warmup, pid)
     await sleep(250)
     const result = await runLoad(measured, pid)
-    runs.push({ scenario: name, server, description, otherCpuBefore, warmup: warm, result })
+    if (caches === "missing") await setSvcCaches(svc, "kept")
+    runs.push({ scenario: name, server, caches, description, otherCpuBefore, warmup: warm, result })
     console.log(
       `${fmt(result.requestsPerSecond, 0)} req/s, p99 ${fmt(result.latencyMs.p99, 2)} ms` +
         (result.non2xx + warm.non2xx + result.errors + warm.errors > 0
@@ -153,7 +174,12 @@ const main = async (): Promise<number> => {
     await sleep(250)
   }
 
-  for (const server of ["svc", "baseline"] as const) {
+  const readRuns: ReadonlyArray<readonly [ServerName, Caches]> = [
+    ["svc", "kept"],
+    ...(options.cacheMisses ? [["svc", "missing"] as const] : []),
+    ["baseline", "kept"]
+  ]
+  for (const [server, caches] of readRuns) {
     const url = `${targetsOf[server].ready.baseUrl}${readPath}`
     const read = { url, method: "GET", headers: auth, connections: options.readConnections } as const
     await scenario(
@@ -161,7 +187,8 @@ const main = async (): Promise<number> => {
       server,
       `GET ${readPath}, ${options.readConnections} connections, ${options.readDurationS} s after ${options.readWarmupS} s warm-up`,
       { ...read, durationS: options.readWarmupS },
-      { ...read, durationS: options.readDurationS }
+      { ...read, durationS: options.readDurationS },
+      caches
     )
   }
   for (const server of ["svc", "baseline"] as const) {
@@ -190,19 +217,26 @@ const main = async (): Promise<number> => {
   const baselineMemory = memory(baseline)
 
   // ---- report ----
-  const find = (s: ScenarioName, server: ServerName) => runs.find((r) => r.scenario === s && r.server === server)!.result
-  const rows = runs.map(({ scenario: s, server, result: r }) => [
+  const find = (s: ScenarioName, server: ServerName, caches: Caches = "kept") =>
+    runs.find((r) => r.scenario === s && r.server === server && r.caches === caches)?.result
+  const rows = runs.map(({ scenario: s, server, caches, result: r }) => [
     s,
-    server,
+    serverLabel(server, caches),
     String(r.connections),
     String(r.requests),
     ...loadCells(r)
   ])
-  const ratios = (["read", "create"] as const).map((s) => {
-    const a = find(s, "svc")
-    const b = find(s, "baseline")
+  const compared: ReadonlyArray<readonly [ScenarioName, Caches]> = [
+    ["read", "kept"],
+    ...(options.cacheMisses ? [["read", "missing"] as const] : []),
+    ["create", "kept"]
+  ]
+  const ratios = compared.map(([s, caches]) => {
+    const a = find(s, "svc", caches)!
+    const b = find(s, "baseline")!
     return {
       scenario: s,
+      caches,
       throughput: Number((a.requestsPerSecond / b.requestsPerSecond).toFixed(3)),
       p50: Number((a.latencyMs.p50 / b.latencyMs.p50).toFixed(2)),
       p99: Number((a.latencyMs.p99 / b.latencyMs.p99).toFixed(2)),
@@ -219,7 +253,7 @@ const main = async (): Promise<number> => {
   for (const r of ratios) {
     rows.push([
       r.scenario,
-      "svc/base",
+      r.caches === "missing" ? "svc, misses/base" : "svc/base",
       "",
       "",
       `${(r.throughput * 100).toFixed(0)}%`,
@@ -250,7 +284,7 @@ const main = async (): Promise<number> => {
       `\ngenerator and everything else on the machine (noise: figures from runs with other CPU > ~0.2 are not reliable)`
   )
 
-  const read = find("read", "svc")
+  const read = find("read", "svc")!
   const readRatio = ratios[0]!.throughput
   const unexpected = runs.filter(
     (r) => r.result.non2xx + r.result.errors + r.warmup.non2xx + r.warmup.errors > 0

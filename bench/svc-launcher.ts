@@ -4,13 +4,19 @@
  * benchmark, and prints one JSON "ready" line on stdout. Exits cleanly (so `--cpu-prof` can write
  * its profile) on SIGTERM, SIGINT or when its stdin closes (the benchmark runner died).
  *
+ * A line `caches missing` on stdin makes every `data_version` cache of the server miss from then on
+ * (bench/cache-misses.ts), `caches kept` restores them; each is answered with `{"caches":"…"}` on
+ * stdout once in effect.
+ *
  *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0]
  */
 import { Effect } from "effect"
+import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import { runAdmin } from "../server/admin.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { startServer } from "../server/server.js"
+import { cacheMisses } from "./cache-misses.js"
 import { postOrganizations, type SvcReady } from "./protocol.js"
 
 const { values } = parseArgs({
@@ -42,6 +48,14 @@ process.on("SIGINT", stop)
 process.stdin.on("end", stop)
 process.stdin.on("error", stop)
 process.stdin.resume()
+
+const caches = cacheMisses()
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const command = /^caches (missing|kept)$/.exec(line.trim())
+  if (!command) return
+  caches.set(command[1] === "missing")
+  process.stdout.write(`${JSON.stringify({ caches: command[1] })}\n`)
+})
 
 if (!server.bootstrapKey) throw new Error(`${dataDir} is not a fresh data directory: no bootstrap key was made`)
 

@@ -1,0 +1,48 @@
+/**
+ * Makes every `data_version` cache of the svc server miss, for the cache-miss figures of the
+ * benchmarks. The server keeps credentials, Knowledgebase listing pages and page trees while
+ * `PRAGMA data_version` on its read connection stays the same (server/platform/sql/read-connection.ts);
+ * while misses are on, every reading of it in this process answers a value it never gave before,
+ * exactly as if another connection had committed just before each check. SQLite's own page cache
+ * stays warm, so a miss pays the queries and the work on their rows, not disk reads.
+ *
+ * Nothing is patched until misses are first switched on, and switching them off restores
+ * better-sqlite3's own `Statement.get`, so runs with the caches kept measure the server untouched.
+ */
+import Database from "better-sqlite3"
+
+const dataVersionSql = "PRAGMA data_version"
+
+type Get = (this: Database.Statement, ...params: Array<unknown>) => unknown
+
+const statementPrototype = (): { get: Get } => {
+  const db = new Database(":memory:")
+  try {
+    return Object.getPrototypeOf(db.prepare("SELECT 1")) as { get: Get }
+  } finally {
+    db.close()
+  }
+}
+
+/** Switches the misses on or off (off at first). */
+export interface CacheMisses {
+  readonly set: (missing: boolean) => void
+  readonly missing: () => boolean
+}
+
+/** The switch for this process's better-sqlite3 statements. */
+export const cacheMisses = (): CacheMisses => {
+  const prototype = statementPrototype()
+  const originalGet = prototype.get
+  let fakeVersion = -1
+  const missingGet: Get = function (this: Database.Statement, ...params) {
+    if (this.source === dataVersionSql) return --fakeVersion
+    return originalGet.apply(this, params)
+  }
+  return {
+    set: (missing) => {
+      prototype.get = missing ? missingGet : originalGet
+    },
+    missing: () => prototype.get === missingGet
+  }
+}
