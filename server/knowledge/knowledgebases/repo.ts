@@ -1,6 +1,7 @@
 /** SQL for Knowledgebases. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { NotFound } from "../../platform/errors.js"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { Knowledgebase } from "./domain.js"
@@ -52,6 +53,13 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
+    /** One Knowledgebase of the organization (read connection). */
+    const byId = (organizationId: string, id: string) =>
+      Effect.orDie(
+        reader
+          .all<KnowledgebaseRow>(`${selectKnowledgebase} WHERE organization_id = ? AND id = ?`, [organizationId, id])
+          .pipe(Effect.map((rows) => (rows[0] ? toKnowledgebase(rows[0]) : null)))
+      )
     return {
       /** Up to `limit + 1` Knowledgebases after the page position, oldest first (read connection, raw rows). */
       list: (organizationId: string, page: PageRequest) =>
@@ -67,12 +75,11 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
               )
           ).pipe(Effect.map((rows) => rows.map(fromValues)))
         ),
-      /** One Knowledgebase of the organization (read connection). */
-      byId: (organizationId: string, id: string) =>
-        Effect.orDie(
-          reader
-            .all<KnowledgebaseRow>(`${selectKnowledgebase} WHERE organization_id = ? AND id = ?`, [organizationId, id])
-            .pipe(Effect.map((rows) => (rows[0] ? toKnowledgebase(rows[0]) : null)))
+      byId,
+      /** The Knowledgebase of the organization, or `not_found` (never telling whether it exists elsewhere). */
+      found: (organizationId: string, id: string) =>
+        Effect.flatMap(byId(organizationId, id), (kb) =>
+          kb ? Effect.succeed(kb) : Effect.fail(new NotFound({ message: `No Knowledgebase '${id}' in this organization.` }))
         ),
       count: (organizationId: string) =>
         Effect.orDie(

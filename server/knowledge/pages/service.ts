@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import { authorOf, type Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InvalidRequest, NotFound, PayloadTooLarge } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
@@ -49,7 +49,6 @@ export const hookOf = (markdown: string): string => {
 }
 
 /** Who a write is recorded against: the member, or the organization key by name. */
-const authorOf = (actor: Principal): string => actor.member?.email ?? `key ${actor.key.name} (${actor.key.prefix}…)`
 
 const tooLarge = () =>
   new PayloadTooLarge({ message: `A page body must be under ${maxPageBodyBytes / 1024} KB.` })
@@ -67,10 +66,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     const clock = yield* AppClock
     const now = () => isoAt(clock.now())
 
-    const knowledgebase = (actor: Principal, id: string) =>
-      Effect.flatMap(knowledgebases.byId(actor.organization.id, id), (kb) =>
-        kb ? Effect.succeed(kb) : Effect.fail(new NotFound({ message: `No Knowledgebase '${id}' in this organization.` }))
-      )
+    const knowledgebase = (actor: Principal, id: string) => knowledgebases.found(actor.organization.id, id)
     const pageNotFound = (id: string) => new NotFound({ message: `No page '${id}' in this Knowledgebase.` })
 
     /**

@@ -6,8 +6,6 @@ import { Source, Uuid } from "../knowledgebases/domain.js"
 /** Inline content (`contentMarkdown`, `contentText`) is limited to 1 MB. */
 export const maxInlineContentBytes = 1_000_000
 
-/** A multipart upload's whole body stays within the 4.5 MB request limit. */
-export const maxUploadBytes = 4_500_000
 
 /** Types a multipart `file` may have (a fetched `url` may also be HTML). */
 export const uploadTypes = ["pdf", "csv", "txt", "md"] as const

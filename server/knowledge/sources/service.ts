@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Queue } from "effect"
 import { lookup } from "node:dns/promises"
 import { createHash } from "node:crypto"
-import { planCaps, type Principal } from "../../platform/accounts/domain.js"
+import { authorOf, planCaps, type Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InvalidRequest, NotFound, PayloadTooLarge, PlanLimit } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
@@ -68,7 +68,6 @@ export const uploadFromJson = (body: CreateSourceJson, createdVia: "api" | "mcp"
 }
 
 /** Who an upload is recorded against. */
-const authorOf = (actor: Principal): string => actor.member?.email ?? `key ${actor.key.name} (${actor.key.prefix}…)`
 
 /** Wakes the ingestion worker when a job is queued (a no-op where no worker runs). */
 export class IngestionSignal extends Effect.Service<IngestionSignal>()("svc/IngestionSignal", {
@@ -92,10 +91,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
     const activity = yield* ActivityLog
     const now = () => isoAt(clock.now())
 
-    const knowledgebase = (actor: Principal, id: string) =>
-      Effect.flatMap(knowledgebases.byId(actor.organization.id, id), (kb) =>
-        kb ? Effect.succeed(kb) : Effect.fail(new NotFound({ message: `No Knowledgebase '${id}' in this organization.` }))
-      )
+    const knowledgebase = (actor: Principal, id: string) => knowledgebases.found(actor.organization.id, id)
     const sourceNotFound = (id: string) => new NotFound({ message: `No source '${id}' in this Knowledgebase.` })
     const change = (knowledgebaseId: string, id: string, kind: string, at: string): Change => ({
       knowledgebaseId,

@@ -123,3 +123,6 @@ export interface Principal {
   readonly member: Member | null
   readonly scopes: ReadonlySet<ApiScope>
 }
+
+/** How a principal is named as the author of a write: the member's email, or the key's name and prefix. */
+export const authorOf = (actor: Principal): string => actor.member?.email ?? `key ${actor.key.name} (${actor.key.prefix}…)`

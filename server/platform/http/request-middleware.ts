@@ -9,12 +9,8 @@ import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../error
 import { newId } from "../ids.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { errorResponse, isApiFailure } from "./error-catalog.js"
+import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
 
-/** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
-export const maxRequestBodyBytes = 4_500_000
-
-/** Bodies declared over the limit but under this are read and discarded before the 413, so clients see it. */
-const drainLimitBytes = 64_000_000
 
 interface DecodeIssue {
   readonly path: ReadonlyArray<PropertyKey>
