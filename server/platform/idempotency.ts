@@ -55,9 +55,9 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
 
-    const purgeExpired = Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`)
+    const purgeExpired = Effect.suspend(() => Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`))
     yield* purgeExpired
-    yield* Effect.forkScoped(Effect.repeat(Effect.suspend(() => purgeExpired), Schedule.spaced("1 hour")).pipe(Effect.delay("1 hour")))
+    yield* Effect.forkScoped(Effect.repeat(purgeExpired, Schedule.spaced("1 hour")).pipe(Effect.delay("1 hour")))
 
     /**
      * The stored answer of a key, `null` when it holds none, or `conflict` for a different body. A
