@@ -9,6 +9,7 @@ import { estimateExportBytes, exportArchiveStream, isExportTooLarge, safeName } 
 import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
+import { dataVersionCache } from "../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
 import { PageRepo } from "./pages/repo.js"
@@ -33,8 +34,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const reader = yield* ReadConnection
-    const listPages = new Map<string, Page<Knowledgebase>>()
-    let pagesAtVersion = -1
+    const listPages = dataVersionCache<string, Page<Knowledgebase>>(reader.dataVersion, listPagesKept)
 
     const notFound = (id: string) => new NotFound({ message: `No Knowledgebase '${id}' in this organization.` })
 
@@ -69,25 +69,15 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
        * was committed since (`data_version`), so a client polling its list costs no query.
        */
       list: (actor: Principal, params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
-        Effect.suspend(() => {
-          const version = reader.dataVersion()
-          if (version !== pagesAtVersion) {
-            listPages.clear()
-            pagesAtVersion = version
-          }
-          const cacheKey = `${actor.organization.id}\n${params.limit ?? ""}\n${params.cursor ?? ""}`
-          const cached = listPages.get(cacheKey)
-          if (cached) return Effect.succeed(cached)
-          return Effect.gen(function* () {
+        listPages.get(
+          `${actor.organization.id}\n${params.limit ?? ""}\n${params.cursor ?? ""}`,
+          Effect.gen(function* () {
             const list = `knowledgebases:${actor.organization.id}`
             const request = yield* cursors.request(list, params)
             const rows = yield* repo.list(actor.organization.id, request)
-            const page = cursors.page(list, request, rows, (kb) => [kb.createdAt, kb.id]) satisfies Page<Knowledgebase>
-            if (listPages.size >= listPagesKept) listPages.clear()
-            listPages.set(cacheKey, page)
-            return page
+            return cursors.page(list, request, rows, (kb) => [kb.createdAt, kb.id]) satisfies Page<Knowledgebase>
           })
-        }),
+        ),
 
       /**
        * An export of a Knowledgebase as a zip stream: refused with `export_too_large` before a

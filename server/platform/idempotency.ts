@@ -1,83 +1,148 @@
 /**
  * Idempotency keys for creates: the first response is kept for 24 hours per organization, address
- * and key; a replay returns it, a different body or a request racing the first is `conflict`.
+ * and key; a replay returns it, a different body is `conflict`.
+ *
+ * Exactly once: the create's database work and its stored answer commit in one transaction that
+ * first looks the key up, so there is no claim that a dead process could leave behind. Requests
+ * racing on one key serialize on the write lock (SQLite), or, where two could both pass the lookup
+ * (PostgreSQL), the second finds the key taken when it stores its answer, rolls back its create and
+ * replays the first.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Schedule } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { type Cause, Data, Effect, Exit, Schedule } from "effect"
 import { AppClock } from "./clock.js"
 import { Conflict } from "./errors.js"
+import { transactionsOn } from "./sql/database.js"
 
 /** How long a stored response is replayed. */
 export const idempotencyWindowMs = 24 * 60 * 60_000
-/** A `running` claim older than this is taken to belong to a request that died with its process. */
-const abandonedAfterMs = 5 * 60_000
+/** Rounds of look-up-and-write before a key that keeps being taken under us is given up as a fault. */
+const attempts = 3
 
-/** What a claim on a key found. */
-export type Claim =
-  | { readonly _tag: "Fresh" }
-  | { readonly _tag: "Replay"; readonly status: number; readonly body: string }
+/** Where a key applies and what was sent with it. */
+export interface KeyedRequest {
+  readonly organizationId: string
+  /** Method and path, e.g. `POST /api/v1/knowledgebases`. */
+  readonly address: string
+  readonly key: string
+  /** Fingerprint of the request body. */
+  readonly requestHash: string
+}
+
+/** A response as stored: its status and JSON text. */
+export interface StoredAnswer {
+  readonly status: number
+  readonly body: string
+}
+
+/** What running a keyed create produced. */
+export type Outcome<E> =
+  /** The key already held an answer for this body. */
+  | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
+  /** The create ran now and committed with its answer. */
+  | { readonly _tag: "Created"; readonly answer: StoredAnswer }
+  /** The create was refused with an expected failure, which is stored and now returned. */
+  | { readonly _tag: "Refused"; readonly error: E }
+
+/** The key received an answer from a concurrent request between our look-up and our write. */
+class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
 /** The stored-response ledger. */
 export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/IdempotencyStore", {
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
+    const inTransaction = transactionsOn(sql)
 
-    const purgeExpired = Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`)
+    const purgeExpired = Effect.suspend(() => Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`))
     yield* purgeExpired
-    yield* Effect.forkScoped(Effect.repeat(Effect.suspend(() => purgeExpired), Schedule.spaced("1 hour")).pipe(Effect.delay("1 hour")))
+    yield* Effect.forkScoped(Effect.repeat(purgeExpired, Schedule.spaced("1 hour")).pipe(Effect.delay("1 hour")))
+
+    /**
+     * The stored answer of a key, `null` when it holds none, or `conflict` for a different body. A
+     * `running` row (written by versions that claimed keys before creating) belongs to a request
+     * whose process died, since no request of this version leaves one: it holds no answer.
+     */
+    const lookup = (request: KeyedRequest) =>
+      Effect.gen(function* () {
+        const rows = yield* sql<{ request_hash: string; status: number; body: string }>`
+          SELECT request_hash, status, body FROM idempotency_keys
+          WHERE organization_id = ${request.organizationId} AND address = ${request.address} AND key = ${request.key}
+            AND state = 'done' AND expires_at > ${clock.now()}`
+        const row = rows[0]
+        if (!row) return null
+        if (row.request_hash !== request.requestHash) {
+          return yield* new Conflict({ message: "This Idempotency-Key was already used with a different request body." })
+        }
+        return { status: row.status, body: row.body } satisfies StoredAnswer
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /** Stores an answer unless the key already holds a live one; `false` when it does. */
+    const store = (request: KeyedRequest, answer: StoredAnswer) =>
+      Effect.gen(function* () {
+        const now = clock.now()
+        const written = yield* sql`INSERT INTO idempotency_keys (organization_id, address, key, request_hash, state, status, body, created_at, expires_at)
+          VALUES (${request.organizationId}, ${request.address}, ${request.key}, ${request.requestHash}, 'done',
+                  ${answer.status}, ${answer.body}, ${now}, ${now + idempotencyWindowMs})
+          ON CONFLICT (organization_id, address, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'done',
+            status = excluded.status, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
+          WHERE idempotency_keys.state = 'running' OR idempotency_keys.expires_at <= ${now}
+          RETURNING key`
+        return written.length > 0
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /**
+     * One round in one transaction: the stored answer if the key holds one; else `write` (in a
+     * savepoint) and its answer stored. A success or an expected failure that `refusal` turns into
+     * an answer commits with that answer; any other failure rolls everything back, storing nothing.
+     */
+    const round = <E, R>(
+      request: KeyedRequest,
+      write: Effect.Effect<StoredAnswer, E, R>,
+      refusal: (error: unknown) => StoredAnswer | undefined
+    ): Effect.Effect<Outcome<E>, E | Conflict | KeyTaken, R> =>
+      inTransaction(
+        Effect.gen(function* () {
+          const stored = yield* lookup(request)
+          if (stored) return { _tag: "Replay", answer: stored } satisfies Outcome<E>
+          const exit = yield* Effect.exit(sql.withTransaction(write))
+          if (Exit.isFailure(exit)) {
+            const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+            const answer = failure === undefined || failure instanceof SqlError ? undefined : refusal(failure)
+            if (answer === undefined) return yield* Effect.failCause(exit.cause)
+            if (!(yield* store(request, answer))) return yield* new KeyTaken()
+            return { _tag: "Refused", error: failure as E } satisfies Outcome<E>
+          }
+          if (!(yield* store(request, exit.value))) return yield* new KeyTaken()
+          return { _tag: "Created", answer: exit.value } satisfies Outcome<E>
+        })
+      ) as Effect.Effect<Outcome<E>, E | Conflict | KeyTaken, R>
 
     return {
-      /** Claims `key` for a request, or returns the stored response, or fails with `conflict`. */
-      claim: (organizationId: string, address: string, key: string, requestHash: string) =>
+      /** The stored answer of a key, `null` when it holds none, or `conflict` for a different body. */
+      lookup,
+
+      /**
+       * Runs `write`, the database work of a create, exactly once per key: it commits in the same
+       * transaction as its stored answer, or the stored answer is replayed. `refusal` gives the
+       * answer to store for an expected failure (client errors), or `undefined` to store nothing.
+       * Keep network, model and file I/O out of `write`: it runs inside the transaction.
+       */
+      once: <E, R>(
+        request: KeyedRequest,
+        write: Effect.Effect<StoredAnswer, E, R>,
+        refusal: (error: unknown) => StoredAnswer | undefined
+      ): Effect.Effect<Outcome<E>, E | Conflict, R> =>
         Effect.gen(function* () {
-          const now = clock.now()
-          return yield* sql.withTransaction(
-            Effect.gen(function* () {
-              const rows = yield* sql<{
-                request_hash: string
-                state: "running" | "done"
-                status: number | null
-                body: string | null
-                created_at: number
-                expires_at: number
-              }>`SELECT request_hash, state, status, body, created_at, expires_at FROM idempotency_keys
-                 WHERE organization_id = ${organizationId} AND address = ${address} AND key = ${key}`
-              const row = rows[0]
-              const stale =
-                row !== undefined && (row.expires_at <= now || (row.state === "running" && now - row.created_at > abandonedAfterMs))
-              if (row && !stale) {
-                if (row.request_hash !== requestHash) {
-                  return yield* new Conflict({
-                    message: "This Idempotency-Key was already used with a different request body."
-                  })
-                }
-                if (row.state === "running") {
-                  return yield* new Conflict({
-                    message: "A request with this Idempotency-Key is still being processed; retry shortly."
-                  })
-                }
-                return { _tag: "Replay", status: row.status ?? 200, body: row.body ?? "null" } satisfies Claim
-              }
-              yield* sql`INSERT INTO idempotency_keys (organization_id, address, key, request_hash, state, created_at, expires_at)
-                VALUES (${organizationId}, ${address}, ${key}, ${requestHash}, 'running', ${now}, ${now + idempotencyWindowMs})
-                ON CONFLICT (organization_id, address, key) DO UPDATE SET request_hash = excluded.request_hash,
-                  state = 'running', status = NULL, body = NULL, created_at = excluded.created_at,
-                  expires_at = excluded.expires_at`
-              return { _tag: "Fresh" } satisfies Claim
-            })
-          )
-        }).pipe(Effect.catchTag("SqlError", Effect.die)),
-
-      /** Stores the response of a claimed key. */
-      complete: (organizationId: string, address: string, key: string, status: number, body: string) =>
-        Effect.orDie(sql`UPDATE idempotency_keys SET state = 'done', status = ${status}, body = ${body}
-          WHERE organization_id = ${organizationId} AND address = ${address} AND key = ${key}`),
-
-      /** Releases a claim whose request failed on our side, so a retry runs again. */
-      release: (organizationId: string, address: string, key: string) =>
-        Effect.orDie(sql`DELETE FROM idempotency_keys
-          WHERE organization_id = ${organizationId} AND address = ${address} AND key = ${key} AND state = 'running'`),
+          for (let attempt = 1; ; attempt++) {
+            const exit = yield* Effect.exit(round(request, write, refusal))
+            if (Exit.isSuccess(exit)) return exit.value
+            const taken = exit.cause._tag === "Fail" && exit.cause.error instanceof KeyTaken
+            if (!taken) return yield* Effect.failCause(exit.cause as Cause.Cause<E | Conflict>)
+            if (attempt >= attempts) return yield* Effect.dieMessage(`Idempotency-Key ${request.key} kept being taken`)
+          }
+        }),
 
       purgeExpired
     }

@@ -13,6 +13,7 @@ import { InvalidRequest, NotFound, PayloadTooLarge } from "../../platform/errors
 import { newId } from "../../platform/ids.js"
 import { Cursors } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
+import { dataVersionCache } from "../../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { extractLinks, type Links, resolveLinks } from "./links.js"
 import {
@@ -73,24 +74,8 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
      * Arranged page trees of recently listed Knowledgebases, valid while nothing was committed since
      * (`data_version` of the read connection), so repeated listings skip reading every row.
      */
-    const forests = new Map<string, PageForest>()
-    let forestsAtVersion = -1
-    const forestOf = (knowledgebaseId: string) =>
-      Effect.suspend(() => {
-        const version = reader.dataVersion()
-        if (version !== forestsAtVersion) {
-          forests.clear()
-          forestsAtVersion = version
-        }
-        const cached = forests.get(knowledgebaseId)
-        if (cached) return Effect.succeed(cached)
-        return Effect.map(pages.treeRows(knowledgebaseId), (rows) => {
-          const forest = pageForest(rows)
-          if (forests.size >= forestCacheSize) forests.delete(forests.keys().next().value!)
-          forests.set(knowledgebaseId, forest)
-          return forest
-        })
-      })
+    const forests = dataVersionCache<string, PageForest>(reader.dataVersion, forestCacheSize)
+    const forestOf = (knowledgebaseId: string) => forests.get(knowledgebaseId, Effect.map(pages.treeRows(knowledgebaseId), pageForest))
     const livePage = (knowledgebaseId: string, pageId: string) =>
       Effect.flatMap(pages.find(knowledgebaseId, pageId), (row) => (row ? Effect.succeed(row) : Effect.fail(pageNotFound(pageId))))
 

@@ -79,7 +79,11 @@ export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", 
           }
           return yield* idempotentCreate(
             { key: headers["idempotency-key"], request, payload: received.fingerprint },
-            Effect.map(sources.create(actor, path.id, received.upload), (written) => ({ status: 202, body: written }))
+            {
+              prepare: sources.prepare(actor, path.id, received.upload),
+              write: (prepared) => Effect.map(sources.write(actor, prepared), (written) => ({ status: 202, body: written })),
+              committed: sources.wakeWorker
+            }
           )
         })
       )

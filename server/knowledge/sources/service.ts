@@ -69,6 +69,14 @@ export const uploadFromJson = (body: CreateSourceJson, createdVia: "api" | "mcp"
 
 /** Who an upload is recorded against. */
 
+/** An upload checked and hashed outside any transaction, ready to write. */
+export interface PreparedUpload {
+  readonly kb: { readonly id: string }
+  readonly input: UploadInput
+  readonly original: { readonly bytes: Uint8Array; readonly contentType: string; readonly type: DocumentType } | null
+  readonly sha256: string | null
+}
+
 /** Wakes the ingestion worker when a job is queued (a no-op where no worker runs). */
 export class IngestionSignal extends Effect.Service<IngestionSignal>()("svc/IngestionSignal", {
   effect: Effect.map(Queue.sliding<true>(1), (queue) => ({
@@ -192,10 +200,10 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
       fromJson: uploadFromJson,
 
       /**
-       * Uploads a source: 202-style answer with `processing` (indexing queued) or `pending_review`
-       * (the organization reviews agent writes). Nothing is written when anything is refused.
+       * The first step of an upload, outside any transaction: checks the Knowledgebase and a `url`'s
+       * address (DNS), and hashes the original. Nothing is written.
        */
-      create: (actor: Principal, knowledgebaseId: string, input: UploadInput) =>
+      prepare: (actor: Principal, knowledgebaseId: string, input: UploadInput) =>
         Effect.gen(function* () {
           const kb = yield* knowledgebase(actor, knowledgebaseId)
           if (input.content.kind === "url") yield* checkAddress(input.content.url)
@@ -206,8 +214,18 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                 ? { bytes: input.content.bytes, contentType: input.content.contentType, type: input.content.type }
                 : null
           const sha256 = original ? createHash("sha256").update(original.bytes).digest("hex") : null
+          return { kb, input, original, sha256 } satisfies PreparedUpload
+        }),
+
+      /**
+       * The second step, database work only, in one transaction (a savepoint inside a caller's):
+       * answers `processing` (indexing queued; call `wakeWorker` once committed) or `pending_review`
+       * (the organization reviews agent writes). Nothing is written when anything is refused.
+       */
+      write: (actor: Principal, { kb, input, original, sha256 }: PreparedUpload) =>
+        Effect.gen(function* () {
           const reviewed = actor.organization.gates.has("review")
-          const written = yield* inTransaction(
+          return yield* inTransaction(
             Effect.gen(function* () {
               if (input.parentPageId !== null && !(yield* pages.findForUpdate(kb.id, input.parentPageId))) {
                 return yield* new NotFound({ message: `parentPageId: no page or folder '${input.parentPageId}' in this Knowledgebase.` })
@@ -259,9 +277,10 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               } satisfies SourceWrite
             })
           )
-          if (written.status === "processing") yield* signal.wake
-          return written
         }),
+
+      /** Tells the ingestion worker that a job may be waiting; call after an upload committed. */
+      wakeWorker: signal.wake,
 
       /** One page of the Knowledgebase's sources, oldest attachment first. */
       list: (

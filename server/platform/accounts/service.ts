@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { AppClock, isoAt } from "../clock.js"
 import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../errors.js"
 import { newId, randomToken, sha256Hex } from "../ids.js"
+import { dataVersionCache } from "../sql/data-version-cache.js"
 import { ReadConnection } from "../sql/read-connection.js"
 import { transactionsOn } from "../sql/database.js"
 import {
@@ -78,23 +79,10 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
     const clock = yield* AppClock
     const reader = yield* ReadConnection
     const lastTouched = new Map<string, number>()
-    /** Credentials by secret hash, valid while nothing was committed since `cachedAtVersion`. */
-    const credentials = new Map<string, Credential>()
-    let cachedAtVersion = -1
-
+    /** Credentials by secret hash, each reused only while nothing was committed since its query. */
+    const credentials = dataVersionCache<string, Credential | null>(reader.dataVersion, credentialCacheSize)
     const credentialByHash = (secretHash: string) =>
-      Effect.suspend(() => {
-        const version = reader.dataVersion()
-        if (version !== cachedAtVersion) {
-          credentials.clear()
-          cachedAtVersion = version
-        }
-        const cached = credentials.get(secretHash)
-        if (cached) return Effect.succeed(cached)
-        return Effect.tap(repo.credentialByHash(secretHash), (credential) => {
-          if (credential && credentials.size < credentialCacheSize) credentials.set(secretHash, credential)
-        })
-      })
+      credentials.get(secretHash, repo.credentialByHash(secretHash), (credential) => credential !== null)
     const now = () => isoAt(clock.now())
 
     const organization = (slug: string) =>

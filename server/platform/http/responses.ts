@@ -1,10 +1,10 @@
 /** Shared response building for handlers: encoded JSON, projected lists and idempotent creates. */
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { CurrentPrincipal } from "./authentication.js"
-import type { Conflict, InvalidRequest } from "../errors.js"
+import type { Conflict } from "../errors.js"
 import { sha256Hex } from "../ids.js"
-import { IdempotencyStore } from "../idempotency.js"
+import { IdempotencyStore, type StoredAnswer } from "../idempotency.js"
 import { envelopeBody, isApiFailure, statusOfTag } from "./error-catalog.js"
 
 /** Headers of the creates that take `Idempotency-Key`. */
@@ -50,54 +50,84 @@ export interface Created {
   readonly body: unknown
 }
 
+/** A create in steps: work kept out of any transaction, then the database work, then what follows a commit. */
+export interface CreateSteps<P, E1, R1, E2, R2, R3> {
+  /** Network, DNS, file or model work, and checks that need it; runs before any transaction. */
+  readonly prepare: Effect.Effect<P, E1, R1>
+  /** The database work only: with a key it commits in one transaction with its stored answer. */
+  readonly write: (prepared: P) => Effect.Effect<Created, E2, R2>
+  /** Runs once the create committed (never for a replay), e.g. to wake a worker. */
+  readonly committed?: Effect.Effect<void, never, R3> | undefined
+}
+
+/** The answer to store for an expected client error; server faults are never stored. */
+const refusalAnswer = (error: unknown) => {
+  if (!isApiFailure(error)) return undefined
+  const status = statusOfTag.get(error._tag) ?? 500
+  return status < 500 ? { status, body: JSON.stringify(envelopeBody(error)) } : undefined
+}
+
 /**
- * Runs a create under the request's `Idempotency-Key`, if any. The request is fingerprinted by its
- * JSON body as sent (keys sorted, so formatting does not matter). The first response (success or
- * expected failure) is stored and replayed with `Idempotent-Replayed: true`; server faults release
- * the key so the retry runs again.
+ * Runs a create under the request's `Idempotency-Key`, if any, exactly once. The request is
+ * fingerprinted by its JSON body as sent (keys sorted, so formatting does not matter). The create's
+ * database work commits in one transaction with its stored answer; the first response (success or
+ * expected failure) is replayed with `Idempotent-Replayed: true`; server faults store nothing, so
+ * the retry runs again. `create` is either database work only, or steps that keep work which must
+ * not run inside a transaction (network, files) before it.
  */
-export const idempotentCreate = <E, R>(
+export const idempotentCreate = <E2, R2, P = void, E1 = never, R1 = never, R3 = never>(
   input: {
     readonly key: string | undefined
     readonly request: HttpServerRequest.HttpServerRequest
     /** The decoded body, fingerprinted when the raw body is not JSON (multipart uploads). */
     readonly payload: unknown
   },
-  create: Effect.Effect<Created, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E | InvalidRequest | Conflict, R | CurrentPrincipal | IdempotencyStore> =>
+  create: Effect.Effect<Created, E2, R2> | CreateSteps<P, E1, R1, E2, R2, R3>
+): Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  E1 | E2 | Conflict,
+  R1 | R2 | R3 | CurrentPrincipal | IdempotencyStore
+> =>
   Effect.gen(function* () {
+    const steps: CreateSteps<unknown, E1, R1, E2, R2, R3> = Effect.isEffect(create)
+      ? { prepare: Effect.void as Effect.Effect<unknown, E1, R1>, write: () => create }
+      : (create as CreateSteps<unknown, E1, R1, E2, R2, R3>)
+    const committed = steps.committed ?? Effect.void
     if (input.key === undefined) {
-      const created = yield* create
+      const created = yield* Effect.flatMap(steps.prepare, steps.write)
+      yield* committed
       return jsonResponse(created.status, created.body)
     }
-    const key = input.key
     const principal = yield* CurrentPrincipal
     const store = yield* IdempotencyStore
-    const org = principal.organization.id
-    const address = `${input.request.method} ${input.request.url.split("?")[0]}`
     const sent = (input.request.headers["content-type"] ?? "").includes("json")
       ? yield* Effect.orElseSucceed(input.request.json, () => input.payload)
       : input.payload
-    const claim = yield* store.claim(org, address, key, sha256Hex(canonicalJson(sent)))
-    if (claim._tag === "Replay") {
-      return HttpServerResponse.text(claim.body, {
-        status: claim.status,
-        contentType: "application/json",
-        headers: { "idempotent-replayed": "true" }
-      })
+    const keyed = {
+      organizationId: principal.organization.id,
+      address: `${input.request.method} ${input.request.url.split("?")[0]}`,
+      key: input.key,
+      requestHash: sha256Hex(canonicalJson(sent))
     }
-    const exit = yield* Effect.exit(create)
-    if (Exit.isSuccess(exit)) {
-      const body = JSON.stringify(exit.value.body)
-      yield* store.complete(org, address, key, exit.value.status, body)
-      return HttpServerResponse.text(body, { status: exit.value.status, contentType: "application/json" })
+    const earlier = yield* store.lookup(keyed)
+    if (earlier) return replayed(earlier)
+    const prepared = yield* Effect.either(steps.prepare)
+    const write =
+      prepared._tag === "Right"
+        ? Effect.map(steps.write(prepared.right), (created) => ({ status: created.status, body: JSON.stringify(created.body) }))
+        : Effect.fail(prepared.left)
+    const outcome = yield* store.once<E1 | E2, R2>(keyed, write, refusalAnswer)
+    switch (outcome._tag) {
+      case "Replay":
+        return replayed(outcome.answer)
+      case "Refused":
+        return yield* Effect.fail(outcome.error)
+      case "Created":
+        yield* committed
+        return jsonTextResponse(outcome.answer.status, outcome.answer.body)
     }
-    const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-    const status = isApiFailure(failure) ? (statusOfTag.get(failure._tag) ?? 500) : 500
-    if (isApiFailure(failure) && status < 500) {
-      yield* store.complete(org, address, key, status, JSON.stringify(envelopeBody(failure)))
-    } else {
-      yield* store.release(org, address, key)
-    }
-    return yield* Effect.failCause(exit.cause)
   })
+
+/** A stored answer sent again. */
+const replayed = (answer: StoredAnswer) =>
+  jsonTextResponse(answer.status, answer.body, { "idempotent-replayed": "true" })

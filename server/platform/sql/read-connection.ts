@@ -7,7 +7,8 @@
  *
  * It also answers `PRAGMA data_version`, which changes whenever any other connection of any
  * process (the server's writer, the CLI) commits: caches of authentication data check it on every
- * request, so a key revoked with the CLI fails on the very next request.
+ * request (`data-version-cache.ts`, each entry tagged with the version read before its query), so a
+ * key revoked with the CLI fails on the very next request.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { SqliteClient } from "@effect/sql-sqlite-node"
