@@ -9,7 +9,7 @@ import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
 import { Change } from "./pages/domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
-import { SearchRequest, SearchResponse } from "./sources/domain.js"
+import { SearchRequest, SearchResponse } from "./search/domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
   identifier: "KnowledgebaseResponse"

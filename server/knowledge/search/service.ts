@@ -12,7 +12,7 @@ import { Cursors } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { ActivityLog } from "../activity/service.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
-import type { SearchKind, SearchRequest, SearchResult } from "../sources/domain.js"
+import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
 import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./query.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
 
