@@ -16,6 +16,9 @@ export const maxRequestBodyBytes = 4_500_000
 /** Bodies declared over the limit but under this are read and discarded before the 413, so clients see it. */
 const drainLimitBytes = 64_000_000
 
+/** A fresh request id, as every response carries in `X-Request-Id`. */
+export const newRequestId = (): string => `req_${newId().replace(/-/g, "")}`
+
 interface DecodeIssue {
   readonly path: ReadonlyArray<PropertyKey>
   readonly message: string
@@ -69,7 +72,7 @@ export const BodySizeLimitLive = Layer.succeed(
 /** The API-level middleware: limits, error envelope and request id. */
 export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
   Effect.gen(function* () {
-    const requestId = `req_${newId().replace(/-/g, "")}`
+    const requestId = newRequestId()
     const request = yield* HttpServerRequest.HttpServerRequest
     const declaredLength = Number(request.headers["content-length"] ?? 0)
     const fits =
