@@ -1,14 +1,15 @@
 /**
  * Request-level behavior shared by every route: a request id on every response, body size limits,
- * and every failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}`
+ * the body media types and query parameters each operation accepts (request-shape.ts), and every failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}`
  * envelope. Defects are logged with the request id and never leak details.
  */
-import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
 import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
 import { newId } from "../ids.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { errorResponse, isApiFailure } from "./error-catalog.js"
+import { operationShapes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
 
 /** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
 export const maxRequestBodyBytes = 4_500_000
@@ -69,30 +70,37 @@ export const BodySizeLimitLive = Layer.succeed(
   Option.some(FileSystem.Size(maxRequestBodyBytes))
 )
 
-/** The API-level middleware: limits, error envelope and request id. */
-export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
+/** The API-level middleware: limits, the request's shape, the error envelope and request id. */
+export const RequestMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
-    const requestId = newRequestId()
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const declaredLength = Number(request.headers["content-length"] ?? 0)
-    const fits =
-      declaredLength <= maxRequestBodyBytes &&
-      (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
-    // A client still sending a body it declared too large would see a reset instead of the 413: a
-    // body of reasonable size is read and discarded first (a huge one is cut off).
-    if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
-    const response = !fits
-      ? HttpServerResponse.setHeader(
-          errorResponse(
-            new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
-          ),
-          "connection",
-          "close"
-        )
-      : yield* app.pipe(
-            Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))
-          )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    const shapes = operationShapes((yield* HttpApi.Api).api)
+    return (app) =>
+      Effect.gen(function* () {
+        const requestId = newRequestId()
+        const request = withJsonRecognised(yield* HttpServerRequest.HttpServerRequest)
+        const declaredLength = Number(request.headers["content-length"] ?? 0)
+        const fits =
+          declaredLength <= maxRequestBodyBytes &&
+          (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
+        // A client still sending a body it declared too large would see a reset instead of the 413: a
+        // body of reasonable size is read and discarded first (a huge one is cut off).
+        if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
+        const refusal = fits ? requestShapeProblem(shapes, request) : undefined
+        const response = !fits
+          ? HttpServerResponse.setHeader(
+              errorResponse(
+                new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
+              ),
+              "connection",
+              "close"
+            )
+          : refusal !== undefined
+            ? errorResponse(refusal)
+            : yield* app.pipe(
+                Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+                Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))
+              )
+        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      })
   })
 )
-
