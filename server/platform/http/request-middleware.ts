@@ -1,7 +1,9 @@
 /**
  * Request-level behavior shared by every route: a request id on every response, body size limits,
- * the body media types and query parameters each operation accepts (request-shape.ts), and every failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}`
- * envelope. Defects are logged with the request id and never leak details.
+ * the body media types and query parameters each operation accepts (request-shape.ts), and every
+ * failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}` envelope:
+ * the client's decode failures are 400, ours (a row or response that does not fit its schema) 500.
+ * Defects are logged with the request id and never leak details.
  */
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
@@ -9,10 +11,10 @@ import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../error
 import { newId } from "../ids.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { errorResponse, isApiFailure } from "./error-catalog.js"
-import { operationShapes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
+import { type DecodeIssue, describeIssues, maxRequestBodyBytes, unreadableBody } from "./request-decode.js"
+import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
 
-/** Largest accepted request body (spec: Limits, "the 4.5 MB request limit"). */
-export const maxRequestBodyBytes = 4_500_000
+export { maxRequestBodyBytes }
 
 /** Bodies declared over the limit but under this are read and discarded before the 413, so clients see it. */
 const drainLimitBytes = 64_000_000
@@ -20,41 +22,32 @@ const drainLimitBytes = 64_000_000
 /** A fresh request id, as every response carries in `X-Request-Id`. */
 export const newRequestId = (): string => `req_${newId().replace(/-/g, "")}`
 
-interface DecodeIssue {
-  readonly path: ReadonlyArray<PropertyKey>
-  readonly message: string
-}
-
-/** One message per field, naming it: the first issue found at each path. */
-const describeIssues = (issues: ReadonlyArray<DecodeIssue>): string => {
-  const byPath = new Map<string, string>()
-  for (const issue of issues) {
-    const path = issue.path.map(String).join(".")
-    if (!byPath.has(path)) byPath.set(path, issue.message)
-  }
-  return [...byPath].map(([path, message]) => (path ? `${path}: ${message}` : message)).join("; ")
-}
-
-const bodyError = (cause: unknown): InvalidRequest | PayloadTooLarge =>
-  cause instanceof Error && cause.message === "maxBytes exceeded"
-    ? new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
-    : new InvalidRequest({ message: "The request body is not valid JSON." })
-
-/** Maps any failure of a request to an expected failure, logging defects. */
-const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string) =>
+/**
+ * Maps any failure of a request to an expected failure, logging defects. A decode failure is the
+ * client's 400 only when the request itself does not decode (`requestDecodes`); a row or a
+ * response that does not fit its schema, like any other defect, is our 500.
+ */
+const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string, requestDecodes: Effect.Effect<boolean>) =>
   Effect.gen(function* () {
     if (!Cause.isInterruptedOnly(cause)) {
-      const error = Cause.squash(cause) as { _tag?: string; issues?: ReadonlyArray<DecodeIssue>; reason?: string; cause?: unknown }
+      const failed = Option.isSome(Cause.failureOption(cause))
+      const error = Cause.squash(cause) as { _tag?: string; issues?: ReadonlyArray<DecodeIssue>; cause?: unknown }
       if (isApiFailure(error)) return error
       switch (error._tag) {
         case "HttpApiDecodeError":
-          return new InvalidRequest({ message: describeIssues(error.issues ?? []) || "The request is invalid." })
+          if (!(yield* requestDecodes)) {
+            return new InvalidRequest({ message: describeIssues(error.issues ?? []) || "The request is invalid." })
+          }
+          break
         case "ParseError":
-          return new InvalidRequest({
-            message: describeIssues(ParseResult.ArrayFormatter.formatErrorSync(error as ParseResult.ParseError))
-          })
+          if (failed && !(yield* requestDecodes)) {
+            return new InvalidRequest({
+              message: describeIssues(ParseResult.ArrayFormatter.formatErrorSync(error as ParseResult.ParseError))
+            })
+          }
+          break
         case "RequestError":
-          return bodyError(error.cause)
+          return unreadableBody(error.cause)
         case "RouteNotFound":
           return new NotFound({ message: "No such endpoint." })
       }
@@ -98,7 +91,9 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware(
             ? errorResponse(refusal)
             : yield* app.pipe(
                 Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-                Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))
+                Effect.catchAllCause((cause) =>
+                  Effect.map(toApiFailure(cause, requestId, requestDecodes(shapes, request)), errorResponse)
+                )
               )
         return HttpServerResponse.setHeader(response, "x-request-id", requestId)
       })

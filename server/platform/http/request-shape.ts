@@ -7,19 +7,30 @@
  * never see it (its multipart decoder turns a bad boundary into a defect).
  */
 import { Headers, HttpApi, HttpMethod, type HttpServerRequest } from "@effect/platform"
-import { Option, SchemaAST } from "effect"
+import { Effect, Option, Schema, SchemaAST } from "effect"
 import { InvalidRequest } from "../errors.js"
 import { isJsonMediaType, parseMediaType } from "./media-type.js"
+
+type AnySchema = Schema.Schema<unknown, unknown, never>
 
 /** One operation's accepted request shape. */
 interface OperationShape {
   readonly method: string
   /** Path segments; null stands for a path parameter. */
   readonly segments: ReadonlyArray<string | null>
+  /** The names of the path parameters, in order. */
+  readonly parameterNames: ReadonlyArray<string>
   /** Accepted body media types (`application/json`, `multipart/form-data`); empty when it takes no body. */
   readonly bodyTypes: ReadonlyArray<string>
   /** Accepted query parameter names; null when any name is accepted. */
   readonly queryNames: ReadonlySet<string> | null
+  /** The schemas the framework decodes the request with. */
+  readonly schemas: {
+    readonly path: Option.Option<AnySchema>
+    readonly query: Option.Option<AnySchema>
+    readonly headers: Option.Option<AnySchema>
+    readonly payload: Option.Option<AnySchema>
+  }
 }
 
 const splitPath = (path: string): Array<string> => path.split("/").filter((segment) => segment.length > 0)
@@ -37,11 +48,19 @@ export const operationShapes = (api: HttpApi.HttpApi.Any): ReadonlyArray<Operati
   HttpApi.reflect(api as HttpApi.HttpApi<string, any, any, any>, {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint, payloads }) => {
+      const segments = splitPath(endpoint.path)
       shapes.push({
         method: endpoint.method,
-        segments: splitPath(endpoint.path).map((segment) => (segment.startsWith(":") ? null : segment)),
+        segments: segments.map((segment) => (segment.startsWith(":") ? null : segment)),
+        parameterNames: segments.filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1)),
         bodyTypes: HttpMethod.hasBody(endpoint.method) ? [...payloads.keys()] : [],
-        queryNames: queryNamesOf(endpoint.urlParamsSchema)
+        queryNames: queryNamesOf(endpoint.urlParamsSchema),
+        schemas: {
+          path: endpoint.pathSchema as unknown as Option.Option<AnySchema>,
+          query: endpoint.urlParamsSchema as unknown as Option.Option<AnySchema>,
+          headers: endpoint.headersSchema as unknown as Option.Option<AnySchema>,
+          payload: endpoint.payloadSchema as unknown as Option.Option<AnySchema>
+        }
       })
     }
   })
@@ -110,12 +129,59 @@ export const requestShapeProblem = (
   shapes: ReadonlyArray<OperationShape>,
   request: HttpServerRequest.HttpServerRequest
 ): InvalidRequest | undefined => {
-  const query = request.url.indexOf("?")
-  const path = query < 0 ? request.url : request.url.slice(0, query)
-  const shape = operationOf(shapes, request.method, splitPath(path))
+  const shape = operationOf(shapes, request.method, pathSegments(request.url))
   if (shape === undefined) return undefined
   return bodyProblem(shape, request) ?? queryProblem(shape, request.url)
 }
+
+const pathSegments = (url: string) => {
+  const query = url.indexOf("?")
+  return splitPath(query < 0 ? url : url.slice(0, query))
+}
+
+const decodes = (schema: Option.Option<AnySchema>, input: () => unknown) =>
+  Option.isNone(schema)
+    ? Effect.succeed(true)
+    : Effect.suspend(() => Schema.decodeUnknown(schema.value)(input())).pipe(
+        Effect.match({ onFailure: () => false, onSuccess: () => true })
+      )
+
+const queryRecord = (url: string): Record<string, string | Array<string>> => {
+  const query = url.indexOf("?")
+  const record: Record<string, string | Array<string>> = {}
+  if (query < 0) return record
+  for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
+    const seen = record[name]
+    record[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
+  }
+  return record
+}
+
+/**
+ * Whether the request itself decodes against its operation's schemas (path, query, headers and a
+ * JSON body): when it does, a decode failure met while answering it came from our side (a row or
+ * a response that does not fit its schema), not from the client. Only asked once something failed.
+ */
+export const requestDecodes = (shapes: ReadonlyArray<OperationShape>, request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function* () {
+    const segments = pathSegments(request.url)
+    const shape = operationOf(shapes, request.method, segments)
+    if (shape === undefined) return false
+    const values = segments.filter((_, index) => shape.segments[index] === null).map((value) => decodeURIComponent(value))
+    const path = Object.fromEntries(shape.parameterNames.map((name, index) => [name, values[index]]))
+    const checks = [
+      decodes(shape.schemas.path, () => path),
+      decodes(shape.schemas.query, () => queryRecord(request.url)),
+      decodes(shape.schemas.headers, () => request.headers)
+    ]
+    const media = parseMediaType(request.headers["content-type"] ?? "application/json")
+    if (shape.bodyTypes.length > 0 && media !== null && isJsonMediaType(media)) {
+      const body = yield* Effect.either(request.json)
+      if (body._tag === "Left") return false
+      checks.push(decodes(shape.schemas.payload, () => body.right))
+    }
+    return (yield* Effect.all(checks)).every(Boolean)
+  })
 
 /**
  * The request as the platform's body decoder should see it: a `+json` body (e.g.
