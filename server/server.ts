@@ -14,6 +14,7 @@ import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
+import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
 import { Cursors } from "./platform/pagination.js"
@@ -89,7 +90,7 @@ const HttpLive = (options: ServerOptions) =>
         Layer.provide(AuthenticationLive(Api))
       )
     ),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(() => withProtocolErrorEnvelopes(createServer()), { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" }))
   )
 
 /** Starts the whole service and resolves once it accepts connections. */

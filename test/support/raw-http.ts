@@ -89,3 +89,45 @@ export const postChunked = (
       if (!socket.destroyed) socket.write("0\r\n\r\n")
     })
   })
+
+/**
+ * Sends `head` (the request line and headers, without the blank line) and `body` exactly as given,
+ * with a `Content-Length` of the body's size unless `head` has one, and resolves with what came
+ * back once the server closes the connection, or after `timeoutMs` (then `timedOut` is true).
+ */
+export const sendRaw = (
+  origin: string,
+  head: string,
+  body: string | Uint8Array = "",
+  timeoutMs = 5_000
+): Promise<RawResponse & { readonly timedOut: boolean }> =>
+  new Promise((resolve) => {
+    const target = new URL(origin)
+    const socket = connect(Number(target.port), target.hostname)
+    const received: Array<Buffer> = []
+    let socketError: string | null = null
+    let timedOut = false
+    let settled = false
+    const finish = () => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      socket.destroy()
+      resolve({ ...parse(Buffer.concat(received), socketError), timedOut })
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      finish()
+    }, timeoutMs)
+    socket.on("data", (data: Buffer) => received.push(data))
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      socketError = error.code ?? error.message
+    })
+    socket.on("close", finish)
+    socket.on("connect", () => {
+      const bytes = typeof body === "string" ? Buffer.from(body) : Buffer.from(body)
+      const length = /\r\ncontent-length:/i.test(`\r\n${head}`) ? "" : `content-length: ${bytes.byteLength}\r\n`
+      socket.write(`${head.replace(/\r\n$/, "")}\r\n${length}connection: close\r\n\r\n`)
+      socket.write(bytes)
+    })
+  })

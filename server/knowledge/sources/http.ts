@@ -1,12 +1,13 @@
 /** HTTP handlers of the source endpoints: thin adapters over `SourceService`. */
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { SourcesContract } from "./api.js"
 import { InvalidRequest } from "../../platform/errors.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { readMultipart } from "../../platform/http/multipart.js"
 import { maxRequestBodyBytes } from "../../platform/http/limits.js"
+import { readMultipart } from "../../platform/http/multipart.js"
+import { decodeBody, readJsonBody } from "../../platform/http/request-decode.js"
 import { idempotentCreate, jsonResponse } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { detectType } from "./extract.js"
@@ -71,8 +72,8 @@ export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", 
           if (contentType.startsWith("multipart/form-data")) {
             received = yield* uploadFromForm(request)
           } else if (contentType.includes("json")) {
-            const raw = yield* Effect.orDie(request.json)
-            const body = yield* Effect.orDie(Schema.decodeUnknown(CreateSourceJson)(raw))
+            const raw = yield* readJsonBody(request)
+            const body = yield* decodeBody(CreateSourceJson)(raw)
             received = { upload: yield* sources.fromJson(body, "api"), fingerprint: raw }
           } else {
             return yield* new InvalidRequest({ message: "Send the source as application/json or as multipart/form-data." })

@@ -1,52 +1,50 @@
 /**
  * Request-level behavior shared by every route: a request id on every response, body size limits,
- * and every failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}`
- * envelope. Defects are logged with the request id and never leak details.
+ * the body media types and query parameters each operation accepts (request-shape.ts), and every
+ * failure (ours, the framework's, or a defect) turned into the `{error:{code,message}}` envelope:
+ * the client's decode failures are 400, ours (a row or response that does not fit its schema) 500.
+ * Defects are logged with the request id and never leak details.
  */
-import { FileSystem, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
 import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
 import { newId } from "../ids.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { errorResponse, isApiFailure } from "./error-catalog.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
+import { type DecodeIssue, describeIssues, unreadableBody } from "./request-decode.js"
+import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
 
 
-interface DecodeIssue {
-  readonly path: ReadonlyArray<PropertyKey>
-  readonly message: string
-}
+/** A fresh request id, as every response carries in `X-Request-Id`. */
+export const newRequestId = (): string => `req_${newId().replace(/-/g, "")}`
 
-/** One message per field, naming it: the first issue found at each path. */
-const describeIssues = (issues: ReadonlyArray<DecodeIssue>): string => {
-  const byPath = new Map<string, string>()
-  for (const issue of issues) {
-    const path = issue.path.map(String).join(".")
-    if (!byPath.has(path)) byPath.set(path, issue.message)
-  }
-  return [...byPath].map(([path, message]) => (path ? `${path}: ${message}` : message)).join("; ")
-}
-
-const bodyError = (cause: unknown): InvalidRequest | PayloadTooLarge =>
-  cause instanceof Error && cause.message === "maxBytes exceeded"
-    ? new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
-    : new InvalidRequest({ message: "The request body is not valid JSON." })
-
-/** Maps any failure of a request to an expected failure, logging defects. */
-const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string) =>
+/**
+ * Maps any failure of a request to an expected failure, logging defects. A decode failure is the
+ * client's 400 only when the request itself does not decode (`requestDecodes`); a row or a
+ * response that does not fit its schema, like any other defect, is our 500.
+ */
+const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string, requestDecodes: Effect.Effect<boolean>) =>
   Effect.gen(function* () {
     if (!Cause.isInterruptedOnly(cause)) {
-      const error = Cause.squash(cause) as { _tag?: string; issues?: ReadonlyArray<DecodeIssue>; reason?: string; cause?: unknown }
+      const failed = Option.isSome(Cause.failureOption(cause))
+      const error = Cause.squash(cause) as { _tag?: string; issues?: ReadonlyArray<DecodeIssue>; cause?: unknown }
       if (isApiFailure(error)) return error
       switch (error._tag) {
         case "HttpApiDecodeError":
-          return new InvalidRequest({ message: describeIssues(error.issues ?? []) || "The request is invalid." })
+          if (!(yield* requestDecodes)) {
+            return new InvalidRequest({ message: describeIssues(error.issues ?? []) || "The request is invalid." })
+          }
+          break
         case "ParseError":
-          return new InvalidRequest({
-            message: describeIssues(ParseResult.ArrayFormatter.formatErrorSync(error as ParseResult.ParseError))
-          })
+          if (failed && !(yield* requestDecodes)) {
+            return new InvalidRequest({
+              message: describeIssues(ParseResult.ArrayFormatter.formatErrorSync(error as ParseResult.ParseError))
+            })
+          }
+          break
         case "RequestError":
-          return bodyError(error.cause)
+          return unreadableBody(error.cause)
         case "RouteNotFound":
           return new NotFound({ message: "No such endpoint." })
       }
@@ -62,30 +60,39 @@ export const BodySizeLimitLive = Layer.succeed(
   Option.some(FileSystem.Size(maxRequestBodyBytes))
 )
 
-/** The API-level middleware: limits, error envelope and request id. */
-export const RequestMiddlewareLive = HttpApiBuilder.middleware((app) =>
+/** The API-level middleware: limits, the request's shape, the error envelope and request id. */
+export const RequestMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
-    const requestId = `req_${newId().replace(/-/g, "")}`
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const declaredLength = Number(request.headers["content-length"] ?? 0)
-    const fits =
-      declaredLength <= maxRequestBodyBytes &&
-      (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
-    // A client still sending a body it declared too large would see a reset instead of the 413: a
-    // body of reasonable size is read and discarded first (a huge one is cut off).
-    if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
-    const response = !fits
-      ? HttpServerResponse.setHeader(
-          errorResponse(
-            new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
-          ),
-          "connection",
-          "close"
-        )
-      : yield* app.pipe(
-            Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId), errorResponse))
-          )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    const shapes = operationShapes((yield* HttpApi.Api).api)
+    return (app) =>
+      Effect.gen(function* () {
+        const requestId = newRequestId()
+        const request = withJsonRecognised(yield* HttpServerRequest.HttpServerRequest)
+        const declaredLength = Number(request.headers["content-length"] ?? 0)
+        const fits =
+          declaredLength <= maxRequestBodyBytes &&
+          (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
+        // A client still sending a body it declared too large would see a reset instead of the 413: a
+        // body of reasonable size is read and discarded first (a huge one is cut off).
+        if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
+        const refusal = fits ? requestShapeProblem(shapes, request) : undefined
+        const response = !fits
+          ? HttpServerResponse.setHeader(
+              errorResponse(
+                new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })
+              ),
+              "connection",
+              "close"
+            )
+          : refusal !== undefined
+            ? errorResponse(refusal)
+            : yield* app.pipe(
+                Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+                Effect.catchAllCause((cause) =>
+                  Effect.map(toApiFailure(cause, requestId, requestDecodes(shapes, request)), errorResponse)
+                )
+              )
+        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      })
   })
 )
-
