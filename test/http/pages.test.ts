@@ -701,6 +701,23 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     expect((await readPage(kb, page.id)).markdown).toHaveLength(262_143)
   })
 
+  it("a 2 KB patch that doubles its body 26 times → 413 at once, nothing written, other clients unhindered", async () => {
+    const kb = await newKnowledgebase()
+    const page = await made(kb, { title: "Doubling", bodyMarkdown: "alpha beta gamma alpha" })
+    server.clock.advance(1_000)
+    const before = await snapshot(kb, page.id)
+    const doubling = { op: "replace", oldString: "alpha", newString: "alpha alpha", replaceAll: true }
+    const body = { patch: Array.from({ length: 26 }, () => doubling) }
+    expect(JSON.stringify(body).length).toBeLessThan(2_200)
+    const started = performance.now()
+    const [refused, read] = await Promise.all([patchPage(kb, page.id, body), getPage(kb, page.id)])
+    expect(performance.now() - started).toBeLessThan(1_500)
+    expect(expectError(refused, 413, "payload_too_large")).toMatch(/^patch\[14\] \(replace\) would make the page body 256 KB or more/)
+    expect(read.status).toBe(200)
+    await expectUnchanged(before, kb, page.id)
+    expect((await readPage(kb, page.id)).markdown).toBe("alpha beta gamma alpha")
+  })
+
   it("an unknown page, or a page of another Knowledgebase → 404 not_found, nothing written", async () => {
     const { kb, page } = await setup()
     const other = await newKnowledgebase("default", "Other")
