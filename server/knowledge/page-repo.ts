@@ -199,8 +199,14 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             AND status = 'pending_review' ORDER BY seq`
         ),
 
+      /** Inserts a page with the next full-text key (inside the transaction). */
       insertPage: (row: PageRow) =>
-        orDie(sql`INSERT INTO pages ${sql.insert(row as unknown as Record<string, unknown>)}`),
+        orDie(
+          Effect.flatMap(
+            sql<{ key: number }>`SELECT coalesce(max(fts_key), 0) + 1 AS key FROM pages`,
+            ([next]) => sql`INSERT INTO pages ${sql.insert({ ...row, fts_key: next!.key } as unknown as Record<string, unknown>)}`
+          )
+        ),
       updateContent: (pageId: string, change: { markdown: string; description: string; hook: string; revision: number; at: string }) =>
         orDie(sql`UPDATE pages SET markdown = ${change.markdown}, description = ${change.description}, hook = ${change.hook},
           revision = ${change.revision}, updated_at = ${change.at} WHERE id = ${pageId}`),
