@@ -226,9 +226,9 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             })
           )
         ),
-      /** Records the latest change of an object in the feed (it moves to the feed's end). */
+      /** Appends a change of an object to the feed (every change is kept, in write order). */
       recordChange: (organizationId: string, change: Change) =>
-        orDie(sql`INSERT OR REPLACE INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
+        orDie(sql`INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
           VALUES (${organizationId}, ${change.knowledgebaseId}, ${change.type}, ${change.id}, ${change.change}, ${change.changedAt})`),
       /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
       touchKnowledgebase: (knowledgebaseId: string, pagesDelta: number, at: string) =>

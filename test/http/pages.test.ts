@@ -476,7 +476,10 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     const history = await listRevisions(kb, page.id)
     expect(history[0]).toMatchObject({ id: response.body.revisionId, number: 2, kind: "edit", status: "applied" })
     const at = response.body.page.updatedAt
-    expect(await changes(kb)).toEqual([{ knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }])
+    expect(await changes(kb)).toEqual([
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "created", changedAt: page.createdAt },
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }
+    ])
     const detail = await knowledgebase(kb)
     expect(detail.updatedAt).toBe(at)
     expect(detail.counts.pages).toBe(1)
@@ -635,7 +638,7 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     expect(read).toMatchObject({ markdown: body, description: "Our refund rules", updatedAt: at })
     const history = await listRevisions(kb, page.id)
     expect(history[0]).toMatchObject({ number: 2, kind: "edit", status: "applied", description: "Our refund rules", markdown: body })
-    expect((await changes(kb)).map((c) => c.change)).toEqual(["updated"])
+    expect((await changes(kb)).map((c) => c.change)).toEqual(["created", "updated"])
   })
 
   it("patch and description together apply both", async () => {
@@ -681,7 +684,10 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     const ok = await patchPage(kb, folder.id, { description: "New" })
     expectApplied(ok, 200, { id: folder.id, description: "New", isFolder: true, updatedAt: at })
     expect(await readPage(kb, folder.id)).toMatchObject({ description: "New", markdown: "" })
-    expect((await changes(kb)).map((c) => [c.type, c.change])).toEqual([["folder", "updated"]])
+    expect((await changes(kb)).map((c) => [c.type, c.change])).toEqual([
+      ["folder", "created"],
+      ["folder", "updated"]
+    ])
     expect(await pageCount(kb)).toBe(0)
   })
 
@@ -740,7 +746,10 @@ describe("POST /knowledgebases/{id}/pages/{pageId}/append", () => {
     expect((await readPage(kb, page.id)).markdown).toBe("Day 1\nDay 2")
     const history = await listRevisions(kb, page.id)
     expect(history[0]).toMatchObject({ id: response.body.revisionId, number: 2, kind: "append", status: "applied", markdown: "Day 1\nDay 2" })
-    expect(await changes(kb)).toEqual([{ knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }])
+    expect(await changes(kb)).toEqual([
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "created", changedAt: page.createdAt },
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }
+    ])
   })
 
   it("reports the links of the whole page after the append", async () => {

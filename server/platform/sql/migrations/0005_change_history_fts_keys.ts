@@ -1,15 +1,34 @@
 /**
- * Migration 0005: the full-text indexes of pages and memories key on a stable integer (`fts_key`)
+ * Migration 0005: the changes feed keeps every change (one row per change, no longer one per
+ * object), and the full-text indexes of pages and memories key on a stable integer (`fts_key`)
  * instead of the implicit rowid that `VACUUM` may renumber.
  *
- * Existing data is kept: every page and memory takes its current rowid as its key, which is what
- * the old indexes were keyed on, and both indexes are rebuilt from their tables.
+ * Existing data is kept: the feed's rows keep their sequence numbers (so cursors stay valid) and its
+ * high-water mark; every page and memory takes its current rowid as its key, which is what the old
+ * indexes were keyed on, and both indexes are rebuilt from their tables.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+
+  yield* sql`CREATE TABLE change_history (
+    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+    organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    knowledgebase_id TEXT NOT NULL REFERENCES knowledgebases(id) ON DELETE CASCADE,
+    object_type TEXT NOT NULL CHECK (object_type IN ('page', 'folder', 'source')),
+    object_id TEXT NOT NULL,
+    change TEXT NOT NULL,
+    changed_at TEXT NOT NULL
+  ) STRICT`
+  yield* sql`INSERT INTO sqlite_sequence (name, seq) SELECT 'change_history', seq FROM sqlite_sequence WHERE name = 'changes'`
+  yield* sql`INSERT INTO change_history (sequence, organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
+    SELECT sequence, organization_id, knowledgebase_id, object_type, object_id, change, changed_at FROM changes ORDER BY sequence`
+  yield* sql`DROP TABLE changes`
+  yield* sql`ALTER TABLE change_history RENAME TO changes`
+  yield* sql`CREATE INDEX changes_knowledgebase ON changes (knowledgebase_id, sequence)`
+  yield* sql`CREATE INDEX changes_organization ON changes (organization_id, sequence)`
 
   yield* sql`DROP TRIGGER pages_fts_insert`
   yield* sql`DROP TRIGGER pages_fts_update`
