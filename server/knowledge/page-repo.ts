@@ -100,12 +100,12 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             [knowledgebaseId]
           )
         ),
-      /** Authors and UTF-8 body sizes of every page, for sizing an export (read connection). */
+      /** Authors, creation times and UTF-8 body sizes of every page, for an export (read connection). */
       exportFacts: (knowledgebaseId: string) =>
         orDie(
           reader
-            .all<{ id: string; author: string | null; markdown_bytes: number }>(
-              "SELECT id, author, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
+            .all<{ id: string; author: string | null; created_at: string; markdown_bytes: number }>(
+              "SELECT id, author, created_at, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
               [knowledgebaseId]
             )
             .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))))

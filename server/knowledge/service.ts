@@ -109,7 +109,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
             isFolder: item.isFolder,
             parentPageId: item.parentPageId,
             path: item.path,
-            createdAt: item.updatedAt,
+            createdAt: facts.get(item.id)?.created_at ?? item.updatedAt,
             updatedAt: item.updatedAt,
             author: facts.get(item.id)?.author ?? null
           }))
