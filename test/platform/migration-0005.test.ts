@@ -68,12 +68,17 @@ describe("migration 0005 keeps existing data", () => {
           VALUES ('o1', 'k1', 'page', 'p3', 'moved', ${at})`
         const feed = yield* sql`SELECT sequence, object_id, change FROM changes ORDER BY sequence`
         const pageKeys = yield* sql`SELECT id, fts_key, rowid AS old_rowid FROM pages ORDER BY id`
+        // A page inserted without a key (as the benchmark seeder once did) takes the next one.
+        yield* sql`INSERT INTO pages (id, organization_id, knowledgebase_id, title, template_key, created_at, updated_at, markdown)
+          VALUES ('p4', 'o1', 'k1', 'Unkeyed', 'page', ${at}, ${at}, 'beluga songs')`
+        const unkeyed = yield* sql`SELECT fts_key FROM pages WHERE id = 'p4'`
+        const beluga = yield* sql`SELECT p.id FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid WHERE pages_fts MATCH 'beluga'`
         const walrus = yield* sql`SELECT p.id FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid WHERE pages_fts MATCH 'walrus'`
         const narwhal = yield* sql`SELECT p.id FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid WHERE pages_fts MATCH 'narwhal'`
         const aisle = yield* sql`SELECT m.id FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid WHERE memories_fts MATCH 'aisle'`
         yield* sql.unsafe("INSERT INTO pages_fts (pages_fts, rank) VALUES ('integrity-check', 1)")
         yield* sql.unsafe("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
-        return { kept, feed, pageKeys, walrus, narwhal, aisle }
+        return { kept, feed, pageKeys, unkeyed, beluga, walrus, narwhal, aisle }
       })
     )
 
@@ -91,6 +96,8 @@ describe("migration 0005 keeps existing data", () => {
       { id: "p2", fts_key: 2, old_rowid: 2 },
       { id: "p3", fts_key: 3, old_rowid: 3 }
     ])
+    expect(after.unkeyed).toEqual([{ fts_key: 4 }])
+    expect(after.beluga).toEqual([{ id: "p4" }])
     expect(after.walrus).toEqual([{ id: "p2" }])
     expect(after.narwhal).toEqual([{ id: "p3" }])
     expect(after.aisle).toEqual([{ id: "r2" }])
