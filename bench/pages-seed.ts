@@ -244,9 +244,9 @@ export const seedPages = (options: SeedOptions): SeedResult => {
     db.pragma("synchronous = NORMAL")
     const insertPage = db.prepare(
       `INSERT INTO pages (id, organization_id, knowledgebase_id, parent_page_id, title, description, template_key,
-         markdown, hook, revision, author, created_at, updated_at)
+         markdown, hook, revision, author, created_at, updated_at, fts_key)
        VALUES (@id, @organization_id, @knowledgebase_id, @parent_page_id, @title, @description, @template_key,
-         @markdown, @hook, @revision, @author, @created_at, @updated_at)`
+         @markdown, @hook, @revision, @author, @created_at, @updated_at, (SELECT coalesce(max(fts_key), 0) + 1 FROM pages))`
     )
     const insertRevision = db.prepare(
       `INSERT INTO page_revisions (id, organization_id, knowledgebase_id, page_id, number, kind, status, operation,

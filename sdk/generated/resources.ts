@@ -133,7 +133,7 @@ export class KnowledgebasesResource extends Resource {
   /**
    * Follow the changes feed
    *
-   * One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free.
+   * One entry per change of a page, folder or source (a source shows `created`, then `ready`), oldest first; poll with the last `nextCursor`, or start from `since`. Free.
    *
    * `GET /knowledgebases/{id}/changes` (scope `knowledge:read`).
    * Await it for the first page; iterate it with `for await` for every item of every page.

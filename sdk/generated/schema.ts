@@ -115,7 +115,7 @@ export interface paths {
         };
         /**
          * Follow the changes feed
-         * @description One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free.
+         * @description One entry per change of a page, folder or source (a source shows `created`, then `ready`), oldest first; poll with the last `nextCursor`, or start from `since`. Free.
          */
         get: operations["knowledgebases.changes"];
         put?: never;

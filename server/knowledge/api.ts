@@ -82,7 +82,7 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
       .annotate(OpenApi.Summary, "Follow the changes feed")
       .annotate(
         OpenApi.Description,
-        "One entry per changed page, folder or source at its latest change, oldest first; poll with the last `nextCursor`, or start from `since`. Free."
+        "One entry per change of a page, folder or source (a source shows `created`, then `ready`), oldest first; poll with the last `nextCursor`, or start from `since`. Free."
       )
       .pipe(scope("knowledge:read"))
   )

@@ -1,6 +1,6 @@
 /** Knowledgebases: create within the plan cap, list, read. Knows nothing of HTTP. */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { planCaps, type Principal } from "../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../platform/clock.js"
 import { ExportTooLarge, NotFound, PlanLimit } from "../platform/errors.js"
@@ -81,7 +81,8 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
 
       /**
        * An export of a Knowledgebase as a zip stream: refused with `export_too_large` before a
-       * byte is sent when its content is over 50 MB; page bodies are read one at a time as the
+       * byte is sent when its content is over 50 MB; page bodies are read one at a time, as an
+       * Effect stream run by whoever runs the archive's stream (the response), only as fast as the
        * archive is written. Counts against the key's 3 exports per minute.
        */
       export: (actor: Principal, id: string) =>
@@ -99,7 +100,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
             isFolder: item.isFolder,
             parentPageId: item.parentPageId,
             path: item.path,
-            createdAt: item.updatedAt,
+            createdAt: facts.get(item.id)?.created_at ?? item.updatedAt,
             updatedAt: item.updatedAt,
             author: facts.get(item.id)?.author ?? null
           }))
@@ -116,14 +117,14 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
               message: `This Knowledgebase holds about ${Math.ceil(size / 1_000_000)} MB; exports are limited to 50 MB.`
             })
           }
-          const bodies = async function* () {
-            for (const page of exported) {
-              yield { ...page, markdown: page.isFolder ? "" : await Effect.runPromise(pages.markdownOf(page.id)) }
-            }
-          }
+          const withBodies = Stream.mapEffect(Stream.fromIterable(exported), (page) =>
+            page.isFolder
+              ? Effect.succeed({ ...page, markdown: "" })
+              : Effect.map(pages.markdownOf(page.id), (markdown) => ({ ...page, markdown }))
+          )
           return {
             filename: `${safeName(kb.name)}.zip`,
-            stream: exportArchiveStream({ knowledgebase, pages: { [Symbol.asyncIterator]: bodies }, sources: exportedSources, memories })
+            stream: exportArchiveStream({ knowledgebase, pages: withBodies, sources: exportedSources, memories })
           }
         }),
 

@@ -1,10 +1,11 @@
 /**
- * `GET /knowledgebases/{id}/changes`: one entry per changed page or folder at its latest change,
- * oldest first; `since` (inclusive) or `cursor` paging; `all` across the organization's
+ * `GET /knowledgebases/{id}/changes`: one entry per change of a page or folder (every change is
+ * kept: a page created then patched shows both), oldest first; `since` (inclusive) or `cursor` paging; `all` across the organization's
  * Knowledgebases and never another organization's; refused writes add nothing.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
+import { uploadSource, waitForSource } from "../support/source-helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer
@@ -106,25 +107,46 @@ describe("entries", () => {
     ])
   })
 
-  it("one entry per changed row at its latest change, oldest first", async () => {
+  it("one entry per change, every change kept, oldest first: a page created then patched shows both", async () => {
     const kb = await newKnowledgebase()
     const tA = tick()
     const a = await createPage(kb, { title: "A", bodyMarkdown: "a" })
     const tB = tick()
     const b = await createPage(kb, { title: "B", bodyMarkdown: "b" })
-    expect(await entries(kb)).toEqual([entry(kb, "page", a.id, "created", tA), entry(kb, "page", b.id, "created", tB)])
+    const created = [entry(kb, "page", a.id, "created", tA), entry(kb, "page", b.id, "created", tB)]
+    expect(await entries(kb)).toEqual(created)
 
     const tEdit = tick()
     expect((await patchPage(kb, a.id, { patch: [{ op: "append", text: "!" }] })).status).toBe(200)
-    expect(await entries(kb)).toEqual([entry(kb, "page", b.id, "created", tB), entry(kb, "page", a.id, "updated", tEdit)])
+    const edited = [...created, entry(kb, "page", a.id, "updated", tEdit)]
+    expect(await entries(kb)).toEqual(edited)
 
     const tAppend = tick()
     expect((await appendPage(kb, b.id, "?")).status).toBe(200)
-    expect(await entries(kb)).toEqual([entry(kb, "page", a.id, "updated", tEdit), entry(kb, "page", b.id, "updated", tAppend)])
+    const appended = [...edited, entry(kb, "page", b.id, "updated", tAppend)]
+    expect(await entries(kb)).toEqual(appended)
 
     const tDescription = tick()
     expect((await patchPage(kb, a.id, { description: "d" })).status).toBe(200)
-    expect(await entries(kb)).toEqual([entry(kb, "page", b.id, "updated", tAppend), entry(kb, "page", a.id, "updated", tDescription)])
+    expect(await entries(kb)).toEqual([...appended, entry(kb, "page", a.id, "updated", tDescription)])
+    expect((await walk(kb, 1)).all).toEqual(await entries(kb))
+  })
+
+  it("a source appears as created, then ready, in that order; polling in between misses neither", async () => {
+    const kb = await newKnowledgebase()
+    const tUpload = tick()
+    const uploaded = await uploadSource(server, kb, { name: "Feed source", text: "Created first, ready second." })
+    expect(uploaded.status).toBe("processing")
+    const between = await feed(kb)
+    const ready = await waitForSource(server, kb, uploaded.source.id)
+    expect(ready.status).toBe("ready")
+    expect(await entries(kb)).toEqual([
+      entry(kb, "source", uploaded.source.id, "created", tUpload),
+      entry(kb, "source", uploaded.source.id, "ready", ready.updatedAt)
+    ])
+    // Polling from wherever the first poll ended picks up exactly what it had not seen yet.
+    const after = await feed(kb, `?cursor=${encodeURIComponent(between.body.tailCursor)}`)
+    expect([...between.body.changes, ...after.body.changes]).toEqual(await entries(kb))
   })
 
   it("several changes within one millisecond still keep write order", async () => {
@@ -133,7 +155,10 @@ describe("entries", () => {
     const ids: Array<string> = []
     for (let i = 0; i < 6; i++) ids.push((await createPage(kb, { title: `P${i}` })).id)
     expect((await patchPage(kb, ids[2]!, { description: "later" })).status).toBe(200)
-    expect((await entries(kb)).map((e) => e.id)).toEqual([ids[0], ids[1], ids[3], ids[4], ids[5], ids[2]])
+    expect((await entries(kb)).map((e) => [e.id, e.change])).toEqual([
+      ...ids.map((id) => [id, "created"]),
+      [ids[2], "updated"]
+    ])
     expect((await entries(kb)).every((e) => e.changedAt === at)).toBe(true)
   })
 
@@ -158,11 +183,13 @@ describe("entries", () => {
     const tFolderMove = tick()
     expect((await movePage(kb, folder.id, page.id)).status).toBe(200)
     expect(await entries(kb)).toEqual([
+      entry(kb, "folder", folder.id, "created", tFolder),
+      entry(kb, "page", notes.id, "created", tNotes),
       entry(kb, "page", page.id, "created", tPage),
       entry(kb, "page", notes.id, "moved", tMove),
+      entry(kb, "folder", folder.id, "updated", tFolderEdit),
       entry(kb, "folder", folder.id, "moved", tFolderMove)
     ])
-    expect(tFolderEdit < tFolderMove).toBe(true)
   })
 })
 
@@ -196,7 +223,7 @@ describe("since and cursor", () => {
     // Any offset is the same instant.
     const offset = new Date(Date.parse(times[1]!) + 2 * 3_600_000).toISOString().replace("Z", "+02:00")
     expect(await at(offset)).toEqual([ids[1], ids[2]])
-    // A row changed again after `since` is reported once, at its latest change.
+    // A row changed again after `since` is reported for that later change.
     const tEdit = tick()
     expect((await patchPage(kb, ids[0]!, { description: "again" })).status).toBe(200)
     const response = await feed(kb, `?since=${encodeURIComponent(times[1]!)}`)
@@ -235,7 +262,7 @@ describe("since and cursor", () => {
     expect(big.pages).toBe(1)
   })
 
-  it("a row changed again after a cursor was handed out comes back after it, at its latest change", async () => {
+  it("a row changed again after a cursor was handed out comes back after it, for that change", async () => {
     const kb = await newKnowledgebase()
     const ids: Array<string> = []
     for (const title of ["A", "B", "C"]) {
@@ -339,16 +366,19 @@ describe("all", () => {
     const f2 = await createPage(kb2, { title: "Folder in two", templateKey: "folder" }, mine.key)
     const t3 = tick()
     expect((await patchPage(kb1, p1.id, { description: "edited" }, mine.key)).status).toBe(200)
-    void t1
 
     const all = await entries("all", mine.key)
-    expect(all).toEqual([entry(kb2, "folder", f2.id, "created", t2), entry(kb1, "page", p1.id, "updated", t3)])
+    expect(all).toEqual([
+      entry(kb1, "page", p1.id, "created", t1),
+      entry(kb2, "folder", f2.id, "created", t2),
+      entry(kb1, "page", p1.id, "updated", t3)
+    ])
     expect((await walk("all", 1, mine.key)).all).toEqual(all)
 
     const theirsAll = await entries("all", theirs.key)
     expect(theirsAll.map((e) => e.knowledgebaseId)).toEqual([foreign])
     // The single-Knowledgebase feeds agree with `all`.
-    expect(await entries(kb1, mine.key)).toEqual([entry(kb1, "page", p1.id, "updated", t3)])
+    expect(await entries(kb1, mine.key)).toEqual([entry(kb1, "page", p1.id, "created", t1), entry(kb1, "page", p1.id, "updated", t3)])
     expect(await entries(kb2, mine.key)).toEqual([entry(kb2, "folder", f2.id, "created", t2)])
   })
 

@@ -65,6 +65,27 @@ describe("the archive", () => {
     expect(JSON.parse(entries.find((entry) => entry.name === "sources.json")!.data.toString("utf8"))).toEqual([])
   })
 
+  it("gives each page its real created time, distinct from updated after an edit", async () => {
+    const [kb] = await insertKnowledgebases(server, { count: 1, prefix: "Dates" })
+    const created = await server.request("POST", `/knowledgebases/${kb!.id}/pages`, { body: { title: "Dated", bodyMarkdown: "v1" } })
+    expect(created.status).toBe(201)
+    const page = created.body.page as { id: string; createdAt: string }
+    server.clock.advance(3_600_000)
+    const edited = await server.request("PATCH", `/knowledgebases/${kb!.id}/pages/${page.id}`, {
+      body: { patch: [{ op: "append", text: " v2" }] }
+    })
+    expect(edited.status).toBe(200)
+    const updatedAt = edited.body.page.updatedAt as string
+    expect(updatedAt).not.toBe(page.createdAt)
+
+    const { response, body } = await download(kb!.id)
+    expect(response.status).toBe(200)
+    const file = (await readZipBuffer(body)).find((entry) => entry.name === "pages/Dated.md")!
+    const [, frontMatter, markdown] = file.data.toString("utf8").split(/^---\n/m)
+    expect(parseYaml(frontMatter!)).toMatchObject({ id: page.id, created: page.createdAt, updated: updatedAt })
+    expect(markdown).toBe("v1 v2")
+  })
+
   it("adds memories.json for a personal key", async () => {
     const [kb] = await insertKnowledgebases(server, { count: 1, prefix: "Personal" })
     const key = await personalKey(server, { email: "reader@example.com", role: "viewer", scopes: ["knowledge:read"] })

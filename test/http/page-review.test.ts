@@ -280,7 +280,10 @@ describe("edits under review", () => {
     })
     expect(after[1]).toMatchObject({ number: 1 })
     const feed = await changes(kb)
-    expect(feed).toEqual([{ knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: expect.stringMatching(isoPattern) }])
+    expect(feed).toEqual([
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "created", changedAt: expect.stringMatching(isoPattern) },
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: expect.stringMatching(isoPattern) }
+    ])
   })
 
   it("append answers 202 and applies on approval", async () => {

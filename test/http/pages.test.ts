@@ -476,7 +476,10 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     const history = await listRevisions(kb, page.id)
     expect(history[0]).toMatchObject({ id: response.body.revisionId, number: 2, kind: "edit", status: "applied" })
     const at = response.body.page.updatedAt
-    expect(await changes(kb)).toEqual([{ knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }])
+    expect(await changes(kb)).toEqual([
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "created", changedAt: page.createdAt },
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }
+    ])
     const detail = await knowledgebase(kb)
     expect(detail.updatedAt).toBe(at)
     expect(detail.counts.pages).toBe(1)
@@ -635,7 +638,7 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     expect(read).toMatchObject({ markdown: body, description: "Our refund rules", updatedAt: at })
     const history = await listRevisions(kb, page.id)
     expect(history[0]).toMatchObject({ number: 2, kind: "edit", status: "applied", description: "Our refund rules", markdown: body })
-    expect((await changes(kb)).map((c) => c.change)).toEqual(["updated"])
+    expect((await changes(kb)).map((c) => c.change)).toEqual(["created", "updated"])
   })
 
   it("patch and description together apply both", async () => {
@@ -681,7 +684,10 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     const ok = await patchPage(kb, folder.id, { description: "New" })
     expectApplied(ok, 200, { id: folder.id, description: "New", isFolder: true, updatedAt: at })
     expect(await readPage(kb, folder.id)).toMatchObject({ description: "New", markdown: "" })
-    expect((await changes(kb)).map((c) => [c.type, c.change])).toEqual([["folder", "updated"]])
+    expect((await changes(kb)).map((c) => [c.type, c.change])).toEqual([
+      ["folder", "created"],
+      ["folder", "updated"]
+    ])
     expect(await pageCount(kb)).toBe(0)
   })
 
@@ -699,6 +705,23 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     await expectUnchanged(before, kb, page.id)
     expect((await patchPage(kb, page.id, { patch: [{ op: "append", text: "b".repeat(143) }] })).status).toBe(200)
     expect((await readPage(kb, page.id)).markdown).toHaveLength(262_143)
+  })
+
+  it("a 2 KB patch that doubles its body 26 times → 413 at once, nothing written, other clients unhindered", async () => {
+    const kb = await newKnowledgebase()
+    const page = await made(kb, { title: "Doubling", bodyMarkdown: "alpha beta gamma alpha" })
+    server.clock.advance(1_000)
+    const before = await snapshot(kb, page.id)
+    const doubling = { op: "replace", oldString: "alpha", newString: "alpha alpha", replaceAll: true }
+    const body = { patch: Array.from({ length: 26 }, () => doubling) }
+    expect(JSON.stringify(body).length).toBeLessThan(2_200)
+    const started = performance.now()
+    const [refused, read] = await Promise.all([patchPage(kb, page.id, body), getPage(kb, page.id)])
+    expect(performance.now() - started).toBeLessThan(1_500)
+    expect(expectError(refused, 413, "payload_too_large")).toMatch(/^patch\[14\] \(replace\) would make the page body 256 KB or more/)
+    expect(read.status).toBe(200)
+    await expectUnchanged(before, kb, page.id)
+    expect((await readPage(kb, page.id)).markdown).toBe("alpha beta gamma alpha")
   })
 
   it("an unknown page, or a page of another Knowledgebase → 404 not_found, nothing written", async () => {
@@ -723,7 +746,10 @@ describe("POST /knowledgebases/{id}/pages/{pageId}/append", () => {
     expect((await readPage(kb, page.id)).markdown).toBe("Day 1\nDay 2")
     const history = await listRevisions(kb, page.id)
     expect(history[0]).toMatchObject({ id: response.body.revisionId, number: 2, kind: "append", status: "applied", markdown: "Day 1\nDay 2" })
-    expect(await changes(kb)).toEqual([{ knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }])
+    expect(await changes(kb)).toEqual([
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "created", changedAt: page.createdAt },
+      { knowledgebaseId: kb, type: "page", id: page.id, change: "updated", changedAt: at }
+    ])
   })
 
   it("reports the links of the whole page after the append", async () => {

@@ -441,15 +441,15 @@ describe("sources in the changes feed", () => {
     const kb = await newKnowledgebase()
     const at = tick()
     const uploaded = await uploadSource(server, kb, { name: "Fresh", text: uniqueText() })
-    const entry = await changeOf(server, kb, uploaded.source.id)
-    // Indexing may already be done; either way the entry is this source's.
-    expect(entry).toMatchObject({ knowledgebaseId: kb, type: "source", id: uploaded.source.id, changedAt: at })
-    expect(["created", "ready"]).toContain(entry.change)
+    const ofSource = (entries: Array<any>) => entries.filter((entry) => entry.id === uploaded.source.id)
+    // Indexing may already be done; either way the first entry is this source's creation.
+    expect(ofSource(await changesOf(server, kb))[0]).toEqual(feedEntry(kb, uploaded.source.id, "created", at))
     const ready = await waitForSource(server, kb, uploaded.source.id)
     expect(ready.status).toBe("ready")
     expect(ready.searchable).toBe(true)
-    expect(await changeOf(server, kb, uploaded.source.id)).toEqual(feedEntry(kb, uploaded.source.id, "ready", at))
-    expect((await changesOf(server, "all")).find((e) => e.id === uploaded.source.id)).toEqual(feedEntry(kb, uploaded.source.id, "ready", at))
+    const both = [feedEntry(kb, uploaded.source.id, "created", at), feedEntry(kb, uploaded.source.id, "ready", at)]
+    expect(ofSource(await changesOf(server, kb))).toEqual(both)
+    expect(ofSource(await changesOf(server, "all"))).toEqual(both)
   })
 
   it("a source waiting for review appears as created", async () => {
@@ -479,7 +479,7 @@ describe("sources in the changes feed", () => {
     expect(await changeOf(server, kb, failed.id)).toEqual(feedEntry(kb, failed.id, "failed", at))
   })
 
-  it("a move appears as moved; the feed keeps one entry per source, at its latest change", async () => {
+  it("a move appears as moved; the feed keeps every change of the source, in order", async () => {
     const kb = await newKnowledgebase()
     const src = await readySource(server, kb, { name: "Mover", text: uniqueText() })
     const folder = await createFolder(server, kb, "Docs")
@@ -488,10 +488,10 @@ describe("sources in the changes feed", () => {
     const t2 = tick()
     await moveSource(server, kb, src.id, { parentPageId: null })
     const entries = (await changesOf(server, kb)).filter((entry) => entry.id === src.id)
-    expect(entries).toEqual([feedEntry(kb, src.id, "moved", t2)])
-    expect(t1 < t2).toBe(true)
-    // Oldest first: the folder (created before the moves) comes before the source.
-    expect((await changesOf(server, kb)).map((entry) => entry.id)).toEqual([folder, src.id])
+    expect(entries.map((entry) => entry.change)).toEqual(["created", "ready", "moved", "moved"])
+    expect(entries.slice(2)).toEqual([feedEntry(kb, src.id, "moved", t1), feedEntry(kb, src.id, "moved", t2)])
+    // Oldest first: the source's creation and indexing, the folder, then the two moves.
+    expect((await changesOf(server, kb)).map((entry) => entry.id)).toEqual([src.id, src.id, folder, src.id, src.id])
   })
 })
 

@@ -260,7 +260,10 @@ describe("with 127.0.0.1 treated as public (ingestion.isPublic)", () => {
     expect(await documentHits(server, kb, "operational")).toHaveLength(1)
     expect(await documentHits(server, kb, "injected")).toHaveLength(0)
     expect(await documentHits(server, kb, "analytics")).toHaveLength(0)
-    expect(await changes(server, kb)).toEqual([expect.objectContaining({ id: source.id, type: "source", change: "ready" })])
+    expect(await changes(server, kb)).toEqual([
+      expect.objectContaining({ id: source.id, type: "source", change: "created" }),
+      expect.objectContaining({ id: source.id, type: "source", change: "ready" })
+    ])
     expect((await listSources(server, kb))[0]).toEqual(source)
   })
 

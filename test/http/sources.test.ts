@@ -129,7 +129,10 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
     expect(detail.counts).toEqual({ sources: 1, pages: 0 })
     expect(detail.updatedAt).toBe(at)
     expect(detail.sources).toEqual([ready])
-    expect(await changes(kb)).toEqual([expect.objectContaining({ knowledgebaseId: kb, type: "source", id, change: "ready" })])
+    expect(await changes(kb)).toEqual([
+      { knowledgebaseId: kb, type: "source", id, change: "created", changedAt: ready.createdAt },
+      { knowledgebaseId: kb, type: "source", id, change: "ready", changedAt: ready.updatedAt }
+    ])
   })
 
   it("contentText → type txt, indexed to ready and found by search", async () => {
@@ -523,7 +526,10 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
     expect(failed).toMatchObject({ status: "failed", searchable: false, type: "pdf", sizeBytes: fixtureSize(file) })
     expect(failed.errorMessage).toMatch(reason)
     expect(failed.errorMessage.length).toBeGreaterThan(10)
-    expect(await changes(kb)).toEqual([expect.objectContaining({ type: "source", id: source.id, change: "failed" })])
+    expect(await changes(kb)).toEqual([
+      expect.objectContaining({ type: "source", id: source.id, change: "created" }),
+      expect.objectContaining({ type: "source", id: source.id, change: "failed" })
+    ])
   })
 
   it("a .txt that is not UTF-8 text → failed, errorMessage about the encoding", async () => {
@@ -1087,7 +1093,7 @@ describe("GET /knowledgebases/{id}/sources", () => {
 })
 
 describe("bookkeeping", () => {
-  it("an accepted upload writes one source, its original, one attachment, one job (until indexed) and one feed entry", async () => {
+  it("an accepted upload writes one source, its original, one attachment, one job (until indexed) and two feed entries (created, ready)", async () => {
     const kb = await newKnowledgebase()
     const before = await sourceTableCounts(server)
     const source = accepted(await uploadJson(server, kb, { name: "Counted", contentText: uniqueText("counted") }))
@@ -1100,7 +1106,7 @@ describe("bookkeeping", () => {
       jobs: after.jobs - before.jobs,
       changes: after.changes - before.changes,
       sourcesCount: after.sourcesCount - before.sourcesCount
-    }).toEqual({ sources: 1, attachments: 1, originals: 1, jobs: 0, changes: 1, sourcesCount: 1 })
+    }).toEqual({ sources: 1, attachments: 1, originals: 1, jobs: 0, changes: 2, sourcesCount: 1 })
     expect(after.passages).toBeGreaterThan(before.passages)
   })
 })

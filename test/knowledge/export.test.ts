@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join, posix, resolve, sep } from "node:path"
 import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Context, Data, Effect, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import yauzl from "yauzl"
@@ -596,9 +596,9 @@ describe("streaming", () => {
     await expect(collect(readable)).rejects.toThrow("database went away")
   })
 
-  it("is available as an Effect stream", async () => {
+  it("is available as an Effect stream, the pages read from an Effect stream", async () => {
     const bytes = await Effect.runPromise(
-      Stream.runCollect(exportArchiveStream(inputOf(true))).pipe(
+      Stream.runCollect(exportArchiveStream({ knowledgebase, pages: Stream.fromIterable(pages), sources: sourceRows, memories })).pipe(
         Effect.map((chunks) => Buffer.concat(Chunk.toArray(chunks)))
       )
     )
@@ -607,39 +607,57 @@ describe("streaming", () => {
     expect([...archive.keys()].filter((name) => name.startsWith("pages/"))).toHaveLength(pages.length)
   })
 
-  it("closes the input when the Effect stream is interrupted", async () => {
-    let closed = false
-    const input: ExportInput = {
-      knowledgebase,
-      pages: (async function* () {
-        try {
-          for (let index = 0; index < 10_000; index++) yield bigPage(index)
-        } finally {
-          closed = true
-        }
-      })(),
-      sources: []
-    }
-    const first = await Effect.runPromise(Stream.runCollect(Stream.take(exportArchiveStream(input), 1)))
+  it("pulls the pages (with their services) only as fast as the bytes are consumed", async () => {
+    class BodyStore extends Context.Tag("BodyStore")<BodyStore, { readonly read: (index: number) => Effect.Effect<string> }>() {}
+    let pulled = 0
+    const pageStream = Stream.mapEffect(Stream.range(0, 199), (index) =>
+      Effect.flatMap(BodyStore, (store) => Effect.map(store.read(index), (markdown) => ({ ...bigPage(index), markdown })))
+    ).pipe(Stream.tap(() => Effect.sync(() => pulled++)))
+    const store = BodyStore.of({ read: (index) => Effect.succeed(bigPage(index).markdown) })
+    const first = await Effect.runPromise(
+      Stream.runCollect(Stream.take(exportArchiveStream({ knowledgebase, pages: pageStream, sources: [] }), 1)).pipe(
+        Effect.provideService(BodyStore, store)
+      )
+    )
     expect(Chunk.size(first)).toBe(1)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(closed).toBe(true)
+    expect(pulled).toBeGreaterThan(0)
+    expect(pulled).toBeLessThan(40)
+    const whole = await Effect.runPromise(
+      Stream.runCollect(exportArchiveStream({ knowledgebase, pages: pageStream, sources: [] })).pipe(
+        Effect.map((chunks) => Buffer.concat(Chunk.toArray(chunks))),
+        Effect.provideService(BodyStore, store)
+      )
+    )
+    expect((await readZipBuffer(whole)).filter((entry) => entry.name.startsWith("pages/"))).toHaveLength(200)
   })
 
-  it("reports input failures as ExportArchiveError", async () => {
-    const exit = await Effect.runPromiseExit(
-      Stream.runDrain(
-        exportArchiveStream({
-          knowledgebase,
-          pages: (async function* (): AsyncGenerator<ExportPage> {
-            yield* []
-            throw new Error("boom")
-          })(),
-          sources: []
+  it("interrupting the Effect stream interrupts the page stream and runs its finalizers", async () => {
+    let released = false
+    let pulled = 0
+    const pageStream = Stream.scoped(
+      Effect.acquireRelease(Effect.succeed("cursor"), () => Effect.sync(() => (released = true)))
+    ).pipe(
+      Stream.flatMap(() => Stream.range(0, 9_999)),
+      Stream.mapEffect((index) =>
+        Effect.sync(() => {
+          pulled++
+          return bigPage(index)
         })
       )
     )
-    expect(exit._tag).toBe("Failure")
-    expect(JSON.stringify(exit)).toContain("ExportArchiveError")
+    const first = await Effect.runPromise(Stream.runCollect(Stream.take(exportArchiveStream({ knowledgebase, pages: pageStream, sources: [] }), 1)))
+    expect(Chunk.size(first)).toBe(1)
+    expect(released).toBe(true)
+    expect(pulled).toBeLessThan(100)
+  })
+
+  it("fails with the page stream's own typed error; nothing of the input escapes as a defect", async () => {
+    class ReadFailed extends Data.TaggedError("ReadFailed")<{ readonly pageId: string }> {}
+    const failing = Stream.concat(Stream.make(bigPage(0)), Stream.fail(new ReadFailed({ pageId: "p1" })))
+    const exit = await Effect.runPromise(
+      Stream.runDrain(exportArchiveStream({ knowledgebase, pages: failing, sources: [] })).pipe(Effect.either)
+    )
+    expect(exit._tag).toBe("Left")
+    if (exit._tag === "Left") expect(exit.left).toEqual(new ReadFailed({ pageId: "p1" }))
   })
 })

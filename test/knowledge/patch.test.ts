@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest"
 import {
   applyPatch,
   describeRefusal,
+  describeTooLarge,
   fitsPageBody,
   maxPageBodyBytes,
   maxPatchOperations,
+  maxPatchWork,
   PatchOperation,
   PatchOperations,
   type PatchResult
@@ -25,7 +27,8 @@ const apply = (markdown: string, raw: unknown): PatchResult => applyPatch(markdo
 
 const applied = (markdown: string, raw: unknown): string => {
   const result = apply(markdown, raw)
-  if (result._tag !== "Applied") throw new Error(describeRefusal(result))
+  if (result._tag === "Refused") throw new Error(describeRefusal(result))
+  if (result._tag === "TooLarge") throw new Error(describeTooLarge(result))
   return result.markdown
 }
 
@@ -343,6 +346,60 @@ describe("PatchOperations schema", () => {
   it("carries identifiers for documentation", () => {
     expect(String(PatchOperations.ast)).toBe("PatchOperations")
     expect(String(PatchOperation.ast)).toBe("PatchOperation")
+  })
+})
+
+describe("applyPatch: size and work bounds", () => {
+  const doubling = { op: "replace", oldString: "alpha", newString: "alpha alpha", replaceAll: true }
+
+  it("refuses a doubling replaceAll at the operation that reaches the limit, before building it", () => {
+    const started = performance.now()
+    const result = apply("alpha beta gamma alpha", Array.from({ length: 26 }, () => doubling))
+    expect(performance.now() - started).toBeLessThan(1_000)
+    // The operation at index k would write 2^(k+2) "alpha"s of 6 bytes each: index 14 is the first to reach 256 KB.
+    expect(result).toEqual({ _tag: "TooLarge", index: 14, op: "replace", limit: "body" })
+  })
+
+  it("checks the limit after each operation, even when a later one would shrink the body", () => {
+    const result = apply("x", [
+      { op: "append", text: "a".repeat(maxPageBodyBytes) },
+      { op: "replace_range", from: "x", to: "a", text: "" }
+    ])
+    expect(result).toEqual({ _tag: "TooLarge", index: 0, op: "append", limit: "body" })
+  })
+
+  it("counts UTF-8 bytes after each operation", () => {
+    expect(apply("", [{ op: "append", text: "é".repeat(maxPageBodyBytes / 2) }])).toMatchObject({ _tag: "TooLarge", limit: "body" })
+    expect(apply("", [{ op: "append", text: "é".repeat(maxPageBodyBytes / 2 - 1) }])).toMatchObject({ _tag: "Applied" })
+  })
+
+  it("stops a patch whose self-overlapping anchors would scan without bound", () => {
+    const text = "a".repeat(200_000)
+    const started = performance.now()
+    const result = apply(text, [{ op: "insert_after", anchor: "a".repeat(4_000), text: "x" }])
+    expect(performance.now() - started).toBeLessThan(1_000)
+    expect(result).toEqual({ _tag: "TooLarge", index: 0, op: "insert_after", limit: "work" })
+  })
+
+  it("lets fifty full-page rewrites through", () => {
+    const text = "word ".repeat(50_000)
+    const ops = Array.from({ length: maxPatchOperations }, (_, i) => ({
+      op: "replace",
+      oldString: i % 2 === 0 ? "word" : "mot",
+      newString: i % 2 === 0 ? "mot" : "word",
+      replaceAll: true
+    }))
+    expect(applied(text, ops)).toBe(text)
+  })
+
+  it("honours a smaller work budget", () => {
+    expect(applyPatch("abc", decode([{ op: "append", text: "d" }]), { maxWork: 2 })).toMatchObject({ _tag: "TooLarge", limit: "work" })
+    expect(maxPatchWork).toBeGreaterThan(maxPatchOperations * 4 * maxPageBodyBytes)
+  })
+
+  it("describes both limits", () => {
+    expect(describeTooLarge({ index: 3, op: "replace", limit: "body" })).toMatch(/^patch\[3\] \(replace\) would make the page body 256 KB or more/)
+    expect(describeTooLarge({ index: 0, op: "append", limit: "work" })).toMatch(/too much work/)
   })
 })
 

@@ -131,9 +131,9 @@ export const changesOf = async (server: TestServer, kb: string, key?: string): P
   return response.body.changes
 }
 
-/** The feed entry of one object, if any (the feed keeps one entry per object, at its latest change). */
+/** The latest feed entry of one object, if any (the feed keeps every change). */
 export const changeOf = async (server: TestServer, kb: string, id: string) =>
-  (await changesOf(server, kb)).find((entry) => entry.id === id)
+  (await changesOf(server, kb)).filter((entry) => entry.id === id).at(-1)
 
 /** `GET /knowledgebases/{kb}`'s knowledgebase. */
 export const detailOf = async (server: TestServer, kb: string, key?: string) => {

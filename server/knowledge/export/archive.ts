@@ -1,8 +1,10 @@
 /**
  * The Knowledgebase export archive (`GET /knowledgebases/{id}/export`), as a pure module: it knows
- * nothing of SQL or HTTP. The caller loads the data, checks {@link estimateExportBytes} against
- * {@link maxExportBytes} (refusing with `export_too_large` above it), then streams
- * {@link createExportArchive} (a Node `Readable`) or {@link exportArchiveStream} (an Effect `Stream`).
+ * nothing of SQL or HTTP. The caller loads the metadata, checks {@link estimateExportBytes} against
+ * {@link maxExportBytes} (refusing with `export_too_large` above it), then returns
+ * {@link exportArchiveStream}: an Effect `Stream` of zip bytes that pulls the pages from an Effect
+ * `Stream` of the caller's (which reads each body in the caller's program, with its services).
+ * {@link createExportArchive} adapts it to a Node `Readable` over plain iterables.
  *
  * Archive layout (entry order as written):
  * - `pages/…` — pages in tree order: a folder is a directory entry `pages/…/<Folder>/`; a page is
@@ -17,14 +19,14 @@
  *   has streamed; zip readers find it through the central directory like any other entry.
  *
  * Streaming: the archive is produced while the pages are read. Each file is handed to yazl lazily and
- * the page input is only pulled while fewer than `maxPendingEntries` files wait to be written and the
- * output is below its high-water mark, so a slow or paused reader pauses the page input too (memory
- * stays bounded by one page plus the stream buffers). Destroying the `Readable` (or interrupting the
- * Effect stream) stops the reading and closes the page iterator (`return()`), so a database cursor
- * behind an async generator is released.
+ * the page stream is only pulled while fewer than `maxPendingEntries` files wait to be written and
+ * the output is below its high-water mark, so a slow or paused reader pauses the page reads too
+ * (memory stays bounded by one page plus the stream buffers). Interrupting the Effect stream (a
+ * client that goes away) interrupts the page stream, running its finalizers; a failure of the page
+ * stream keeps its typed error.
  */
-import { PassThrough, type Readable } from "node:stream"
-import { Data, Stream } from "effect"
+import { PassThrough, Readable } from "node:stream"
+import { Data, Effect, Stream } from "effect"
 import { stringify } from "yaml"
 import yazl from "yazl"
 import { ExportLayout, maxNameBytes, pagesRoot } from "./names.js"
@@ -279,19 +281,26 @@ const zipDate = (iso: string, fallback: Date): Date => {
 
 const toError = (cause: unknown): Error => (cause instanceof Error ? cause : new Error(String(cause)))
 
+/** Everything the archive is made of, with the pages as an Effect stream read as the archive is written. */
+export interface ExportStreamInput<E, R> {
+  readonly knowledgebase: ExportKnowledgebase
+  /** Live pages and folders in tree order (each parent before its children). */
+  readonly pages: Stream.Stream<ExportPage, E, R>
+  readonly sources: Iterable<ExportSource>
+  /** Given only for a personal key; `memories.json` is written exactly when this is present. */
+  readonly memories?: Iterable<ExportMemory> | undefined
+}
+
 /**
- * Starts writing the archive and returns it as a Node `Readable` of zip bytes. Reading the input
- * begins at once and advances only as the output is consumed (see the module comment). An input
- * failure destroys the stream with that error; destroying the stream stops the input.
+ * A yazl archive that heeds back-pressure: each file is handed over lazily, and {@link room} holds
+ * the input back while too many files wait or the output is full. (yazl writes into its output
+ * without heeding back-pressure itself.)
  */
-export const createExportArchive = (input: ExportInput, options: ExportArchiveOptions = {}): Readable => {
+const openArchive = (options: ExportArchiveOptions) => {
   const compressionLevel = options.compressionLevel ?? 6
   const maxPendingEntries = Math.max(1, options.maxPendingEntries ?? 4)
   const zip = new yazl.ZipFile()
-  // yazl's output is a PassThrough it writes into without heeding backpressure; we heed it for yazl.
   const output = zip.outputStream as PassThrough
-  const exportedAt = zipDate(input.knowledgebase.exportedAt, new Date(minZipDate))
-
   let queued = 0
   let started = 0
   let closed = false
@@ -307,95 +316,136 @@ export const createExportArchive = (input: ExportInput, options: ExportArchiveOp
     signal()
   })
   zip.on("error", (error: unknown) => output.destroy(toError(error)))
-
-  const addFile = (path: string, text: string, mtime: Date): void => {
-    const data = Buffer.from(text, "utf8")
-    const index = queued++
-    zip.addReadStreamLazy(path, { mtime, size: data.length, compressionLevel }, (callback) => {
-      // yazl asks for an entry's data only once every earlier entry is fully written.
-      started = index + 1
-      signal()
-      callback(null, new PassThrough().end(data))
-    })
-  }
-
-  /** Waits while too many files are pending or the output is full; returns whether to go on. */
-  const room = async (): Promise<boolean> => {
-    while (!closed && (queued - started > maxPendingEntries || output.writableNeedDrain)) {
-      await new Promise<void>((resolve) => {
-        wake = resolve
+  return {
+    output,
+    isClosed: () => closed,
+    addFile: (path: string, text: string, mtime: Date): void => {
+      const data = Buffer.from(text, "utf8")
+      const index = queued++
+      zip.addReadStreamLazy(path, { mtime, size: data.length, compressionLevel }, (callback) => {
+        // yazl asks for an entry's data only once every earlier entry is fully written.
+        started = index + 1
+        signal()
+        callback(null, new PassThrough().end(data))
       })
-    }
-    return !closed
-  }
-
-  const run = async (): Promise<void> => {
-    const layout = new ExportLayout()
-    const files: Array<ExportManifestFile> = []
-    let pageCount = 0
-    let folderCount = 0
-    for await (const page of input.pages) {
-      const placed = layout.place(page)
-      files.push({ path: placed.path, kind: placed.kind, id: page.id })
-      const mtime = zipDate(page.updatedAt, exportedAt)
-      if (placed.kind === "folder") {
-        folderCount += 1
-        zip.addEmptyDirectory(placed.path, { mtime })
-      } else {
-        pageCount += 1
-        addFile(placed.path, renderPageFile(page), mtime)
+    },
+    addDirectory: (path: string, mtime: Date): void => zip.addEmptyDirectory(path, { mtime }),
+    /** Waits while too many files are pending or the output is full; false once the output is closed. */
+    room: Effect.async<boolean>((resume) => {
+      const check = (): void => {
+        if (closed) resume(Effect.succeed(false))
+        else if (queued - started > maxPendingEntries || output.writableNeedDrain) wake = check
+        else resume(Effect.succeed(true))
       }
-      if (!(await room())) return // leaving the loop closes the page iterator
+      check()
+      return Effect.sync(() => {
+        wake = undefined
+      })
+    }),
+    end: (): void => {
+      if (!closed) zip.end()
+    },
+    close: (): void => {
+      if (!closed) output.destroy()
     }
-
-    const sources: Array<ExportSource> = []
-    for await (const source of input.sources) {
-      if (closed) return
-      sources.push(pickSource(source))
-    }
-    addFile("sources.json", toJson(sources), exportedAt)
-
-    let memoryCount: number | undefined
-    if (input.memories !== undefined) {
-      const memories: Array<ExportMemory> = []
-      for await (const memory of input.memories) {
-        if (closed) return
-        memories.push(pickMemory(memory))
-      }
-      memoryCount = memories.length
-      addFile("memories.json", toJson(memories), exportedAt)
-    }
-
-    const counts = {
-      pages: pageCount,
-      folders: folderCount,
-      sources: sources.length,
-      ...(memoryCount === undefined ? {} : { memories: memoryCount })
-    }
-    addFile("manifest.json", toJson(manifestOf(input.knowledgebase, counts, files)), exportedAt)
-    if (closed) return
-    zip.end()
   }
-
-  run().catch((cause: unknown) => {
-    if (!closed) output.destroy(toError(cause))
-  })
-  return output
 }
 
 /**
  * The archive as an Effect stream of zip bytes, e.g. for `HttpServerResponse.stream(...)` with
- * {@link exportContentType}. Each run builds a fresh archive from `input` (so the page iterable must be
- * re-iterable if the stream is run twice); interrupting the stream destroys the underlying `Readable`,
- * which stops reading the input. Failures surface as {@link ExportArchiveError}.
+ * {@link exportContentType}, built inside the program that runs it: the pages are pulled from
+ * `input.pages` (in that program's context) only as fast as the bytes are consumed. A failure of
+ * the page stream fails this stream with the same typed error; a zip failure is an
+ * {@link ExportArchiveError}; interrupting this stream interrupts the page stream (closing whatever
+ * reads it) and discards the archive.
  */
-export const exportArchiveStream = (
-  input: ExportInput,
+export const exportArchiveStream = <E, R>(
+  input: ExportStreamInput<E, R>,
   options: ExportArchiveOptions = {}
-): Stream.Stream<Uint8Array, ExportArchiveError> =>
-  Stream.suspend(() =>
-    Stream.fromAsyncIterable<Uint8Array, ExportArchiveError>(
-      createExportArchive(input, options),
-      (cause) => new ExportArchiveError({ cause })
+): Stream.Stream<Uint8Array, E | ExportArchiveError, R> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const archive = yield* Effect.acquireRelease(
+        Effect.sync(() => openArchive(options)),
+        (opened) => Effect.sync(() => opened.close())
+      )
+      const exportedAt = zipDate(input.knowledgebase.exportedAt, new Date(minZipDate))
+      const layout = new ExportLayout()
+      const files: Array<ExportManifestFile> = []
+      let pageCount = 0
+      let folderCount = 0
+      const writePage = (page: ExportPage) =>
+        Effect.suspend(() => {
+          const placed = layout.place(page)
+          files.push({ path: placed.path, kind: placed.kind, id: page.id })
+          const mtime = zipDate(page.updatedAt, exportedAt)
+          if (placed.kind === "folder") {
+            folderCount += 1
+            archive.addDirectory(placed.path, mtime)
+          } else {
+            pageCount += 1
+            archive.addFile(placed.path, renderPageFile(page), mtime)
+          }
+          return archive.room
+        })
+      const write = Effect.gen(function* () {
+        yield* Stream.runForEachWhile(input.pages, writePage)
+        if (archive.isClosed()) return
+        const sources = Array.from(input.sources, pickSource)
+        archive.addFile("sources.json", toJson(sources), exportedAt)
+        const memories = input.memories === undefined ? undefined : Array.from(input.memories, pickMemory)
+        if (memories !== undefined) archive.addFile("memories.json", toJson(memories), exportedAt)
+        const counts = {
+          pages: pageCount,
+          folders: folderCount,
+          sources: sources.length,
+          ...(memories === undefined ? {} : { memories: memories.length })
+        }
+        archive.addFile("manifest.json", toJson(manifestOf(input.knowledgebase, counts, files)), exportedAt)
+        archive.end()
+      })
+      const bytes = Stream.fromAsyncIterable<Uint8Array, ExportArchiveError>(
+        archive.output,
+        (cause) => new ExportArchiveError({ cause })
+      )
+      return Stream.merge(bytes, Stream.drain(Stream.fromEffect(write)))
+    })
+  )
+
+/**
+ * The archive as a Node `Readable` of zip bytes, from plain (or async) iterables: a thin adapter over
+ * {@link exportArchiveStream}. Reading the input begins at once and advances only as the output is
+ * consumed; an input failure destroys the stream with that error; destroying the stream stops the
+ * input and closes its iterator.
+ */
+export const createExportArchive = (input: ExportInput, options: ExportArchiveOptions = {}): Readable => {
+  const pages = input.pages
+  const pageStream: Stream.Stream<ExportPage, unknown> =
+    Symbol.asyncIterator in pages
+      ? Stream.fromAsyncIterable(pages as AsyncIterable<ExportPage>, (cause) => cause)
+      : Stream.fromIterable(pages as Iterable<ExportPage>)
+  const stream = Stream.unwrap(
+    Effect.map(
+      Effect.all([collectAll(input.sources), input.memories === undefined ? Effect.succeed(undefined) : collectAll(input.memories)]),
+      ([sources, memories]) =>
+        exportArchiveStream({ knowledgebase: input.knowledgebase, pages: pageStream, sources, memories }, options).pipe(
+          Stream.mapError((error) => (error instanceof ExportArchiveError ? error.cause : error))
+        )
     )
   )
+  const readable = Readable.from(Stream.toAsyncIterable(stream), { objectMode: false })
+  readable.read(0)
+  return readable
+}
+
+const collectAll = <A>(items: ExportIterable<A>): Effect.Effect<Array<A>, unknown> =>
+  Symbol.asyncIterator in items
+    ? Effect.tryPromise({
+        try: async () => {
+          const all: Array<A> = []
+          for await (const item of items as AsyncIterable<A>) all.push(item)
+          return all
+        },
+        catch: (cause) => cause
+      })
+    : Effect.succeed(Array.from(items as Iterable<A>))

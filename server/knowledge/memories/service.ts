@@ -34,8 +34,9 @@ export class MemoryService extends Effect.Service<MemoryService>()("svc/MemorySe
           }
           const at = isoAt(clock.now())
           const memory: Memory = { id: newId(), text: trimmed, createdAt: at, updatedAt: at }
-          yield* Effect.orDie(sql`INSERT INTO memories (id, organization_id, member_id, text, created_at, updated_at)
-            VALUES (${memory.id}, ${organizationId}, ${memberId}, ${memory.text}, ${at}, ${at})`)
+          yield* Effect.orDie(sql`INSERT INTO memories (id, organization_id, member_id, text, created_at, updated_at, fts_key)
+            VALUES (${memory.id}, ${organizationId}, ${memberId}, ${memory.text}, ${at}, ${at},
+              (SELECT coalesce(max(fts_key), 0) + 1 FROM memories))`)
           return memory
         }),
       /** A member's memories, oldest first (their export). */

@@ -122,7 +122,7 @@ export type PageRevision = typeof PageRevision.Type
 /** Fields a revision list may be narrowed to. */
 export const revisionFields = ["id", "number", "kind", "status", "title", "description", "markdown", "author", "createdAt", "reviewedAt"] as const
 
-/** One entry of the changes feed: the latest change of one page, folder or source. */
+/** One entry of the changes feed: one change of a page, folder or source (every change is kept). */
 export const Change = Schema.Struct({
   knowledgebaseId: Uuid,
   type: Schema.Literal("page", "folder", "source"),

@@ -100,12 +100,12 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             [knowledgebaseId]
           )
         ),
-      /** Authors and UTF-8 body sizes of every page, for sizing an export (read connection). */
+      /** Authors, creation times and UTF-8 body sizes of every page, for an export (read connection). */
       exportFacts: (knowledgebaseId: string) =>
         orDie(
           reader
-            .all<{ id: string; author: string | null; markdown_bytes: number }>(
-              "SELECT id, author, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
+            .all<{ id: string; author: string | null; created_at: string; markdown_bytes: number }>(
+              "SELECT id, author, created_at, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
               [knowledgebaseId]
             )
             .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))))
@@ -199,8 +199,14 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             AND status = 'pending_review' ORDER BY seq`
         ),
 
+      /** Inserts a page with the next full-text key (inside the transaction). */
       insertPage: (row: PageRow) =>
-        orDie(sql`INSERT INTO pages ${sql.insert(row as unknown as Record<string, unknown>)}`),
+        orDie(
+          Effect.flatMap(
+            sql<{ key: number }>`SELECT coalesce(max(fts_key), 0) + 1 AS key FROM pages`,
+            ([next]) => sql`INSERT INTO pages ${sql.insert({ ...row, fts_key: next!.key } as unknown as Record<string, unknown>)}`
+          )
+        ),
       updateContent: (pageId: string, change: { markdown: string; description: string; hook: string; revision: number; at: string }) =>
         orDie(sql`UPDATE pages SET markdown = ${change.markdown}, description = ${change.description}, hook = ${change.hook},
           revision = ${change.revision}, updated_at = ${change.at} WHERE id = ${pageId}`),
@@ -220,9 +226,9 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             })
           )
         ),
-      /** Records the latest change of an object in the feed (it moves to the feed's end). */
+      /** Appends a change of an object to the feed (every change is kept, in write order). */
       recordChange: (organizationId: string, change: Change) =>
-        orDie(sql`INSERT OR REPLACE INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
+        orDie(sql`INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
           VALUES (${organizationId}, ${change.knowledgebaseId}, ${change.type}, ${change.id}, ${change.change}, ${change.changedAt})`),
       /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
       touchKnowledgebase: (knowledgebaseId: string, pagesDelta: number, at: string) =>

@@ -25,7 +25,7 @@ import {
   type PageWrite
 } from "./domain.js"
 import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./repo.js"
-import { applyPatch, describeRefusal, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
+import { applyPatch, describeRefusal, describeTooLarge, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
 import { ActivityLog } from "../activity/service.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { SourceRepo } from "../sources/repo.js"
@@ -162,6 +162,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           }
           const patched = patch.length === 0 ? { _tag: "Applied" as const, markdown: current.markdown } : applyPatch(current.markdown, patch)
           if (patched._tag === "Refused") return yield* new InvalidRequest({ message: describeRefusal(patched) })
+          if (patched._tag === "TooLarge") return yield* new PayloadTooLarge({ message: describeTooLarge(patched) })
           if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
           const nextDescription = description ?? current.description
           const result = yield* inTransaction(
@@ -441,6 +442,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
               if (patched._tag === "Refused") {
                 return yield* new InvalidRequest({ message: `No longer applies to the page as it is now: ${describeRefusal(patched)}` })
               }
+              if (patched._tag === "TooLarge") return yield* new PayloadTooLarge({ message: describeTooLarge(patched) })
               if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
               live = withBody(current, patched.markdown, operation.description ?? current.description, at)
               yield* pages.updateContent(live.id, { markdown: live.markdown, description: live.description, hook: live.hook, revision: live.revision, at })

@@ -126,13 +126,13 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
       Effect.gen(function* () {
         if (knowledgebaseIds.length === 0) return []
         const found = yield* hits(
-          `SELECT f.rowid AS rowid, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.rowid = f.rowid
+          `SELECT f.rowid AS rowid, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
            WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'
            ORDER BY score, p.id LIMIT ?`,
           [match, ...knowledgebaseIds, depth]
         )
         const rows = yield* rowsByRowid<PageRow>(
-          `SELECT rowid, id, knowledgebase_id, title, markdown FROM pages WHERE rowid IN (${placeholders(found.length)})`,
+          `SELECT fts_key AS rowid, id, knowledgebase_id, title, markdown FROM pages WHERE fts_key IN (${placeholders(found.length)})`,
           found.map((hit) => hit.rowid)
         )
         const byId = new Map(rows.map((row) => [row.rowid, row]))
@@ -145,12 +145,12 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const memoryHits = (memberId: string, match: string, depth: number) =>
       Effect.gen(function* () {
         const found = yield* hits(
-          `SELECT f.rowid AS rowid, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
+          `SELECT f.rowid AS rowid, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
            WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY score, m.id LIMIT ?`,
           [match, memberId, depth]
         )
         const rows = yield* rowsByRowid<MemoryRow>(
-          `SELECT rowid, id, text FROM memories WHERE rowid IN (${placeholders(found.length)})`,
+          `SELECT fts_key AS rowid, id, text FROM memories WHERE fts_key IN (${placeholders(found.length)})`,
           found.map((hit) => hit.rowid)
         )
         const byId = new Map(rows.map((row) => [row.rowid, row]))
