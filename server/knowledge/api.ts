@@ -7,7 +7,7 @@ import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
-import { Change } from "./pages/domain.js"
+import { Change } from "./changes/domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
 import { SearchRequest, SearchResponse } from "./search/domain.js"
 

@@ -1,8 +1,10 @@
-/** The `knowledgebases` feature: Knowledgebases, search, the changes feed, activity, memories and review. */
+/** The `knowledgebases` feature: Knowledgebases, the changes feed, search, activity, memories and review. */
 import { Layer } from "effect"
 import { defineFeature } from "../platform/feature.js"
 import { ActivityLog } from "./activity/service.js"
 import { KnowledgebasesContract } from "./api.js"
+import { ChangeFeed } from "./changes/service.js"
+import { ChangeRepo } from "./changes/repo.js"
 import { KnowledgeHttpLive } from "./http.js"
 import { MemoryService } from "./memories/service.js"
 import { ReviewService } from "./review/service.js"
@@ -14,5 +16,13 @@ export const knowledgebasesFeature = defineFeature({
   name: "knowledgebases",
   contract: KnowledgebasesContract,
   http: KnowledgeHttpLive,
-  services: Layer.mergeAll(KnowledgebaseService.Default, SearchService.Default, ActivityLog.Default, MemoryService.Default, ReviewService.Default)
+  services: Layer.mergeAll(
+    KnowledgebaseService.Default,
+    ChangeFeed.Default,
+    ChangeRepo.Default,
+    SearchService.Default,
+    ActivityLog.Default,
+    MemoryService.Default,
+    ReviewService.Default
+  )
 })

@@ -7,7 +7,7 @@ import { idempotentCreate, jsonResponse, jsonTextResponse } from "../platform/ht
 import { parseFields, project } from "../platform/pagination.js"
 import { knowledgebaseFields } from "./knowledgebases/domain.js"
 import { exportContentType } from "./export/archive.js"
-import { PageService } from "./pages/service.js"
+import { ChangeFeed } from "./changes/service.js"
 import { SearchService } from "./search/service.js"
 import { KnowledgebaseService } from "./service.js"
 
@@ -19,7 +19,7 @@ const attachment = (filename: string) =>
 export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "knowledgebases", (handlers) =>
   Effect.gen(function* () {
     const knowledgebases = yield* KnowledgebaseService
-    const pages = yield* PageService
+    const changes = yield* ChangeFeed
     const search = yield* SearchService
     /** Encoded answers of kept listing pages (the service keeps a page until anything commits), by `fields`. */
     const encodedPages = new WeakMap<object, Map<string, string>>()
@@ -74,7 +74,7 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
       )
       .handle("changes", ({ path, urlParams }) =>
         Effect.gen(function* () {
-          const page = yield* pages.changes(yield* CurrentPrincipal, path.id, urlParams)
+          const page = yield* changes.feed(yield* CurrentPrincipal, path.id, urlParams)
           return jsonResponse(200, { changes: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor })
         })
       )

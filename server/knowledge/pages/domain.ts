@@ -122,16 +122,6 @@ export type PageRevision = typeof PageRevision.Type
 /** Fields a revision list may be narrowed to. */
 export const revisionFields = ["id", "number", "kind", "status", "title", "description", "markdown", "author", "createdAt", "reviewedAt"] as const
 
-/** One entry of the changes feed: one change of a page, folder or source (every change is kept). */
-export const Change = Schema.Struct({
-  knowledgebaseId: Uuid,
-  type: Schema.Literal("page", "folder", "source"),
-  id: Uuid,
-  change: Schema.String,
-  changedAt: DateTime
-}).annotations({ identifier: "Change" })
-export type Change = typeof Change.Type
-
 /** Fields a page index listing may be narrowed to. */
 export const pageIndexFields = [
   "id",

@@ -1,5 +1,6 @@
 /**
- * SQL for pages, folders, their revisions and links, and the changes feed. Reads outside a
+ * SQL for pages, folders, their revisions and links, and the sources filed under or linked from
+ * pages. Reads outside a
  * transaction use the read connection; everything a write decides on is read again inside it.
  */
 import { SqlClient } from "@effect/sql"
@@ -7,7 +8,8 @@ import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { PageRow as TreeRow } from "./tree.js"
-import { type Change, folderTemplate, type PageRevision, type PageSummary } from "./domain.js"
+import type { Source } from "../knowledgebases/domain.js"
+import { folderTemplate, type PageRevision, type PageSummary } from "./domain.js"
 
 /** A page row as stored. */
 export interface PageRow {
@@ -226,37 +228,27 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             })
           )
         ),
-      /** Appends a change of an object to the feed (every change is kept, in write order). */
-      recordChange: (organizationId: string, change: Change) =>
-        orDie(sql`INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
-          VALUES (${organizationId}, ${change.knowledgebaseId}, ${change.type}, ${change.id}, ${change.change}, ${change.changedAt})`),
       /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
       touchKnowledgebase: (knowledgebaseId: string, pagesDelta: number, at: string) =>
         orDie(sql`UPDATE knowledgebases SET pages_count = pages_count + ${pagesDelta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
-
-      /** The organization's latest feed sequence (0 when empty; read connection). */
-      lastSequence: (organizationId: string) =>
+      /** Sources filed under a page or folder (its attached files; read connection). */
+      sourcesFiledUnder: (pageId: string) =>
         orDie(
-          reader
-            .all<{ n: number | null }>("SELECT max(sequence) AS n FROM changes WHERE organization_id = ?", [organizationId])
-            .pipe(Effect.map((rows) => rows[0]?.n ?? 0))
-        ),
-      /** Up to `limit + 1` feed entries after `afterSequence`, changed at or after `since` (read connection). */
-      changes: (scope: { organizationId: string; knowledgebaseId: string | null }, since: string | null, afterSequence: number, limit: number) =>
-        orDie(
-          reader.all<{ sequence: number; knowledgebase_id: string; object_type: Change["type"]; object_id: string; change: string; changed_at: string }>(
-            `SELECT sequence, knowledgebase_id, object_type, object_id, change, changed_at FROM changes
-             WHERE organization_id = ? ${scope.knowledgebaseId === null ? "" : "AND knowledgebase_id = ?"}
-               AND sequence > ? AND changed_at >= ? ORDER BY sequence LIMIT ?`,
-            [
-              scope.organizationId,
-              ...(scope.knowledgebaseId === null ? [] : [scope.knowledgebaseId]),
-              afterSequence,
-              since ?? "",
-              limit + 1
-            ]
+          reader.all<{ id: string; name: string; type: string; status: Source["status"] }>(
+            "SELECT id, name, type, status FROM sources WHERE parent_page_id = ? ORDER BY created_at, id",
+            [pageId]
           )
-        )
+        ),
+      /** Names of the given sources attached to the Knowledgebase (`svcsource://` links in a page body). */
+      sourceNamesIn: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Map<string, string>())
+          : orDie(
+              sql<{ id: string; name: string }>`SELECT s.id, s.name FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+                WHERE ks.knowledgebase_id = ${knowledgebaseId} AND s.id IN ${sql.in(ids)}`.pipe(
+                Effect.map((rows) => new Map(rows.map((row) => [row.id, row.name])))
+              )
+            )
     }
   }),
   dependencies: [ReadConnection.Default]

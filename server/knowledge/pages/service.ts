@@ -17,7 +17,6 @@ import { dataVersionCache } from "../../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { extractLinks, type Links, resolveLinks } from "./links.js"
 import {
-  type Change,
   type CreatePage,
   defaultTemplate,
   folderTemplate,
@@ -27,8 +26,9 @@ import {
 import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./repo.js"
 import { applyPatch, describeRefusal, describeTooLarge, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
 import { ActivityLog } from "../activity/service.js"
+import type { Change } from "../changes/domain.js"
+import { ChangeRepo } from "../changes/repo.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
-import { SourceRepo } from "../sources/repo.js"
 import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
 /** What a pending revision will do when approved. */
@@ -58,7 +58,7 @@ const tooLarge = () =>
 export class PageService extends Effect.Service<PageService>()("svc/PageService", {
   effect: Effect.gen(function* () {
     const pages = yield* PageRepo
-    const sources = yield* SourceRepo
+    const feed = yield* ChangeRepo
     const activity = yield* ActivityLog
     const reader = yield* ReadConnection
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
@@ -83,7 +83,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     const linksOf = (knowledgebaseId: string, markdown: string) => {
       const found = extractLinks(markdown)
       return Effect.map(
-        Effect.zip(pages.titlesOf(knowledgebaseId, found.pages), sources.namesIn(knowledgebaseId, found.sources)),
+        Effect.zip(pages.titlesOf(knowledgebaseId, found.pages), pages.sourceNamesIn(knowledgebaseId, found.sources)),
         ([titles, names]): Links => resolveLinks(found, { pages: titles, sources: names })
       )
     }
@@ -193,7 +193,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
               )
               yield* pages.insertRevision(revision)
               yield* pages.setLinks(row.id, links.pages.map((page) => page.id))
-              yield* pages.recordChange(actor.organization.id, change(updated, "updated", at))
+              yield* feed.record(actor.organization.id, change(updated, "updated", at))
               yield* pages.touchKnowledgebase(knowledgebaseId, 0, at)
               return { status: "applied", page: toSummary(updated), revisionId: revision.id, reviewPath: null, links } satisfies PageWrite
             })
@@ -260,7 +260,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
               if (!pending) {
                 yield* pages.insertPage(row)
                 yield* pages.setLinks(row.id, links.pages.map((page) => page.id))
-                yield* pages.recordChange(actor.organization.id, change(row, "created", at))
+                yield* feed.record(actor.organization.id, change(row, "created", at))
                 yield* pages.touchKnowledgebase(knowledgebaseId, isFolder ? 0 : 1, at)
               }
               yield* pages.insertRevision(revision)
@@ -319,7 +319,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           if (paged.stale) {
             return yield* new InvalidRequest({ message: "cursor: the tree changed since this cursor was made; start again without a cursor." })
           }
-          const files = built.parent === null ? undefined : yield* sources.filedUnder(built.parent.id)
+          const files = built.parent === null ? undefined : yield* pages.sourcesFiledUnder(built.parent.id)
           return {
             parent: built.parent,
             files,
@@ -335,7 +335,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           const row = yield* livePage(knowledgebaseId, pageId)
           const { related, referencedBy } = yield* pages.linksOf(row.id)
           const children = yield* pages.children(knowledgebaseId, row.id)
-          const attached = yield* sources.filedUnder(row.id)
+          const attached = yield* pages.sourcesFiledUnder(row.id)
           yield* activity.record(actor, { action: "read_page", knowledgebaseId, results: [{ kind: "page", id: row.id, title: row.title }] })
           return {
             ...toSummary(row),
@@ -382,7 +382,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
               const at = now()
               const moved: PageRow = { ...row, parent_page_id: parentPageId, updated_at: at }
               yield* pages.moveTo(pageId, parentPageId, at)
-              yield* pages.recordChange(actor.organization.id, change(moved, "moved", at))
+              yield* feed.record(actor.organization.id, change(moved, "moved", at))
               yield* pages.touchKnowledgebase(knowledgebaseId, 0, at)
               return toSummary(moved)
             })
@@ -450,7 +450,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
             const links = yield* linksOf(live.knowledgebase_id, live.markdown)
             yield* pages.settleRevision(revisionId, "applied", live.revision, at)
             yield* pages.setLinks(live.id, links.pages.map((page) => page.id))
-            yield* pages.recordChange(organizationId, change(live, created ? "created" : "updated", at))
+            yield* feed.record(organizationId, change(live, created ? "created" : "updated", at))
             yield* pages.touchKnowledgebase(live.knowledgebase_id, created && live.template_key !== folderTemplate ? 1 : 0, at)
             return { id: revisionId, status: "applied" as const, page: toSummary(live) }
           })
@@ -464,41 +464,8 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
             yield* pages.settleRevision(revisionId, "rejected", null, now())
             return { id: revisionId, status: "rejected" as const }
           })
-        ),
-
-      /** The changes feed of one Knowledgebase (or `all`), oldest first. */
-      changes: (
-        actor: Principal,
-        knowledgebaseId: string,
-        params: { since?: string | undefined; limit?: number | undefined; cursor?: string | undefined }
-      ) =>
-        Effect.gen(function* () {
-          if (params.since !== undefined && params.cursor !== undefined) {
-            return yield* new InvalidRequest({ message: "Give `since` or `cursor`, not both." })
-          }
-          const scope = knowledgebaseId === "all" ? null : (yield* knowledgebase(actor, knowledgebaseId)).id
-          const list = `changes:${actor.organization.id}:${scope ?? "all"}`
-          const request = yield* cursors.request(list, params)
-          const after = request.after === null ? 0 : Number(request.after[0])
-          const rows = yield* pages.changes({ organizationId: actor.organization.id, knowledgebaseId: scope }, params.since ?? null, after, request.limit)
-          const page = cursors.page(list, request, rows, (row) => [row.sequence])
-          const last = page.items[page.items.length - 1]
-          const tail = last ? last.sequence : Math.max(after, yield* pages.lastSequence(actor.organization.id))
-          return {
-            tailCursor: cursors.encode(list, [tail]),
-            items: page.items.map(
-              (row): Change => ({
-                knowledgebaseId: row.knowledgebase_id,
-                type: row.object_type,
-                id: row.object_id,
-                change: row.change,
-                changedAt: row.changed_at
-              })
-            ),
-            nextCursor: page.nextCursor
-          }
-        })
+        )
     }
   }),
-  dependencies: [PageRepo.Default, SourceRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default]
+  dependencies: [PageRepo.Default, ChangeRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default]
 }) {}

@@ -15,7 +15,7 @@ import { chunkText } from "./chunk.js"
 import { detectType, ExtractionFailed, extractText } from "./extract.js"
 import { IngestionConfig, seconds } from "./ingestion-config.js"
 import { passageScope } from "../search/scope.js"
-import { PageRepo } from "../pages/repo.js"
+import { ChangeRepo } from "../changes/repo.js"
 import { type JobRow, SourceRepo } from "./repo.js"
 import { IngestionSignal, SourceService } from "./service.js"
 
@@ -34,7 +34,7 @@ const sentence = (text: string) => {
 export const IngestionWorkerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const sources = yield* SourceRepo
-    const pages = yield* PageRepo
+    const feed = yield* ChangeRepo
     const service = yield* SourceService
     const signal = yield* IngestionSignal
     const config = yield* IngestionConfig
@@ -97,7 +97,7 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
             yield* sources.setStatus(row.id, { status: "ready", errorMessage: null, at })
             yield* sources.finishJob(row.id)
             for (const knowledgebaseId of attachedTo) {
-              yield* pages.recordChange(live.organization_id, { knowledgebaseId, type: "source", id: row.id, change: "ready", changedAt: at })
+              yield* feed.record(live.organization_id, { knowledgebaseId, type: "source", id: row.id, change: "ready", changedAt: at })
             }
           })
         )

@@ -142,24 +142,6 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
             [knowledgebaseId]
           )
         ),
-      /** The sources filed under a page (attached files). */
-      filedUnder: (pageId: string) =>
-        orDie(
-          reader.all<{ id: string; name: string; type: string; status: Source["status"] }>(
-            "SELECT id, name, type, status FROM sources WHERE parent_page_id = ? ORDER BY created_at, id",
-            [pageId]
-          )
-        ),
-      /** Names of the given sources attached to the Knowledgebase (links in a page body). */
-      namesIn: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed(new Map<string, string>())
-          : orDie(
-              sql<{ id: string; name: string }>`SELECT s.id, s.name FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
-                WHERE ks.knowledgebase_id = ${knowledgebaseId} AND s.id IN ${sql.in(ids)}`.pipe(
-                Effect.map((rows) => new Map(rows.map((row) => [row.id, row.name])))
-              )
-            ),
       /** The Knowledgebases a source is attached to (inside a write). */
       attachments: (sourceId: string) =>
         orDie(

@@ -22,7 +22,8 @@ import { ActivityLog } from "../activity/service.js"
 import type { Source } from "../knowledgebases/domain.js"
 import type { DocumentType } from "./extract.js"
 import { IngestionConfig, seconds } from "./ingestion-config.js"
-import type { Change } from "../pages/domain.js"
+import type { Change } from "../changes/domain.js"
+import { ChangeRepo } from "../changes/repo.js"
 import { PageRepo } from "../pages/repo.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { passageScope } from "../search/scope.js"
@@ -90,6 +91,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
   effect: Effect.gen(function* () {
     const sources = yield* SourceRepo
     const pages = yield* PageRepo
+    const feed = yield* ChangeRepo
     const knowledgebases = yield* KnowledgebaseRepo
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
@@ -132,14 +134,14 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
         if (parentPageId === null) {
           if (row.filed_knowledgebase_id !== knowledgebaseId) return row
           yield* sources.file(row.id, { knowledgebaseId: null, parentPageId: null, at })
-          yield* pages.recordChange(row.organization_id, change(knowledgebaseId, row.id, "moved", at))
+          yield* feed.record(row.organization_id, change(knowledgebaseId, row.id, "moved", at))
           return { ...row, filed_knowledgebase_id: null, parent_page_id: null, updated_at: at }
         }
         yield* sources.file(row.id, { knowledgebaseId, parentPageId, at })
-        yield* pages.recordChange(row.organization_id, change(knowledgebaseId, row.id, "moved", at))
+        yield* feed.record(row.organization_id, change(knowledgebaseId, row.id, "moved", at))
         const previous = row.filed_knowledgebase_id
         if (previous !== null && previous !== knowledgebaseId) {
-          yield* pages.recordChange(row.organization_id, change(previous, row.id, "moved", at))
+          yield* feed.record(row.organization_id, change(previous, row.id, "moved", at))
         }
         return { ...row, filed_knowledgebase_id: knowledgebaseId, parent_page_id: parentPageId, updated_at: at }
       })
@@ -180,7 +182,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
           yield* sources.setStatus(sourceId, { status: "failed", errorMessage: message, at })
           yield* sources.finishJob(sourceId)
           for (const knowledgebaseId of yield* sources.attachments(sourceId)) {
-            yield* pages.recordChange(current.organization_id, change(knowledgebaseId, sourceId, "failed", at))
+            yield* feed.record(current.organization_id, change(knowledgebaseId, sourceId, "failed", at))
           }
           return { ...current, status: "failed" as const, error_message: message, updated_at: at }
         })
@@ -239,7 +241,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                   yield* sources.attach(kb.id, existing.id, at)
                   yield* sources.rescopePassages(existing.id, passageScope(actor.organization.id, yield* sources.attachments(existing.id)))
                   yield* sources.touchKnowledgebase(kb.id, 1, at)
-                  yield* pages.recordChange(actor.organization.id, change(kb.id, existing.id, "created", at))
+                  yield* feed.record(actor.organization.id, change(kb.id, existing.id, "created", at))
                 }
                 const filed = input.parentPageId === null ? existing : yield* fileIn(existing, kb.id, input.parentPageId, at)
                 return { status: existing.status, source: toSource(filed, kb.id), reviewPath: null } satisfies SourceWrite
@@ -269,7 +271,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               yield* sources.attach(kb.id, row.id, at)
               yield* sources.touchKnowledgebase(kb.id, 1, at)
               if (!reviewed) yield* sources.enqueue(row.id, at)
-              yield* pages.recordChange(actor.organization.id, change(kb.id, row.id, "created", at))
+              yield* feed.record(actor.organization.id, change(kb.id, row.id, "created", at))
               return {
                 status: row.status,
                 source: toSource(row, kb.id),
@@ -354,7 +356,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               const at = now()
               yield* sources.setStatus(row.id, { status: "processing", errorMessage: null, at })
               yield* sources.enqueue(row.id, at)
-              yield* pages.recordChange(organizationId, change(row.knowledgebase_id, row.id, "updated", at))
+              yield* feed.record(organizationId, change(row.knowledgebase_id, row.id, "updated", at))
               return toSource({ ...row, status: "processing", updated_at: at }, row.knowledgebase_id)
             })
           )
@@ -370,7 +372,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
             const at = now()
             for (const knowledgebaseId of yield* sources.attachments(row.id)) {
               yield* sources.touchKnowledgebase(knowledgebaseId, -1, at)
-              yield* pages.recordChange(organizationId, change(knowledgebaseId, row.id, "deleted", at))
+              yield* feed.record(organizationId, change(knowledgebaseId, row.id, "deleted", at))
             }
             yield* sources.remove(row.id)
             return { id: sourceId, status: "deleted" as const }
@@ -381,5 +383,5 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
       fail: failSource
     }
   }),
-  dependencies: [SourceRepo.Default, PageRepo.Default, KnowledgebaseRepo.Default, Cursors.Default, ActivityLog.Default, IngestionSignal.Default]
+  dependencies: [SourceRepo.Default, PageRepo.Default, ChangeRepo.Default, KnowledgebaseRepo.Default, Cursors.Default, ActivityLog.Default, IngestionSignal.Default]
 }) {}
