@@ -5,7 +5,7 @@ import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../platform/pagination.js"
 import { Change } from "./page-domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./domain.js"
 import { SearchRequest, SearchResponse } from "./source-domain.js"
@@ -16,7 +16,17 @@ const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).an
 const KnowledgebaseDetailEnvelope = Schema.Struct({ knowledgebase: KnowledgebaseDetail }).annotations({
   identifier: "KnowledgebaseDetailResponse"
 })
-const KnowledgebaseList = ListOf("knowledgebases", Knowledgebase).annotations({ identifier: "KnowledgebaseList" })
+const KnowledgebaseList = ListOf("knowledgebases", Narrowable(Knowledgebase, "KnowledgebaseListItem")).annotations({
+  identifier: "KnowledgebaseList"
+})
+
+const ChangeList = Schema.Struct({
+  changes: Schema.Array(Change),
+  nextCursor: Schema.NullOr(Schema.String).annotations({ description: "The next page, or null at the end of the feed." }),
+  tailCursor: Schema.String.annotations({
+    description: "A cursor after the last entry returned (or the feed's current end): poll with it to receive only later changes."
+  })
+}).annotations({ identifier: "ChangeList" })
 
 /** `/knowledgebases` */
 export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
@@ -68,15 +78,7 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
     HttpApiEndpoint.get("changes", "/knowledgebases/:id/changes")
       .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
       .setUrlParams(listQuery({ since: UpdatedSinceParam }))
-      .addSuccess(
-        Schema.Struct({
-          changes: Schema.Array(Change),
-          nextCursor: Schema.NullOr(Schema.String).annotations({ description: "The next page, or null at the end of the feed." }),
-          tailCursor: Schema.String.annotations({
-            description: "A cursor after the last entry returned (or the feed's current end): poll with it to receive only later changes."
-          })
-        }).annotations({ identifier: "ChangeList" })
-      )
+      .addSuccess(ChangeList)
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Follow the changes feed")
       .annotate(

@@ -3,13 +3,13 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
+import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
-import { pageIndexFields, type PageWrite, revisionFields } from "./page-domain.js"
+import { pageIndexFields, revisionFields } from "./page-domain.js"
 import { PageService } from "./page-service.js"
 
-/** 202 for a write waiting for review, else `applied`. */
-const writeStatus = (write: PageWrite, applied: number) => (write.status === "pending_review" ? 202 : applied)
+/** A page write as `create` declares it: 201, or 202 waiting for review (stored for idempotent replays). */
+const createdPage = declaredAnswer(Api.groups["pages"]!.endpoints["create"]!.successSchema)
 
 /** Handlers of the `pages` group. */
 export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
@@ -20,13 +20,13 @@ export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
         Effect.gen(function* () {
           const fields = yield* parseFields(urlParams.fields, pageIndexFields)
           const index = yield* pages.index(yield* CurrentPrincipal, path.id, urlParams)
-          return jsonResponse(200, {
+          return {
             knowledgebaseId: path.id,
             pages: index.items.map((item) => project(item, fields)),
             nextCursor: index.nextCursor,
             parent: index.parent,
             ...(index.files === undefined ? {} : { files: index.files })
-          })
+          }
         })
       )
       .handle("create", ({ path, headers, payload, request }) =>
@@ -34,7 +34,8 @@ export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
           const actor = yield* CurrentPrincipal
           return yield* idempotentCreate(
             { key: headers["idempotency-key"], request, payload },
-            Effect.map(pages.create(actor, path.id, payload), (write) => ({ status: writeStatus(write, 201), body: write }))
+            pages.create(actor, path.id, payload),
+            createdPage
           )
         })
       )
@@ -45,14 +46,12 @@ export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
       )
       .handle("update", ({ path, payload }) =>
         Effect.gen(function* () {
-          const write = yield* pages.patch(yield* CurrentPrincipal, path.id, path.pageId, payload)
-          return jsonResponse(writeStatus(write, 200), write)
+          return yield* pages.patch(yield* CurrentPrincipal, path.id, path.pageId, payload)
         })
       )
       .handle("append", ({ path, payload }) =>
         Effect.gen(function* () {
-          const write = yield* pages.append(yield* CurrentPrincipal, path.id, path.pageId, payload.text)
-          return jsonResponse(writeStatus(write, 200), write)
+          return yield* pages.append(yield* CurrentPrincipal, path.id, path.pageId, payload.text)
         })
       )
       .handle("move", ({ path, payload }) =>
@@ -65,7 +64,7 @@ export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
         Effect.gen(function* () {
           const fields = yield* parseFields(urlParams.fields, revisionFields)
           const page = yield* pages.revisions(yield* CurrentPrincipal, path.id, path.pageId, urlParams)
-          return jsonResponse(200, { revisions: page.items.map((revision) => project(revision, fields)), nextCursor: page.nextCursor })
+          return { revisions: page.items.map((revision) => project(revision, fields)), nextCursor: page.nextCursor }
         })
       )
   })

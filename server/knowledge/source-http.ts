@@ -7,7 +7,7 @@ import { InvalidRequest } from "../platform/errors.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { readMultipart } from "../platform/http/multipart.js"
 import { maxRequestBodyBytes } from "../platform/http/request-middleware.js"
-import { idempotentCreate, jsonResponse } from "../platform/http/responses.js"
+import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { detectType } from "./extract.js"
 import { CreateSourceJson, sourceFields, uploadTypes } from "./source-domain.js"
@@ -47,6 +47,9 @@ const uploadFromForm = (request: HttpServerRequest.HttpServerRequest) =>
     return { upload, fingerprint }
   })
 
+/** An accepted upload as `create` declares it (stored for idempotent replays). */
+const createdSource = declaredAnswer(Api.groups["sources"]!.endpoints["create"]!.successSchema)
+
 /** Handlers of the `sources` group. */
 export const SourcesHttpLive = HttpApiBuilder.group(Api, "sources", (handlers) =>
   Effect.gen(function* () {
@@ -56,11 +59,11 @@ export const SourcesHttpLive = HttpApiBuilder.group(Api, "sources", (handlers) =
         Effect.gen(function* () {
           const fields = yield* parseFields(urlParams.fields, sourceFields)
           const page = yield* sources.list(yield* CurrentPrincipal, path.id, urlParams)
-          return jsonResponse(200, {
+          return {
             knowledgebaseId: path.id,
             sources: page.items.map((source) => project(source, fields)),
             nextCursor: page.nextCursor
-          })
+          }
         })
       )
       .handleRaw("create", ({ path, headers, request }) =>
@@ -79,7 +82,8 @@ export const SourcesHttpLive = HttpApiBuilder.group(Api, "sources", (handlers) =
           }
           return yield* idempotentCreate(
             { key: headers["idempotency-key"], request, payload: received.fingerprint },
-            Effect.map(sources.create(actor, path.id, received.upload), (written) => ({ status: 202, body: written }))
+            sources.create(actor, path.id, received.upload),
+            createdSource
           )
         })
       )

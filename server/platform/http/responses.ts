@@ -1,6 +1,6 @@
-/** Shared response building for handlers: encoded JSON, projected lists and idempotent creates. */
-import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Exit, Schema } from "effect"
+/** Shared response building for handlers: idempotent creates and the answers they store. */
+import { HttpApiSchema, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Either, Exit, Schema } from "effect"
 import { CurrentPrincipal } from "./authentication.js"
 import type { Conflict, InvalidRequest } from "../errors.js"
 import { sha256Hex } from "../ids.js"
@@ -17,25 +17,6 @@ export const IdempotencyHeaders = Schema.Struct({
   )
 })
 
-/** A JSON response of `body` already in its encoded form. */
-export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  jsonTextResponse(status, JSON.stringify(body), headers)
-
-/** A JSON response of text that is already JSON. */
-export const jsonTextResponse = (status: number, text: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.raw(text, {
-    status,
-    headers,
-    contentType: "application/json",
-    contentLength: Buffer.byteLength(text)
-  })
-
-/** Encodes `value` with `schema` into a JSON response. */
-export const encodeJson =
-  <A, I>(schema: Schema.Schema<A, I>, status = 200) =>
-  (value: A) =>
-    Effect.map(Effect.orDie(Schema.encode(schema)(value)), (body) => jsonResponse(status, body))
-
 /** A stable JSON text of a value: object keys sorted at every level. */
 const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
@@ -44,32 +25,51 @@ const canonicalJson = (value: unknown): string =>
       : v
   )
 
-/** What an idempotent create produced: a status and an encoded body. */
+/** What an idempotent create answered: a status and an encoded body. */
 export interface Created {
   readonly status: number
   readonly body: unknown
 }
 
 /**
+ * Encodes a value the way its endpoint answers it: with the first declared success schema that
+ * encodes it, and that success's status. Idempotent creates store this answer for replays.
+ */
+export const declaredAnswer = (successSchema: Schema.Schema<any, unknown, any>) => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, successSchema)
+  const encoders = Array.from(members, (member) => ({
+    status: HttpApiSchema.getStatusSuccess(member),
+    encode: Schema.encodeEither(member as Schema.Schema<unknown, unknown, never>)
+  }))
+  return (value: unknown): Effect.Effect<Created> => {
+    for (const { status, encode } of encoders) {
+      const encoded = encode(value)
+      if (Either.isRight(encoded)) return Effect.succeed({ status, body: encoded.right })
+    }
+    return Effect.dieMessage("A created value matches none of its endpoint's success schemas.")
+  }
+}
+
+/**
  * Runs a create under the request's `Idempotency-Key`, if any. The request is fingerprinted by its
  * JSON body as sent (keys sorted, so formatting does not matter). The first response (success or
  * expected failure) is stored and replayed with `Idempotent-Replayed: true`; server faults release
- * the key so the retry runs again.
+ * the key so the retry runs again. The created value is answered as it is, for the endpoint's
+ * declared success schema to encode; `answer` (see `declaredAnswer`) gives the stored form.
  */
-export const idempotentCreate = <E, R>(
+export const idempotentCreate = <A, E, R>(
   input: {
     readonly key: string | undefined
     readonly request: HttpServerRequest.HttpServerRequest
     /** The decoded body, fingerprinted when the raw body is not JSON (multipart uploads). */
     readonly payload: unknown
   },
-  create: Effect.Effect<Created, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E | InvalidRequest | Conflict, R | CurrentPrincipal | IdempotencyStore> =>
+  create: Effect.Effect<A, E, R>,
+  answer: (created: A) => Effect.Effect<Created>
+): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E | InvalidRequest | Conflict, R | CurrentPrincipal | IdempotencyStore> =>
   Effect.gen(function* () {
-    if (input.key === undefined) {
-      const created = yield* create
-      return jsonResponse(created.status, created.body)
-    }
+    if (input.key === undefined) return yield* create
     const key = input.key
     const principal = yield* CurrentPrincipal
     const store = yield* IdempotencyStore
@@ -88,9 +88,9 @@ export const idempotentCreate = <E, R>(
     }
     const exit = yield* Effect.exit(create)
     if (Exit.isSuccess(exit)) {
-      const body = JSON.stringify(exit.value.body)
-      yield* store.complete(org, address, key, exit.value.status, body)
-      return HttpServerResponse.text(body, { status: exit.value.status, contentType: "application/json" })
+      const created = yield* answer(exit.value)
+      yield* store.complete(org, address, key, created.status, JSON.stringify(created.body))
+      return exit.value
     }
     const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
     const status = isApiFailure(failure) ? (statusOfTag.get(failure._tag) ?? 500) : 500
