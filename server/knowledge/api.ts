@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
+import { KeptJson } from "../platform/http/kept-json.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../platform/pagination.js"
 import { Change } from "./page-domain.js"
@@ -33,7 +34,7 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases")
       .setUrlParams(listQuery({ fields: FieldsParam }))
-      .addSuccess(KnowledgebaseList)
+      .addSuccess(KeptJson(KnowledgebaseList))
       .addError(ErrorResponse.InvalidRequest)
       .annotate(OpenApi.Summary, "List Knowledgebases")
       .annotate(OpenApi.Description, "Readable Knowledgebases with source and page counts, oldest first.")

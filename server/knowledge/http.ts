@@ -30,7 +30,10 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
     const knowledgebases = yield* KnowledgebaseService
     const pages = yield* PageService
     const search = yield* SearchService
-    /** Answers of kept listing pages (the service keeps a page until anything commits), by `fields`. */
+    /**
+     * Answers of kept listing pages (the service keeps a page until anything commits), by `fields`.
+     * They never change, so the declared `KeptJson` schema encodes each once and reuses its text.
+     */
     const listings = new WeakMap<object, Map<string, KnowledgebaseListing>>()
     return handlers
       .handle("list", ({ urlParams }) =>
