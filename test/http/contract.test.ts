@@ -61,6 +61,9 @@ const templateOf = (method: string, path: string): string | undefined => {
   })
 }
 
+/** Headers the document describes on some responses: present on an answer, they must be declared for it. */
+const documentedHeaders = ["x-request-id", "retry-after", "idempotent-replayed"]
+
 const validators = new Map<string, ValidateFunction>()
 const validatorAt = (pointer: string): ValidateFunction => {
   let validate = validators.get(pointer)
@@ -73,9 +76,9 @@ const validatorAt = (pointer: string): ValidateFunction => {
 }
 
 /**
- * Checks one real response against the document: the status is declared for the operation, the
- * content type is a declared one, a JSON body validates against the declared schema, and the
- * status is the one the test expected. Answers the problems found (empty when it conforms).
+ * Checks one real response against the document: the status is declared for the operation, so are
+ * the documented headers it carries, the content type is a declared one, a JSON body validates
+ * against the declared schema, and the status is the one the test expected. Answers the problems found (empty when it conforms).
  */
 const conformance = (method: string, path: string, response: TestResponse, expected: number): Array<string> => {
   const template = templateOf(method, path)
@@ -89,6 +92,11 @@ const conformance = (method: string, path: string, response: TestResponse, expec
   if (declared === undefined) {
     return [...problems, `${where}: status not declared (declared: ${Object.keys(operation.responses).join(", ")})`]
   }
+  const declaredHeaders = Object.keys(declared.headers ?? {}).map((name) => name.toLowerCase())
+  for (const header of documentedHeaders) {
+    if (response.headers.has(header) && !declaredHeaders.includes(header)) problems.push(`${where}: header ${header} not declared`)
+  }
+  if (declaredHeaders.includes("x-request-id") && !response.headers.has("x-request-id")) problems.push(`${where}: no X-Request-Id`)
   const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim()
   const media = Object.keys(declared.content ?? {})
   if (media.length === 0) return response.text === "" ? problems : [...problems, `${where}: a body where none is declared`]
