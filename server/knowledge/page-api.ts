@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
+import { KeptJson } from "../platform/http/kept-json.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../platform/pagination.js"
 import { PageIndexItem, Uuid } from "./domain.js"
@@ -53,7 +54,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
           updatedSince: UpdatedSinceParam
         })
       )
-      .addSuccess(PageIndexList)
+      .addSuccess(KeptJson(PageIndexList))
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "List pages and folders")
       .annotate(
@@ -132,3 +133,5 @@ export class PagesApi extends HttpApiGroup.make("pages")
       .pipe(scope("knowledge:read"))
   )
   .middleware(Authentication) {}
+
+export { PageIndexList }

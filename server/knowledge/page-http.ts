@@ -5,28 +5,65 @@ import { Api } from "../api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { PageIndexList } from "./page-api.js"
 import { pageIndexFields, revisionFields } from "./page-domain.js"
 import { PageService } from "./page-service.js"
 
 /** A page write as `create` declares it: 201, or 202 waiting for review (stored for idempotent replays). */
 const createdPage = declaredAnswer(Api.groups["pages"]!.endpoints["create"]!.successSchema)
 
+/** How many page index answers are kept at most (all are dropped when anything commits). */
+const keptIndexAnswers = 256
+
 /** Handlers of the `pages` group. */
 export const PagesHttpLive = HttpApiBuilder.group(Api, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* PageService
+    const reader = yield* ReadConnection
+    /**
+     * Page index answers, kept while nothing commits (`data_version`), by organization,
+     * Knowledgebase, query and fields: a polled tree is neither rebuilt nor encoded again (the
+     * declared `KeptJson` schema encodes each answer once). Each is kept under the version read
+     * before its queries, so an answer that may predate a commit is never served after it.
+     */
+    const indexAnswers = new Map<string, typeof PageIndexList.Type>()
+    let answersAtVersion = -1
     return handlers
       .handle("list", ({ path, urlParams }) =>
         Effect.gen(function* () {
+          const actor = yield* CurrentPrincipal
           const fields = yield* parseFields(urlParams.fields, pageIndexFields)
-          const index = yield* pages.index(yield* CurrentPrincipal, path.id, urlParams)
-          return {
+          const version = reader.dataVersion()
+          if (version !== answersAtVersion) {
+            indexAnswers.clear()
+            answersAtVersion = version
+          }
+          const key = JSON.stringify([
+            actor.organization.id,
+            path.id,
+            urlParams.parentPageId ?? null,
+            urlParams.depth ?? null,
+            urlParams.updatedSince ?? null,
+            urlParams.limit ?? null,
+            urlParams.cursor ?? null,
+            fields
+          ])
+          const kept = indexAnswers.get(key)
+          if (kept) return kept
+          const index = yield* pages.index(actor, path.id, urlParams)
+          const answer: typeof PageIndexList.Type = {
             knowledgebaseId: path.id,
             pages: index.items.map((item) => project(item, fields)),
             nextCursor: index.nextCursor,
             parent: index.parent,
             ...(index.files === undefined ? {} : { files: index.files })
           }
+          if (answersAtVersion === version) {
+            if (indexAnswers.size >= keptIndexAnswers) indexAnswers.clear()
+            indexAnswers.set(key, answer)
+          }
+          return answer
         })
       )
       .handle("create", ({ path, headers, payload, request }) =>
