@@ -21,6 +21,7 @@ import { Cursors } from "./platform/pagination.js"
 import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
 import { StderrLogger } from "./platform/logging.js"
 import { DatabaseLive } from "./platform/sql/database.js"
+import { ReadConnection } from "./platform/sql/read-connection.js"
 
 /** How to run the server. */
 export interface ServerOptions {
@@ -71,7 +72,8 @@ export const CoreLive = (
     Cursors.Default,
     IdempotencyStore.Default,
     RateLimiter.Default,
-    mergeLayers(features.map((feature) => feature.services))
+    mergeLayers(features.map((feature) => feature.services)),
+    ReadConnection.Default
   ).pipe(
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),

@@ -320,26 +320,20 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         AgentList: {
-            agents: components["schemas"]["AgentSummary"][];
+            agents: components["schemas"]["AgentListItem"][];
             /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
         };
-        /**
-         * @example {
-         *       "id": "9b2c7d3e-1f4a-4c5b-8e6d-7a8b9c0d1e2f",
-         *       "name": "Support agent",
-         *       "description": "Answers from the handbook."
-         *     }
-         */
-        AgentSummary: {
+        /** @description Every field, or only those named by `fields`. */
+        AgentListItem: {
             /**
              * Format: uuid
              * @description a Universally Unique Identifier
              * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
              */
-            id: string;
-            name: string;
-            description: string;
+            id?: string;
+            name?: string;
+            description?: string;
         };
         /**
          * @description `invalid_request`: Malformed JSON, failed validation (the message names the field), unknown `fields` name, bad cursor or limit.
@@ -502,77 +496,84 @@ export interface components {
             };
         };
         AppList: {
-            apps: (components["schemas"]["PublishedApp"] | components["schemas"]["AppDraftItem"])[];
+            apps: ({
+                /**
+                 * Format: uuid
+                 * @description a Universally Unique Identifier
+                 * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                 */
+                id?: string;
+                name?: string;
+                description?: string;
+                services?: {
+                    conversation: boolean;
+                    transaction: boolean;
+                };
+                inputSchema?: {
+                    [key: string]: unknown;
+                } | null;
+                outputSchema?: {
+                    [key: string]: unknown;
+                } | null;
+            } | {
+                /**
+                 * Format: uuid
+                 * @description a Universally Unique Identifier
+                 * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                 */
+                id?: string;
+                name?: string;
+                description?: string;
+                published?: boolean;
+                /** @example 2026-11-21T10:00:00.000Z */
+                updatedAt?: string;
+            })[];
             /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
-        };
-        /**
-         * @example {
-         *       "id": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-         *       "name": "Quote desk",
-         *       "description": "Answers pricing questions and prices orders.",
-         *       "services": {
-         *         "conversation": true,
-         *         "transaction": true
-         *       },
-         *       "inputSchema": {
-         *         "type": "object",
-         *         "properties": {
-         *           "sku": {
-         *             "type": "string"
-         *           }
-         *         },
-         *         "required": [
-         *           "sku"
-         *         ]
-         *       },
-         *       "outputSchema": {
-         *         "type": "object",
-         *         "properties": {
-         *           "price": {
-         *             "type": "number"
-         *           }
-         *         }
-         *       }
-         *     }
-         */
-        PublishedApp: {
-            /**
-             * Format: uuid
-             * @description a Universally Unique Identifier
-             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
-             */
-            id: string;
-            name: string;
-            description: string;
-            services: {
-                conversation: boolean;
-                transaction: boolean;
-            };
-            inputSchema: {
-                [key: string]: unknown;
-            } | null;
-            outputSchema: {
-                [key: string]: unknown;
-            } | null;
-        };
-        AppDraftItem: {
-            /**
-             * Format: uuid
-             * @description a Universally Unique Identifier
-             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
-             */
-            id: string;
-            name: string;
-            description: string;
-            published: boolean;
-            /** @example 2026-11-21T10:00:00.000Z */
-            updatedAt: string;
         };
         KnowledgebaseList: {
-            knowledgebases: components["schemas"]["Knowledgebase"][];
+            knowledgebases: components["schemas"]["KnowledgebaseListItem"][];
             /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
+        };
+        /** @description Every field, or only those named by `fields`. */
+        KnowledgebaseListItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id?: string;
+            name?: string;
+            description?: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt?: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt?: string;
+            counts?: {
+                sources: components["schemas"]["Int"];
+                pages: components["schemas"]["Int"];
+            };
+        };
+        /**
+         * int
+         * @description an integer
+         */
+        Int: number;
+        /**
+         * @example {
+         *       "name": "Support handbook",
+         *       "description": "How we answer customers."
+         *     }
+         */
+        CreateKnowledgebase: {
+            /** @description 1 to 200 characters (trimmed). */
+            name: string;
+            /**
+             * maxLength(2000)
+             * @description a string at most 2000 character(s) long
+             */
+            description?: string;
         };
         /**
          * @example {
@@ -604,26 +605,6 @@ export interface components {
                 sources: components["schemas"]["Int"];
                 pages: components["schemas"]["Int"];
             };
-        };
-        /**
-         * int
-         * @description an integer
-         */
-        Int: number;
-        /**
-         * @example {
-         *       "name": "Support handbook",
-         *       "description": "How we answer customers."
-         *     }
-         */
-        CreateKnowledgebase: {
-            /** @description 1 to 200 characters (trimmed). */
-            name: string;
-            /**
-             * maxLength(2000)
-             * @description a string at most 2000 character(s) long
-             */
-            description?: string;
         };
         /**
          * @description `plan_limit`: A plan cap (Knowledgebases, sources per Knowledgebase) is reached.
@@ -871,7 +852,7 @@ export interface components {
              * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
              */
             knowledgebaseId: string;
-            pages: components["schemas"]["PageIndexItem"][];
+            pages: components["schemas"]["PageIndexListItem"][];
             nextCursor: string | null;
             parent: {
                 /**
@@ -896,6 +877,28 @@ export interface components {
                 type: string;
                 status: string;
             }[];
+        };
+        /** @description Every field, or only those named by `fields`. */
+        PageIndexListItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id?: string;
+            title?: string;
+            description?: string;
+            templateKey?: string;
+            parentPageId?: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt?: string;
+            hook?: string;
+            isFolder?: boolean;
+            path?: string[];
+            depth?: components["schemas"]["Int"];
+            childCount?: components["schemas"]["Int"];
+            pageCount?: components["schemas"]["Int"];
+            collapsed?: boolean;
         };
         /**
          * @example {
@@ -1200,7 +1203,7 @@ export interface components {
         };
         PageWrite: {
             /** @enum {string} */
-            status: "applied" | "pending_review";
+            status: "applied";
             page: components["schemas"]["PageSummary"];
             /**
              * Format: uuid
@@ -1238,29 +1241,30 @@ export interface components {
             page: components["schemas"]["PageSummary"];
         };
         PageRevisionList: {
-            revisions: components["schemas"]["PageRevision"][];
+            revisions: components["schemas"]["PageRevisionListItem"][];
             /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
         };
-        PageRevision: {
+        /** @description Every field, or only those named by `fields`. */
+        PageRevisionListItem: {
             /**
              * Format: uuid
              * @description a Universally Unique Identifier
              * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
              */
-            id: string;
-            number: components["schemas"]["Int"] | null;
+            id?: string;
+            number?: components["schemas"]["Int"] | null;
             /** @enum {string} */
-            kind: "create" | "edit" | "append";
+            kind?: "create" | "edit" | "append";
             /** @enum {string} */
-            status: "applied" | "pending_review" | "rejected";
-            title: string;
-            description: string;
-            markdown: string;
-            author: string | null;
+            status?: "applied" | "pending_review" | "rejected";
+            title?: string;
+            description?: string;
+            markdown?: string;
+            author?: string | null;
             /** @example 2026-11-21T10:00:00.000Z */
-            createdAt: string;
-            reviewedAt: string | null;
+            createdAt?: string;
+            reviewedAt?: string | null;
         };
         SourceList: {
             /**
@@ -1269,8 +1273,32 @@ export interface components {
              * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
              */
             knowledgebaseId: string;
-            sources: components["schemas"]["Source"][];
+            sources: components["schemas"]["SourceListItem"][];
             nextCursor: string | null;
+        };
+        /** @description Every field, or only those named by `fields`. */
+        SourceListItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id?: string;
+            name?: string;
+            type?: string;
+            /** @enum {string} */
+            status?: "processing" | "ready" | "failed" | "pending_review";
+            searchable?: boolean;
+            disabled?: boolean;
+            url?: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt?: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt?: string;
+            sizeBytes?: components["schemas"]["Int"];
+            errorMessage?: string | null;
+            createdVia?: string;
+            parentPageId?: string | null;
         };
         /**
          * @description Give `name` and exactly one of `contentMarkdown`, `contentText` or `url`.
@@ -1311,7 +1339,7 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
+        /** @description `true` when this is the stored response (a success or an expected failure) of an earlier request with the same Idempotency-Key. */
         IdempotentReplayed: "true";
     };
     pathItems: never;
@@ -1619,6 +1647,7 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1629,6 +1658,7 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1639,6 +1669,7 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1649,6 +1680,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1659,6 +1691,7 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1670,6 +1703,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2219,7 +2253,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "applied" | "pending_review";
+                        status: "applied";
                         page: components["schemas"]["PageSummary"];
                         /**
                          * Format: uuid
@@ -2242,7 +2276,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "applied" | "pending_review";
+                        status: "pending_review";
                         page: components["schemas"]["PageSummary"];
                         /**
                          * Format: uuid
@@ -2259,6 +2293,7 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2269,6 +2304,7 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2279,6 +2315,7 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2289,6 +2326,7 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2299,6 +2337,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2309,6 +2348,7 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2320,6 +2360,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,7 +2509,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "applied" | "pending_review";
+                        status: "pending_review";
                         page: components["schemas"]["PageSummary"];
                         /**
                          * Format: uuid
@@ -2589,7 +2630,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        status: "applied" | "pending_review";
+                        status: "pending_review";
                         page: components["schemas"]["PageSummary"];
                         /**
                          * Format: uuid
@@ -3026,6 +3067,7 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3036,6 +3078,7 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3046,6 +3089,7 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3056,6 +3100,7 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,6 +3111,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3076,6 +3122,7 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,6 +3134,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -5,10 +5,10 @@ import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { gate, scope } from "../platform/http/policy.js"
-import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../platform/pagination.js"
 import { AgentSummary, AppDraftItem, PublishedApp } from "./domain.js"
 
-const AgentList = ListOf("agents", AgentSummary).annotations({ identifier: "AgentList" })
+const AgentList = ListOf("agents", Narrowable(AgentSummary, "AgentListItem")).annotations({ identifier: "AgentList" })
 
 /** `/agents` */
 export class AgentsApi extends HttpApiGroup.make("agents")
@@ -25,7 +25,15 @@ export class AgentsApi extends HttpApiGroup.make("agents")
 
 export { AgentList }
 
-const AppList = ListOf("apps", Schema.Union(PublishedApp, AppDraftItem)).annotations({ identifier: "AppList" })
+/** An App of either listing; a property of the other listing's shape never matches (so none is dropped). */
+const noOtherProperties = { parseOptions: { onExcessProperty: "error" } } as const
+const AppList = ListOf(
+  "apps",
+  Schema.Union(
+    Narrowable(PublishedApp, "PublishedAppListItem").annotations(noOtherProperties),
+    Narrowable(AppDraftItem, "AppDraftListItem").annotations(noOtherProperties)
+  )
+).annotations({ identifier: "AppList" })
 
 /** `/apps`: answers 403 `api_disabled` until the organization's `apps` gate is on. */
 export class AppsApi extends HttpApiGroup.make("apps")

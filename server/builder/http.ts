@@ -3,7 +3,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AgentsContract, AppsContract } from "./api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { jsonResponse } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { AppService } from "./app-service.js"
 import { agentFields, draftAppFields, publishedAppFields } from "./domain.js"
@@ -17,7 +16,7 @@ export const AgentsHttpLive = HttpApiBuilder.group(AgentsContract, "agents", (ha
       Effect.gen(function* () {
         const fields = yield* parseFields(urlParams.fields, agentFields)
         const page = yield* agents.listPublished(yield* CurrentPrincipal, urlParams)
-        return jsonResponse(200, { agents: page.items.map((agent) => project(agent, fields)), nextCursor: page.nextCursor })
+        return { agents: page.items.map((agent) => project(agent, fields)), nextCursor: page.nextCursor }
       })
     )
   })
@@ -37,7 +36,7 @@ export const AppsHttpLive = HttpApiBuilder.group(AppsContract, "apps", (handlers
           limit: urlParams.limit,
           cursor: urlParams.cursor
         })
-        return jsonResponse(200, { apps: page.items.map((app) => project(app, fields)), nextCursor: page.nextCursor })
+        return { apps: page.items.map((app) => project(app, fields)), nextCursor: page.nextCursor }
       })
     )
   })

@@ -5,8 +5,9 @@ import { Schema } from "effect"
 import { Authentication } from "../platform/http/authentication.js"
 import { ErrorResponse } from "../platform/http/error-catalog.js"
 import { scope } from "../platform/http/policy.js"
+import { KeptJson } from "../platform/http/kept-json.js"
 import { IdempotencyHeaders } from "../platform/http/responses.js"
-import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../platform/pagination.js"
 import { Change } from "./changes/domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
 import { SearchRequest, SearchResponse } from "./search/domain.js"
@@ -17,14 +18,24 @@ const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).an
 const KnowledgebaseDetailEnvelope = Schema.Struct({ knowledgebase: KnowledgebaseDetail }).annotations({
   identifier: "KnowledgebaseDetailResponse"
 })
-const KnowledgebaseList = ListOf("knowledgebases", Knowledgebase).annotations({ identifier: "KnowledgebaseList" })
+const KnowledgebaseList = ListOf("knowledgebases", Narrowable(Knowledgebase, "KnowledgebaseListItem")).annotations({
+  identifier: "KnowledgebaseList"
+})
+
+const ChangeList = Schema.Struct({
+  changes: Schema.Array(Change),
+  nextCursor: Schema.NullOr(Schema.String).annotations({ description: "The next page, or null at the end of the feed." }),
+  tailCursor: Schema.String.annotations({
+    description: "A cursor after the last entry returned (or the feed's current end): poll with it to receive only later changes."
+  })
+}).annotations({ identifier: "ChangeList" })
 
 /** `/knowledgebases` */
 export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases")
       .setUrlParams(listQuery({ fields: FieldsParam }))
-      .addSuccess(KnowledgebaseList)
+      .addSuccess(KeptJson(KnowledgebaseList))
       .addError(ErrorResponse.InvalidRequest)
       .annotate(OpenApi.Summary, "List Knowledgebases")
       .annotate(OpenApi.Description, "Readable Knowledgebases with source and page counts, oldest first.")
@@ -69,15 +80,7 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
     HttpApiEndpoint.get("changes", "/knowledgebases/:id/changes")
       .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "A Knowledgebase id, or `all`." }) }))
       .setUrlParams(listQuery({ since: UpdatedSinceParam }))
-      .addSuccess(
-        Schema.Struct({
-          changes: Schema.Array(Change),
-          nextCursor: Schema.NullOr(Schema.String).annotations({ description: "The next page, or null at the end of the feed." }),
-          tailCursor: Schema.String.annotations({
-            description: "A cursor after the last entry returned (or the feed's current end): poll with it to receive only later changes."
-          })
-        }).annotations({ identifier: "ChangeList" })
-      )
+      .addSuccess(ChangeList)
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Follow the changes feed")
       .annotate(

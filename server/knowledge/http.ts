@@ -3,9 +3,9 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { KnowledgebasesContract } from "./api.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { idempotentCreate, jsonResponse, jsonTextResponse } from "../platform/http/responses.js"
+import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
-import { knowledgebaseFields } from "./knowledgebases/domain.js"
+import { type Knowledgebase, knowledgebaseFields } from "./knowledgebases/domain.js"
 import { exportContentType } from "./export/archive.js"
 import { ChangeFeed } from "./changes/service.js"
 import { SearchService } from "./search/service.js"
@@ -15,14 +15,26 @@ import { KnowledgebaseService } from "./service.js"
 const attachment = (filename: string) =>
   `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
 
+/** A created Knowledgebase as `create` declares it (stored for idempotent replays). */
+const createdKnowledgebase = declaredAnswer(KnowledgebasesContract.groups["knowledgebases"]!.endpoints["create"]!.successSchema)
+
+/** A Knowledgebase listing as answered: its items narrowed to `fields`. */
+interface KnowledgebaseListing {
+  readonly knowledgebases: ReadonlyArray<Partial<Knowledgebase>>
+  readonly nextCursor: string | null
+}
+
 /** Handlers of the `knowledgebases` group. */
 export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "knowledgebases", (handlers) =>
   Effect.gen(function* () {
     const knowledgebases = yield* KnowledgebaseService
     const changes = yield* ChangeFeed
     const search = yield* SearchService
-    /** Encoded answers of kept listing pages (the service keeps a page until anything commits), by `fields`. */
-    const encodedPages = new WeakMap<object, Map<string, string>>()
+    /**
+     * Answers of kept listing pages (the service keeps a page until anything commits), by `fields`.
+     * They never change, so the declared `KeptJson` schema encodes each once and reuses its text.
+     */
+    const listings = new WeakMap<object, Map<string, KnowledgebaseListing>>()
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -30,14 +42,14 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
           const fields = yield* parseFields(urlParams.fields, knowledgebaseFields)
           const page = yield* knowledgebases.list(actor, urlParams)
           const fieldsKey = fields?.join(",") ?? ""
-          let byFields = encodedPages.get(page)
-          if (!byFields) encodedPages.set(page, (byFields = new Map()))
-          let text = byFields.get(fieldsKey)
-          if (text === undefined) {
-            text = JSON.stringify({ knowledgebases: page.items.map((kb) => project(kb, fields)), nextCursor: page.nextCursor })
-            byFields.set(fieldsKey, text)
+          let byFields = listings.get(page)
+          if (!byFields) listings.set(page, (byFields = new Map()))
+          let listing = byFields.get(fieldsKey)
+          if (listing === undefined) {
+            listing = { knowledgebases: page.items.map((kb) => project(kb, fields)), nextCursor: page.nextCursor }
+            byFields.set(fieldsKey, listing)
           }
-          return jsonTextResponse(200, text)
+          return listing
         })
       )
       .handle("create", ({ headers, payload, request }) =>
@@ -45,10 +57,8 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
           const actor = yield* CurrentPrincipal
           return yield* idempotentCreate(
             { key: headers["idempotency-key"], request, payload },
-            Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({
-              status: 201,
-              body: { knowledgebase }
-            }))
+            Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({ knowledgebase })),
+            createdKnowledgebase
           )
         })
       )
@@ -69,13 +79,13 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
       )
       .handle("search", ({ path, payload }) =>
         Effect.gen(function* () {
-          return jsonResponse(200, yield* search.search(yield* CurrentPrincipal, path.id, payload))
+          return yield* search.search(yield* CurrentPrincipal, path.id, payload)
         })
       )
       .handle("changes", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const page = yield* changes.feed(yield* CurrentPrincipal, path.id, urlParams)
-          return jsonResponse(200, { changes: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor })
+          return { changes: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor }
         })
       )
   })

@@ -159,3 +159,13 @@ export const project = <A extends object>(item: A, fields: ReadonlyArray<string>
   for (const name of fields) if (name in item) out[name] = (item as Record<string, unknown>)[name]
   return out as Partial<A>
 }
+
+/**
+ * A list item as `fields` may narrow it: every property optional on the wire (all of them are
+ * there when `fields` is not given), so that the declared schema holds for every answer.
+ */
+export const Narrowable = <A, I, R>(item: Schema.Schema<A, I, R>, identifier: string) =>
+  Schema.partialWith(item, { exact: true }).annotations({
+    identifier,
+    description: "Every field, or only those named by `fields`."
+  })

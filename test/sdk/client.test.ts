@@ -50,7 +50,7 @@ describe("SDK against a real server", () => {
     expect(list).toBeInstanceOf(PagePromise)
     for await (const kb of list) {
       expectTypeOf(kb).toEqualTypeOf<KnowledgebasesListItem>()
-      seen.push(kb.id)
+      seen.push(kb.id ?? "(narrowed away)")
     }
     expect(seen).toEqual(all)
 

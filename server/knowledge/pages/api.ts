@@ -5,15 +5,16 @@ import { Schema } from "effect"
 import { Authentication } from "../../platform/http/authentication.js"
 import { ErrorResponse } from "../../platform/http/error-catalog.js"
 import { scope } from "../../platform/http/policy.js"
+import { KeptJson } from "../../platform/http/kept-json.js"
 import { IdempotencyHeaders } from "../../platform/http/responses.js"
-import { FieldsParam, ListOf, listQuery, UpdatedSinceParam } from "../../platform/pagination.js"
+import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../../platform/pagination.js"
 import { PageIndexItem, Uuid } from "../knowledgebases/domain.js"
 import { AppendPage, CreatePage, MovePage, Page, PageRevision, PageSummary, PageWrite, PatchPage } from "./domain.js"
 
 const PagePath = Schema.Struct({ id: Schema.String, pageId: Schema.String })
 const PageIndexList = Schema.Struct({
   knowledgebaseId: Uuid,
-  pages: Schema.Array(PageIndexItem),
+  pages: Schema.Array(Narrowable(PageIndexItem, "PageIndexListItem")),
   nextCursor: Schema.NullOr(Schema.String),
   parent: Schema.NullOr(Schema.Struct({ id: Uuid, title: Schema.String, description: Schema.String, isFolder: Schema.Boolean })),
   files: Schema.optional(
@@ -22,7 +23,12 @@ const PageIndexList = Schema.Struct({
     })
   )
 }).annotations({ identifier: "PageIndexList" })
-const PendingReview = PageWrite.annotations({
+/** A page write that is live (201 for a create, 200 for an edit or append). */
+const PageWriteApplied = Schema.Struct({ ...PageWrite.fields, status: Schema.Literal("applied") }).annotations({
+  identifier: "PageWrite"
+})
+/** A page write waiting for review (202). */
+const PendingReview = Schema.Struct({ ...PageWrite.fields, status: Schema.Literal("pending_review") }).annotations({
   identifier: "PageWritePending",
   description: "The organization reviews agent writes: nothing is live until a person approves."
 })
@@ -49,7 +55,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
           updatedSince: UpdatedSinceParam
         })
       )
-      .addSuccess(PageIndexList)
+      .addSuccess(KeptJson(PageIndexList))
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "List pages and folders")
       .annotate(
@@ -63,7 +69,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
       .setPath(Schema.Struct({ id: Schema.String }))
       .setHeaders(IdempotencyHeaders)
       .setPayload(CreatePage)
-      .addSuccess(PageWrite, { status: 201 })
+      .addSuccess(PageWriteApplied, { status: 201 })
       .addSuccess(PendingReview, { status: 202 })
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.Conflict)
@@ -87,7 +93,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
     HttpApiEndpoint.patch("update", "/knowledgebases/:id/pages/:pageId")
       .setPath(PagePath)
       .setPayload(PatchPage)
-      .addSuccess(PageWrite)
+      .addSuccess(PageWriteApplied)
       .addSuccess(PendingReview, { status: 202 })
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Edit a page")
@@ -101,7 +107,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
     HttpApiEndpoint.post("append", "/knowledgebases/:id/pages/:pageId/append")
       .setPath(PagePath)
       .setPayload(AppendPage)
-      .addSuccess(PageWrite)
+      .addSuccess(PageWriteApplied)
       .addSuccess(PendingReview, { status: 202 })
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Append to a page")
@@ -121,7 +127,7 @@ export class PagesApi extends HttpApiGroup.make("pages")
     HttpApiEndpoint.get("revisions", "/knowledgebases/:id/pages/:pageId/revisions")
       .setPath(PagePath)
       .setUrlParams(listQuery({ fields: FieldsParam }))
-      .addSuccess(ListOf("revisions", PageRevision).annotations({ identifier: "PageRevisionList" }))
+      .addSuccess(ListOf("revisions", Narrowable(PageRevision, "PageRevisionListItem")).annotations({ identifier: "PageRevisionList" }))
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "List a page's revisions")
       .annotate(OpenApi.Description, "Every version, applied, pending review or rejected, newest first.")
@@ -131,3 +137,5 @@ export class PagesApi extends HttpApiGroup.make("pages")
 
 /** The `pages` group's slice of the contract. */
 export const PagesContract = featureContract(PagesApi)
+
+export { PageIndexList }

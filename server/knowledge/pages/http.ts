@@ -3,30 +3,67 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { PagesContract } from "./api.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { idempotentCreate, jsonResponse } from "../../platform/http/responses.js"
+import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
-import { pageIndexFields, type PageWrite, revisionFields } from "./domain.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
+import type { PageIndexList } from "./api.js"
+import { pageIndexFields, revisionFields } from "./domain.js"
 import { PageService } from "./service.js"
 
-/** 202 for a write waiting for review, else `applied`. */
-const writeStatus = (write: PageWrite, applied: number) => (write.status === "pending_review" ? 202 : applied)
+/** A page write as `create` declares it: 201, or 202 waiting for review (stored for idempotent replays). */
+const createdPage = declaredAnswer(PagesContract.groups["pages"]!.endpoints["create"]!.successSchema)
+
+/** How many page index answers are kept at most (all are dropped when anything commits). */
+const keptIndexAnswers = 256
 
 /** Handlers of the `pages` group. */
 export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* PageService
+    const reader = yield* ReadConnection
+    /**
+     * Page index answers, kept while nothing commits (`data_version`), by organization,
+     * Knowledgebase, query and fields: a polled tree is neither rebuilt nor encoded again (the
+     * declared `KeptJson` schema encodes each answer once). Each is kept under the version read
+     * before its queries, so an answer that may predate a commit is never served after it.
+     */
+    const indexAnswers = new Map<string, typeof PageIndexList.Type>()
+    let answersAtVersion = -1
     return handlers
       .handle("list", ({ path, urlParams }) =>
         Effect.gen(function* () {
+          const actor = yield* CurrentPrincipal
           const fields = yield* parseFields(urlParams.fields, pageIndexFields)
-          const index = yield* pages.index(yield* CurrentPrincipal, path.id, urlParams)
-          return jsonResponse(200, {
+          const version = reader.dataVersion()
+          if (version !== answersAtVersion) {
+            indexAnswers.clear()
+            answersAtVersion = version
+          }
+          const key = JSON.stringify([
+            actor.organization.id,
+            path.id,
+            urlParams.parentPageId ?? null,
+            urlParams.depth ?? null,
+            urlParams.updatedSince ?? null,
+            urlParams.limit ?? null,
+            urlParams.cursor ?? null,
+            fields
+          ])
+          const kept = indexAnswers.get(key)
+          if (kept) return kept
+          const index = yield* pages.index(actor, path.id, urlParams)
+          const answer: typeof PageIndexList.Type = {
             knowledgebaseId: path.id,
             pages: index.items.map((item) => project(item, fields)),
             nextCursor: index.nextCursor,
             parent: index.parent,
             ...(index.files === undefined ? {} : { files: index.files })
-          })
+          }
+          if (answersAtVersion === version) {
+            if (indexAnswers.size >= keptIndexAnswers) indexAnswers.clear()
+            indexAnswers.set(key, answer)
+          }
+          return answer
         })
       )
       .handle("create", ({ path, headers, payload, request }) =>
@@ -34,7 +71,8 @@ export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handl
           const actor = yield* CurrentPrincipal
           return yield* idempotentCreate(
             { key: headers["idempotency-key"], request, payload },
-            Effect.map(pages.create(actor, path.id, payload), (write) => ({ status: writeStatus(write, 201), body: write }))
+            pages.create(actor, path.id, payload),
+            createdPage
           )
         })
       )
@@ -45,14 +83,12 @@ export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handl
       )
       .handle("update", ({ path, payload }) =>
         Effect.gen(function* () {
-          const write = yield* pages.patch(yield* CurrentPrincipal, path.id, path.pageId, payload)
-          return jsonResponse(writeStatus(write, 200), write)
+          return yield* pages.patch(yield* CurrentPrincipal, path.id, path.pageId, payload)
         })
       )
       .handle("append", ({ path, payload }) =>
         Effect.gen(function* () {
-          const write = yield* pages.append(yield* CurrentPrincipal, path.id, path.pageId, payload.text)
-          return jsonResponse(writeStatus(write, 200), write)
+          return yield* pages.append(yield* CurrentPrincipal, path.id, path.pageId, payload.text)
         })
       )
       .handle("move", ({ path, payload }) =>
@@ -65,7 +101,7 @@ export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handl
         Effect.gen(function* () {
           const fields = yield* parseFields(urlParams.fields, revisionFields)
           const page = yield* pages.revisions(yield* CurrentPrincipal, path.id, path.pageId, urlParams)
-          return jsonResponse(200, { revisions: page.items.map((revision) => project(revision, fields)), nextCursor: page.nextCursor })
+          return { revisions: page.items.map((revision) => project(revision, fields)), nextCursor: page.nextCursor }
         })
       )
   })

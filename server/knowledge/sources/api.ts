@@ -6,14 +6,14 @@ import { Authentication } from "../../platform/http/authentication.js"
 import { ErrorResponse } from "../../platform/http/error-catalog.js"
 import { scope } from "../../platform/http/policy.js"
 import { IdempotencyHeaders } from "../../platform/http/responses.js"
-import { FieldsParam, listQuery, UpdatedSinceParam } from "../../platform/pagination.js"
+import { FieldsParam, listQuery, Narrowable, UpdatedSinceParam } from "../../platform/pagination.js"
 import { Source, Uuid } from "../knowledgebases/domain.js"
 import { CreateSourceJson, CreateSourceUpload, MoveSource, SourceWrite } from "./domain.js"
 
 const SourcePath = Schema.Struct({ id: Schema.String, sourceId: Schema.String })
 const SourceList = Schema.Struct({
   knowledgebaseId: Uuid,
-  sources: Schema.Array(Source),
+  sources: Schema.Array(Narrowable(Source, "SourceListItem")),
   nextCursor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "SourceList" })
 

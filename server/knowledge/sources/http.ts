@@ -8,7 +8,7 @@ import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { maxRequestBodyBytes } from "../../platform/http/limits.js"
 import { readMultipart } from "../../platform/http/multipart.js"
 import { decodeBody, readJsonBody } from "../../platform/http/request-decode.js"
-import { idempotentCreate, jsonResponse } from "../../platform/http/responses.js"
+import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { detectType } from "./extract.js"
 import { CreateSourceJson, sourceFields, uploadTypes } from "./domain.js"
@@ -48,6 +48,9 @@ const uploadFromForm = (request: HttpServerRequest.HttpServerRequest) =>
     return { upload, fingerprint }
   })
 
+/** An accepted upload as `create` declares it (stored for idempotent replays). */
+const createdSource = declaredAnswer(SourcesContract.groups["sources"]!.endpoints["create"]!.successSchema)
+
 /** Handlers of the `sources` group. */
 export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", (handlers) =>
   Effect.gen(function* () {
@@ -57,11 +60,11 @@ export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", 
         Effect.gen(function* () {
           const fields = yield* parseFields(urlParams.fields, sourceFields)
           const page = yield* sources.list(yield* CurrentPrincipal, path.id, urlParams)
-          return jsonResponse(200, {
+          return {
             knowledgebaseId: path.id,
             sources: page.items.map((source) => project(source, fields)),
             nextCursor: page.nextCursor
-          })
+          }
         })
       )
       .handleRaw("create", ({ path, headers, request }) =>
@@ -82,9 +85,10 @@ export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", 
             { key: headers["idempotency-key"], request, payload: received.fingerprint },
             {
               prepare: sources.prepare(actor, path.id, received.upload),
-              write: (prepared) => Effect.map(sources.write(actor, prepared), (written) => ({ status: 202, body: written })),
+              write: (prepared) => sources.write(actor, prepared),
               committed: sources.wakeWorker
-            }
+            },
+            createdSource
           )
         })
       )

@@ -1,106 +1,110 @@
 /**
- * The one place where expected failures meet HTTP: each error class gets its status, its documented
- * `{error:{code,message}}` schema for the OpenAPI description, and its response.
+ * The one place where expected failures meet HTTP: each error class (which carries its `code`, in
+ * `server/platform/errors.ts`) gets its status here, once, and from that its documented
+ * `{error:{code,message}}` schema for the OpenAPI description and its response.
  */
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Schema } from "effect"
 import * as Errors from "../errors.js"
 
-type ErrorClass = Schema.Schema<Errors.ApiFailure, { readonly _tag: string; readonly message: string }> & {
-  new (props: { message: string; retryAfterSeconds: number }): Errors.ApiFailure
+/** An error class of `errors.ts`: a schema of its instances, constructible from a message. */
+type ErrorClass<E extends Errors.ApiFailure = Errors.ApiFailure> = Schema.Schema<E, any> & {
+  readonly _tag: E["_tag"]
+  new (props: { message: string; retryAfterSeconds: number }): E
 }
 
-const entries: ReadonlyArray<readonly [tag: string, status: number, code: string, meaning: string]> = [
-  ["Unauthorized", 401, "unauthorized", "Missing or malformed Authorization header."],
-  ["InvalidApiKey", 401, "invalid_api_key", "The key matches no active key."],
-  ["ApiKeyRevoked", 401, "api_key_revoked", "The key was revoked, or its member left the organization."],
-  ["InsufficientCredits", 402, "insufficient_credits", "No credits left for a run or a document search; nothing ran, nothing was charged."],
-  ["InsufficientScope", 403, "insufficient_scope", "The key lacks the endpoint's scope (or the member's role no longer allows it)."],
-  ["InsufficientRole", 403, "insufficient_role", "The operation needs a role the caller lacks."],
-  ["ApiDisabled", 403, "api_disabled", "The API, Apps or the MCP server is not enabled for the organization."],
-  ["GroupsDisabled", 403, "groups_disabled", "User groups are not enabled for the organization."],
-  ["FeatureNotAvailable", 403, "feature_not_available", "The plan lacks the feature, or runs on a free trial before the first payment."],
-  ["PlanLimit", 403, "plan_limit", "A plan cap (Knowledgebases, sources per Knowledgebase) is reached."],
-  ["InvalidRequest", 400, "invalid_request", "Malformed JSON, failed validation (the message names the field), unknown `fields` name, bad cursor or limit."],
-  ["GrantsUnsupported", 400, "grants_unsupported", "Per-user `grants` on an organization using groups."],
-  ["PortalScopeUnsupported", 400, "portal_scope_unsupported", "`deploymentId` on a group grant on group-based access."],
-  ["NotFound", 404, "not_found", "No such object in the organization."],
-  ["Conflict", 409, "conflict", "The same Idempotency-Key with a different body, or while the first request still runs."],
-  ["DeletedIdentity", 409, "deleted_identity", "Provisioning the email of a deleted account."],
-  ["LivePaidSubscription", 409, "live_paid_subscription", "A live paid subscription on a requested plan; cancel it with the payment processor first."],
-  ["PlanGroupLocked", 409, "plan_group", "Update or delete of a plan's group."],
-  ["PlanGroupJoin", 422, "plan_group", "Joining a plan's group directly."],
-  ["TierNotFound", 422, "tier_not_found", "A `tierPlanId` matches no live plan."],
-  ["GroupNotFound", 422, "group_not_found", "A `groupIds` entry matches no group."],
-  ["GrantTargetNotFound", 422, "grant_target_not_found", "The grant's `targetId` is missing in the organization."],
-  ["ExportTooLarge", 413, "export_too_large", "The Knowledgebase is over 50 MB."],
-  ["PayloadTooLarge", 413, "payload_too_large", "A body over 4.5 MB, inline content over 1 MB, or a page body of 256 KB or more."],
-  ["RateLimited", 429, "rate_limited", "Over 120 requests per minute for this key; `Retry-After` gives seconds."],
-  ["RunFailed", 502, "run_failed", "The model provider failed, or a Transaction reply did not match its output schema."],
-  ["ServerError", 500, "server_error", "A server-side fault; safe to retry."]
-]
+/** What HTTP makes of one error class. */
+interface CatalogEntry<E extends Errors.ApiFailure> {
+  readonly error: ErrorClass<E>
+  readonly status: number
+  /** When the error is answered, for the OpenAPI description. */
+  readonly meaning: string
+}
 
-const meaningOfTag = new Map(entries.map(([tag, , , meaning]) => [tag, meaning]))
+const entry = <E extends Errors.ApiFailure>(error: ErrorClass<E>, status: number, meaning: string): CatalogEntry<E> => ({
+  error,
+  status,
+  meaning
+})
+
+/** Every expected failure, by tag: its status and meaning. */
+const catalog = {
+  Unauthorized: entry(Errors.Unauthorized, 401, "Missing or malformed Authorization header."),
+  InvalidApiKey: entry(Errors.InvalidApiKey, 401, "The key matches no active key."),
+  ApiKeyRevoked: entry(Errors.ApiKeyRevoked, 401, "The key was revoked, or its member left the organization."),
+  InsufficientCredits: entry(Errors.InsufficientCredits, 402, "No credits left for a run or a document search; nothing ran, nothing was charged."),
+  InsufficientScope: entry(Errors.InsufficientScope, 403, "The key lacks the endpoint's scope (or the member's role no longer allows it)."),
+  InsufficientRole: entry(Errors.InsufficientRole, 403, "The operation needs a role the caller lacks."),
+  ApiDisabled: entry(Errors.ApiDisabled, 403, "The API, Apps or the MCP server is not enabled for the organization."),
+  GroupsDisabled: entry(Errors.GroupsDisabled, 403, "User groups are not enabled for the organization."),
+  FeatureNotAvailable: entry(Errors.FeatureNotAvailable, 403, "The plan lacks the feature, or runs on a free trial before the first payment."),
+  PlanLimit: entry(Errors.PlanLimit, 403, "A plan cap (Knowledgebases, sources per Knowledgebase) is reached."),
+  InvalidRequest: entry(Errors.InvalidRequest, 400, "Malformed JSON, failed validation (the message names the field), unknown `fields` name, bad cursor or limit."),
+  GrantsUnsupported: entry(Errors.GrantsUnsupported, 400, "Per-user `grants` on an organization using groups."),
+  PortalScopeUnsupported: entry(Errors.PortalScopeUnsupported, 400, "`deploymentId` on a group grant on group-based access."),
+  NotFound: entry(Errors.NotFound, 404, "No such object in the organization."),
+  Conflict: entry(Errors.Conflict, 409, "The same Idempotency-Key with a different body, or while the first request still runs."),
+  DeletedIdentity: entry(Errors.DeletedIdentity, 409, "Provisioning the email of a deleted account."),
+  LivePaidSubscription: entry(Errors.LivePaidSubscription, 409, "A live paid subscription on a requested plan; cancel it with the payment processor first."),
+  PlanGroupLocked: entry(Errors.PlanGroupLocked, 409, "Update or delete of a plan's group."),
+  PlanGroupJoin: entry(Errors.PlanGroupJoin, 422, "Joining a plan's group directly."),
+  TierNotFound: entry(Errors.TierNotFound, 422, "A `tierPlanId` matches no live plan."),
+  GroupNotFound: entry(Errors.GroupNotFound, 422, "A `groupIds` entry matches no group."),
+  GrantTargetNotFound: entry(Errors.GrantTargetNotFound, 422, "The grant's `targetId` is missing in the organization."),
+  ExportTooLarge: entry(Errors.ExportTooLarge, 413, "The Knowledgebase is over 50 MB."),
+  PayloadTooLarge: entry(Errors.PayloadTooLarge, 413, "A body over 4.5 MB, inline content over 1 MB, or a page body of 256 KB or more."),
+  RateLimited: entry(Errors.RateLimited, 429, "Over 120 requests per minute for this key; `Retry-After` gives seconds."),
+  RunFailed: entry(Errors.RunFailed, 502, "The model provider failed, or a Transaction reply did not match its output schema."),
+  ServerError: entry(Errors.ServerError, 500, "A server-side fault; safe to retry.")
+} satisfies { readonly [Tag in Errors.ApiFailure["_tag"]]: CatalogEntry<Extract<Errors.ApiFailure, { readonly _tag: Tag }>> }
+
+type Catalog = typeof catalog
+type Tag = keyof Catalog
+type FailureOf<T extends Tag> = Extract<Errors.ApiFailure, { readonly _tag: T }>
+
+const tags = Object.keys(catalog) as ReadonlyArray<Tag>
+
+/** The code an error class declares (an instance field of every error of `errors.ts`). */
+const codeOf = <E extends Errors.ApiFailure>(error: ErrorClass<E>): E["code"] =>
+  new error({ message: "", retryAfterSeconds: 0 }).code
 
 /** HTTP status of each error tag. */
-export const statusOfTag: ReadonlyMap<string, number> = new Map(entries.map(([tag, status]) => [tag, status]))
+export const statusOfTag: ReadonlyMap<string, number> = new Map(tags.map((tag) => [tag, catalog[tag].status]))
 
 /** Every (status, code) pair the API can answer, for documentation and the SDK. */
-export const errorCodes: ReadonlyArray<{ readonly tag: string; readonly status: number; readonly code: string }> =
-  entries.map(([tag, status, code]) => ({ tag, status, code }))
+export const errorCodes: ReadonlyArray<{ readonly tag: string; readonly status: number; readonly code: string }> = tags.map(
+  (tag) => ({ tag, status: catalog[tag].status, code: codeOf(catalog[tag].error as ErrorClass) })
+)
+
+/** The `{error:{code,message}}` envelope schema of one error, decoding to and encoding from its class. */
+type EnvelopeSchema<E extends Errors.ApiFailure> = Schema.Schema<
+  E,
+  { readonly error: { readonly code: E["code"]; readonly message: string } }
+>
 
 /** The documented error envelope schema of one error class, carrying its status for HttpApi. */
-const envelopeOf = <Self extends Errors.ApiFailure>(
-  errorClass: Schema.Schema<Self, any> & (new (props: any) => Self),
-  tag: Self["_tag"],
-  code: Self["code"]
-): Schema.Schema<Self, { readonly error: { readonly code: Self["code"]; readonly message: string } }> => {
+const envelopeOf = <E extends Errors.ApiFailure>({ error: errorClass, status, meaning }: CatalogEntry<E>): EnvelopeSchema<E> => {
+  const code = codeOf(errorClass)
   const Envelope = Schema.Struct({
     error: Schema.Struct({
       code: Schema.Literal(code),
       message: Schema.String
     })
   }).annotations({
-    identifier: `Error_${tag}`,
-    description: `\`${code}\`: ${meaningOfTag.get(tag) ?? code}`,
+    identifier: `Error_${errorClass._tag}`,
+    description: `\`${code}\`: ${meaning}`,
     examples: [{ error: { code, message: "A human-readable explanation." } }]
   })
   return Schema.transform(Envelope, Schema.instanceOf(errorClass), {
     strict: false,
     decode: (envelope) => new errorClass({ message: envelope.error.message, retryAfterSeconds: 60 }),
     encode: (error) => ({ error: { code, message: error.message } })
-  }).annotations(HttpApiSchema.annotations({ status: statusOfTag.get(tag) ?? 500 })) as any
+  }).annotations(HttpApiSchema.annotations({ status })) as unknown as EnvelopeSchema<E>
 }
 
 /** Response schemas, named after the error classes; endpoints declare the ones they can answer. */
-export const ErrorResponse = {
-  Unauthorized: envelopeOf(Errors.Unauthorized, "Unauthorized", "unauthorized"),
-  InvalidApiKey: envelopeOf(Errors.InvalidApiKey, "InvalidApiKey", "invalid_api_key"),
-  ApiKeyRevoked: envelopeOf(Errors.ApiKeyRevoked, "ApiKeyRevoked", "api_key_revoked"),
-  InsufficientCredits: envelopeOf(Errors.InsufficientCredits, "InsufficientCredits", "insufficient_credits"),
-  InsufficientScope: envelopeOf(Errors.InsufficientScope, "InsufficientScope", "insufficient_scope"),
-  InsufficientRole: envelopeOf(Errors.InsufficientRole, "InsufficientRole", "insufficient_role"),
-  ApiDisabled: envelopeOf(Errors.ApiDisabled, "ApiDisabled", "api_disabled"),
-  GroupsDisabled: envelopeOf(Errors.GroupsDisabled, "GroupsDisabled", "groups_disabled"),
-  FeatureNotAvailable: envelopeOf(Errors.FeatureNotAvailable, "FeatureNotAvailable", "feature_not_available"),
-  PlanLimit: envelopeOf(Errors.PlanLimit, "PlanLimit", "plan_limit"),
-  InvalidRequest: envelopeOf(Errors.InvalidRequest, "InvalidRequest", "invalid_request"),
-  GrantsUnsupported: envelopeOf(Errors.GrantsUnsupported, "GrantsUnsupported", "grants_unsupported"),
-  PortalScopeUnsupported: envelopeOf(Errors.PortalScopeUnsupported, "PortalScopeUnsupported", "portal_scope_unsupported"),
-  NotFound: envelopeOf(Errors.NotFound, "NotFound", "not_found"),
-  Conflict: envelopeOf(Errors.Conflict, "Conflict", "conflict"),
-  DeletedIdentity: envelopeOf(Errors.DeletedIdentity, "DeletedIdentity", "deleted_identity"),
-  LivePaidSubscription: envelopeOf(Errors.LivePaidSubscription, "LivePaidSubscription", "live_paid_subscription"),
-  PlanGroupLocked: envelopeOf(Errors.PlanGroupLocked, "PlanGroupLocked", "plan_group"),
-  PlanGroupJoin: envelopeOf(Errors.PlanGroupJoin, "PlanGroupJoin", "plan_group"),
-  TierNotFound: envelopeOf(Errors.TierNotFound, "TierNotFound", "tier_not_found"),
-  GroupNotFound: envelopeOf(Errors.GroupNotFound, "GroupNotFound", "group_not_found"),
-  GrantTargetNotFound: envelopeOf(Errors.GrantTargetNotFound, "GrantTargetNotFound", "grant_target_not_found"),
-  ExportTooLarge: envelopeOf(Errors.ExportTooLarge, "ExportTooLarge", "export_too_large"),
-  PayloadTooLarge: envelopeOf(Errors.PayloadTooLarge, "PayloadTooLarge", "payload_too_large"),
-  RateLimited: envelopeOf(Errors.RateLimited, "RateLimited", "rate_limited"),
-  RunFailed: envelopeOf(Errors.RunFailed, "RunFailed", "run_failed"),
-  ServerError: envelopeOf(Errors.ServerError, "ServerError", "server_error")
+export const ErrorResponse = Object.fromEntries(tags.map((tag) => [tag, envelopeOf(catalog[tag] as CatalogEntry<Errors.ApiFailure>)])) as {
+  readonly [T in Tag]: EnvelopeSchema<FailureOf<T>>
 }
 
 /** Whether a value is one of the service's expected failures. */

@@ -29,7 +29,7 @@ export const cleanOpenApi = (spec: Json): Json => {
     },
     RetryAfter: { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
     IdempotentReplayed: {
-      description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.",
+      description: "`true` when this is the stored response (a success or an expected failure) of an earlier request with the same Idempotency-Key.",
       schema: { type: "string", enum: ["true"] }
     }
   }
@@ -46,7 +46,7 @@ export const cleanOpenApi = (spec: Json): Json => {
         if (status === "400") response.description = "invalid_request (or another 400 code of the contract)"
         response.headers = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } }
         if (status === "429") response.headers["Retry-After"] = { $ref: "#/components/headers/RetryAfter" }
-        if (takesIdempotencyKey && status.startsWith("2")) {
+        if (takesIdempotencyKey && Number(status) < 500) {
           response.headers["Idempotent-Replayed"] = { $ref: "#/components/headers/IdempotentReplayed" }
         }
       }

@@ -1,6 +1,6 @@
-/** Shared response building for handlers: encoded JSON, projected lists and idempotent creates. */
-import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+/** Shared response building for handlers: idempotent creates and the answers they store. */
+import { HttpApiSchema, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Either, Schema } from "effect"
 import { CurrentPrincipal } from "./authentication.js"
 import type { Conflict } from "../errors.js"
 import { sha256Hex } from "../ids.js"
@@ -17,25 +17,6 @@ export const IdempotencyHeaders = Schema.Struct({
   )
 })
 
-/** A JSON response of `body` already in its encoded form. */
-export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  jsonTextResponse(status, JSON.stringify(body), headers)
-
-/** A JSON response of text that is already JSON. */
-export const jsonTextResponse = (status: number, text: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.raw(text, {
-    status,
-    headers,
-    contentType: "application/json",
-    contentLength: Buffer.byteLength(text)
-  })
-
-/** Encodes `value` with `schema` into a JSON response. */
-export const encodeJson =
-  <A, I>(schema: Schema.Schema<A, I>, status = 200) =>
-  (value: A) =>
-    Effect.map(Effect.orDie(Schema.encode(schema)(value)), (body) => jsonResponse(status, body))
-
 /** A stable JSON text of a value: object keys sorted at every level. */
 const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
@@ -44,18 +25,18 @@ const canonicalJson = (value: unknown): string =>
       : v
   )
 
-/** What an idempotent create produced: a status and an encoded body. */
+/** What an idempotent create answered: a status and an encoded body. */
 export interface Created {
   readonly status: number
   readonly body: unknown
 }
 
 /** A create in steps: work kept out of any transaction, then the database work, then what follows a commit. */
-export interface CreateSteps<P, E1, R1, E2, R2, R3> {
+export interface CreateSteps<P, E1, R1, A, E2, R2, R3> {
   /** Network, DNS, file or model work, and checks that need it; runs before any transaction. */
   readonly prepare: Effect.Effect<P, E1, R1>
   /** The database work only: with a key it commits in one transaction with its stored answer. */
-  readonly write: (prepared: P) => Effect.Effect<Created, E2, R2>
+  readonly write: (prepared: P) => Effect.Effect<A, E2, R2>
   /** Runs once the create committed (never for a replay), e.g. to wake a worker. */
   readonly committed?: Effect.Effect<void, never, R3> | undefined
 }
@@ -68,35 +49,53 @@ const refusalAnswer = (error: unknown) => {
 }
 
 /**
+ * Encodes a value the way its endpoint answers it: with the first declared success schema that
+ * encodes it, and that success's status. Idempotent creates store this answer for replays.
+ */
+export const declaredAnswer = (successSchema: Schema.Schema<any, unknown, any>) => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, successSchema)
+  const encoders = Array.from(members, (member) => ({
+    status: HttpApiSchema.getStatusSuccess(member),
+    encode: Schema.encodeEither(member as Schema.Schema<unknown, unknown, never>)
+  }))
+  return (value: unknown): Effect.Effect<Created> => {
+    for (const { status, encode } of encoders) {
+      const encoded = encode(value)
+      if (Either.isRight(encoded)) return Effect.succeed({ status, body: encoded.right })
+    }
+    return Effect.dieMessage("A created value matches none of its endpoint's success schemas.")
+  }
+}
+
+/**
  * Runs a create under the request's `Idempotency-Key`, if any, exactly once. The request is
  * fingerprinted by its JSON body as sent (keys sorted, so formatting does not matter). The create's
- * database work commits in one transaction with its stored answer; the first response (success or
- * expected failure) is replayed with `Idempotent-Replayed: true`; server faults store nothing, so
- * the retry runs again. `create` is either database work only, or steps that keep work which must
- * not run inside a transaction (network, files) before it.
+ * database work commits in one transaction with its stored answer (`answer`, see `declaredAnswer`);
+ * the first response (success or expected failure) is replayed with `Idempotent-Replayed: true`;
+ * server faults store nothing, so the retry runs again. `create` is either database work only, or
+ * steps that keep work which must not run inside a transaction (network, files) before it. The
+ * created value is returned as it is, for the endpoint's declared success schema to encode.
  */
-export const idempotentCreate = <E2, R2, P = void, E1 = never, R1 = never, R3 = never>(
+export const idempotentCreate = <A, E2, R2, P = void, E1 = never, R1 = never, R3 = never>(
   input: {
     readonly key: string | undefined
     readonly request: HttpServerRequest.HttpServerRequest
     /** The decoded body, fingerprinted when the raw body is not JSON (multipart uploads). */
     readonly payload: unknown
   },
-  create: Effect.Effect<Created, E2, R2> | CreateSteps<P, E1, R1, E2, R2, R3>
-): Effect.Effect<
-  HttpServerResponse.HttpServerResponse,
-  E1 | E2 | Conflict,
-  R1 | R2 | R3 | CurrentPrincipal | IdempotencyStore
-> =>
+  create: Effect.Effect<A, E2, R2> | CreateSteps<P, E1, R1, A, E2, R2, R3>,
+  answer: (created: A) => Effect.Effect<Created>
+): Effect.Effect<A | HttpServerResponse.HttpServerResponse, E1 | E2 | Conflict, R1 | R2 | R3 | CurrentPrincipal | IdempotencyStore> =>
   Effect.gen(function* () {
-    const steps: CreateSteps<unknown, E1, R1, E2, R2, R3> = Effect.isEffect(create)
+    const steps: CreateSteps<unknown, E1, R1, A, E2, R2, R3> = Effect.isEffect(create)
       ? { prepare: Effect.void as Effect.Effect<unknown, E1, R1>, write: () => create }
-      : (create as CreateSteps<unknown, E1, R1, E2, R2, R3>)
+      : (create as CreateSteps<unknown, E1, R1, A, E2, R2, R3>)
     const committed = steps.committed ?? Effect.void
     if (input.key === undefined) {
       const created = yield* Effect.flatMap(steps.prepare, steps.write)
       yield* committed
-      return jsonResponse(created.status, created.body)
+      return created
     }
     const principal = yield* CurrentPrincipal
     const store = yield* IdempotencyStore
@@ -112,9 +111,13 @@ export const idempotentCreate = <E2, R2, P = void, E1 = never, R1 = never, R3 = 
     const earlier = yield* store.lookup(keyed)
     if (earlier) return replayed(earlier)
     const prepared = yield* Effect.either(steps.prepare)
+    let value: { readonly created: A } | undefined
     const write =
       prepared._tag === "Right"
-        ? Effect.map(steps.write(prepared.right), (created) => ({ status: created.status, body: JSON.stringify(created.body) }))
+        ? Effect.flatMap(steps.write(prepared.right), (created) => {
+            value = { created }
+            return Effect.map(answer(created), (stored) => ({ status: stored.status, body: JSON.stringify(stored.body) }))
+          })
         : Effect.fail(prepared.left)
     const outcome = yield* store.once<E1 | E2, R2>(keyed, write, refusalAnswer)
     switch (outcome._tag) {
@@ -124,10 +127,14 @@ export const idempotentCreate = <E2, R2, P = void, E1 = never, R1 = never, R3 = 
         return yield* Effect.fail(outcome.error)
       case "Created":
         yield* committed
-        return jsonTextResponse(outcome.answer.status, outcome.answer.body)
+        return value === undefined ? replayed(outcome.answer, false) : value.created
     }
   })
 
-/** A stored answer sent again. */
-const replayed = (answer: StoredAnswer) =>
-  jsonTextResponse(answer.status, answer.body, { "idempotent-replayed": "true" })
+/** A stored answer sent (again). */
+const replayed = (answer: StoredAnswer, replay = true) =>
+  HttpServerResponse.text(answer.body, {
+    status: answer.status,
+    contentType: "application/json",
+    headers: replay ? { "idempotent-replayed": "true" } : {}
+  })

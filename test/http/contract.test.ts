@@ -1,0 +1,345 @@
+/**
+ * The contract is the runtime truth: real responses of a real server, for every operation of
+ * `GET /openapi.json` (happy paths and typical errors), are checked against that document. Each
+ * answer's status must be declared for its operation, and its JSON body must validate (Ajv, JSON
+ * Schema 2020-12, `#/components/schemas/...` resolved) against the declared response schema.
+ * The last test fails if an operation of the document was never exercised.
+ */
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
+import addFormatsModule from "ajv-formats"
+import { Effect } from "effect"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { AccountsService } from "../../server/platform/accounts/service.js"
+import { insertAgents, insertKnowledgebases, organizationId, sql, unknownId } from "../support/fixtures.js"
+import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
+import { uploadFile, waitForSource } from "../support/source-helpers.js"
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
+const docId = "svc-openapi.json"
+const methods = ["get", "post", "put", "patch", "delete"] as const
+
+let server: TestServer
+let doc: any
+let ajv: Ajv2020
+/** Operations seen, by operation id. */
+const exercised = new Set<string>()
+
+beforeAll(async () => {
+  server = await startTestServer()
+  const response = await server.request("GET", "/openapi.json", { key: null })
+  expect(response.status).toBe(200)
+  doc = response.body
+  ajv = new Ajv2020({ strict: false, allErrors: true })
+  addFormats(ajv)
+  ajv.addSchema({ ...withoutIds(doc), $id: docId })
+})
+afterAll(() => server.stop())
+// Each test starts with a fresh rate-limit window (120 requests per minute per key).
+beforeEach(() => server.clock.advance(60_000))
+
+/**
+ * The document without its schemas' own `$id`s: Effect marks every `Schema.Unknown` with
+ * `$id: "/schemas/unknown"`, which Ajv would otherwise take for one schema defined many times.
+ */
+const withoutIds = (value: unknown): any =>
+  Array.isArray(value)
+    ? value.map(withoutIds)
+    : value !== null && typeof value === "object"
+      ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$id").map(([key, v]) => [key, withoutIds(v)]))
+      : value
+
+/** `/a/b~c` as one JSON pointer segment. */
+const pointerSegment = (text: string) => text.replace(/~/g, "~0").replace(/\//g, "~1")
+
+/** The document's path template (`/api/v1/knowledgebases/{id}`) that a concrete path matches. */
+const templateOf = (method: string, path: string): string | undefined => {
+  const concrete = `/api/v1${path.split("?")[0]}`
+  return Object.keys(doc.paths).find((template) => {
+    if (doc.paths[template][method] === undefined) return false
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`)
+    return pattern.test(concrete)
+  })
+}
+
+/** Headers the document describes on some responses: present on an answer, they must be declared for it. */
+const documentedHeaders = ["x-request-id", "retry-after", "idempotent-replayed"]
+
+const validators = new Map<string, ValidateFunction>()
+const validatorAt = (pointer: string): ValidateFunction => {
+  let validate = validators.get(pointer)
+  if (!validate) {
+    const found = ajv.getSchema(`${docId}#${pointer}`)
+    if (!found) throw new Error(`no schema at ${pointer}`)
+    validators.set(pointer, (validate = found))
+  }
+  return validate
+}
+
+/**
+ * Checks one real response against the document: the status is declared for the operation, so are
+ * the documented headers it carries, the content type is a declared one, a JSON body validates
+ * against the declared schema, and the status is the one the test expected. Answers the problems found (empty when it conforms).
+ */
+const conformance = (method: string, path: string, response: TestResponse, expected: number): Array<string> => {
+  const template = templateOf(method, path)
+  if (template === undefined) return [`${method.toUpperCase()} ${path}: no operation of the document matches`]
+  const operation = doc.paths[template][method]
+  exercised.add(operation.operationId)
+  const where = `${operation.operationId} (${method.toUpperCase()} ${path}) answered ${response.status}`
+  const problems: Array<string> = []
+  if (response.status !== expected) problems.push(`${where}: expected ${expected}; body ${response.text.slice(0, 300)}`)
+  const declared = operation.responses[String(response.status)]
+  if (declared === undefined) {
+    return [...problems, `${where}: status not declared (declared: ${Object.keys(operation.responses).join(", ")})`]
+  }
+  const declaredHeaders = Object.keys(declared.headers ?? {}).map((name) => name.toLowerCase())
+  for (const header of documentedHeaders) {
+    if (response.headers.has(header) && !declaredHeaders.includes(header)) problems.push(`${where}: header ${header} not declared`)
+  }
+  if (declaredHeaders.includes("x-request-id") && !response.headers.has("x-request-id")) problems.push(`${where}: no X-Request-Id`)
+  const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim()
+  const media = Object.keys(declared.content ?? {})
+  if (media.length === 0) return response.text === "" ? problems : [...problems, `${where}: a body where none is declared`]
+  if (!media.includes(contentType)) return [...problems, `${where}: content type '${contentType}' not declared (${media.join(", ")})`]
+  if (contentType !== "application/json") return problems
+  const pointer = ["", "paths", template, method, "responses", String(response.status), "content", "application/json", "schema"]
+    .map(pointerSegment)
+    .join("/")
+  const validate = validatorAt(pointer)
+  if (!validate(response.body)) {
+    problems.push(`${where}: body does not match the declared schema: ${ajv.errorsText(validate.errors, { separator: "; " })}`)
+  }
+  return problems
+}
+
+type Options = { key?: string | null; body?: unknown; headers?: Record<string, string> }
+
+/** Problems of the current test, reported together at its end. */
+let problems: Array<string> = []
+beforeEach(() => {
+  problems = []
+})
+const expectConformance = () => expect(problems).toEqual([])
+
+/** Sends a request, checks the answer against the document, and returns it. */
+const call = async (method: (typeof methods)[number], path: string, expected: number, options: Options = {}) => {
+  const response = await server.request(method.toUpperCase(), path, options)
+  problems.push(...conformance(method, path, response, expected))
+  return response
+}
+
+const enableReview = (on: boolean) =>
+  server.admin(
+    Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("default", on ? { enable: ["review"] } : { disable: ["review"] }))
+  )
+
+describe("errors every operation can answer", () => {
+  it("401, 403 and 429 carry declared envelopes", async () => {
+    await call("get", "/knowledgebases", 401, { key: null })
+    await call("get", "/knowledgebases", 401, { key: "svco_notakeyatall" })
+    const reader = await server.createKey({ name: "reader", scopes: ["knowledge:read"] })
+    await call("post", "/knowledgebases", 403, { key: reader, body: { name: "Refused" } })
+    const busy = await server.createKey({ name: "busy", scopes: ["knowledge:read"] })
+    for (let i = 0; i < 120; i++) expect((await server.request("GET", "/knowledgebases?limit=1", { key: busy })).status).toBe(200)
+    await call("get", "/knowledgebases", 429, { key: busy })
+    expectConformance()
+  })
+
+  it("413 for a body over 4.5 MB", async () => {
+    await call("post", "/knowledgebases", 413, { body: { name: "x".repeat(4_600_000) } })
+    expectConformance()
+  })
+})
+
+describe("agents and apps", () => {
+  it("lists Agents, narrowed by fields, and refuses a bad limit", async () => {
+    await insertAgents(server, { count: 3 })
+    await call("get", "/agents", 200)
+    await call("get", "/agents?limit=2", 200)
+    await call("get", "/agents?fields=id,name", 200)
+    await call("get", "/agents?limit=0", 400)
+    expectConformance()
+  })
+
+  it("lists Apps, published and with drafts, and answers 403 while the gate is off", async () => {
+    const org = await organizationId(server)
+    const at = "2026-11-01T00:00:00.000Z"
+    const draft = unknownId()
+    const published = unknownId()
+    await sql(
+      server,
+      (db) => db`INSERT INTO apps (id, organization_id, name, description, published_version, created_at, updated_at)
+        VALUES (${draft}, ${org}, 'Draft', 'draft', NULL, ${at}, ${at}), (${published}, ${org}, 'Desk', 'draft', 1, ${at}, ${at})`
+    )
+    await sql(
+      server,
+      (db) => db`INSERT INTO app_versions (app_id, version, name, description, conversation_enabled, transaction_enabled,
+          input_schema, output_schema, published_at)
+        VALUES (${published}, 1, 'Desk', 'published', 1, 1, ${JSON.stringify({ type: "object" })}, ${JSON.stringify({ type: "object" })}, ${at})`
+    )
+    await call("get", "/apps", 200)
+    await call("get", "/apps?include=drafts", 200)
+    await call("get", "/apps?fields=id,name", 200)
+    await call("get", "/apps?include=drafts&fields=id,published", 200)
+    await call("get", "/apps?fields=nope", 400)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["apps"] })))
+    await call("get", "/apps", 403)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["apps"] })))
+    expectConformance()
+  })
+})
+
+describe("knowledgebases", () => {
+  it("creates (also idempotently), lists, reads, and refuses what it must", async () => {
+    const created = await call("post", "/knowledgebases", 201, { body: { name: "Contract", description: "Checked." } })
+    const kb = created.body.knowledgebase.id as string
+    const headers = { "idempotency-key": "contract-kb-1" }
+    await call("post", "/knowledgebases", 201, { body: { name: "Once" }, headers })
+    const replay = await call("post", "/knowledgebases", 201, { body: { name: "Once" }, headers })
+    expect(replay.headers.get("idempotent-replayed")).toBe("true")
+    await call("post", "/knowledgebases", 409, { body: { name: "Twice" }, headers })
+    await call("post", "/knowledgebases", 400, { body: { name: "" } })
+    await call("post", "/knowledgebases", 400, { body: "{not json" })
+    await call("get", "/knowledgebases", 200)
+    await call("get", "/knowledgebases", 200)
+    await call("get", "/knowledgebases?fields=id,name", 200)
+    await call("get", "/knowledgebases?limit=1", 200)
+    await call("get", "/knowledgebases?cursor=forged", 400)
+    await call("get", "/knowledgebases?fields=bogus", 400)
+    await call("get", `/knowledgebases/${kb}`, 200)
+    await call("get", `/knowledgebases/${unknownId()}`, 404)
+    expectConformance()
+  })
+
+  it("answers 403 plan_limit (also replayed) at the plan's cap", async () => {
+    const key = await server.createOrganization("capped")
+    await insertKnowledgebases(server, { org: "capped", count: 50 })
+    const headers = { "idempotency-key": "contract-capped" }
+    await call("post", "/knowledgebases", 403, { key, body: { name: "One too many" }, headers })
+    await call("post", "/knowledgebases", 403, { key, body: { name: "One too many" }, headers })
+    expectConformance()
+  })
+})
+
+describe("pages, sources, search, changes and export", () => {
+  let kb: string
+  let folder: string
+  let page: string
+  let source: string
+
+  it("creates pages and folders, under review too", async () => {
+    kb = (await call("post", "/knowledgebases", 201, { body: { name: "Handbook" } })).body.knowledgebase.id
+    folder = (await call("post", `/knowledgebases/${kb}/pages`, 201, { body: { title: "Policies", templateKey: "folder" } })).body.page.id
+    const headers = { "idempotency-key": "contract-page-1" }
+    const body = { title: "Refunds", bodyMarkdown: "# Refunds\n\nWithin 30 days. See [[Policies]].", parentPageId: folder }
+    page = (await call("post", `/knowledgebases/${kb}/pages`, 201, { body, headers })).body.page.id
+    await call("post", `/knowledgebases/${kb}/pages`, 201, { body, headers })
+    await call("post", `/knowledgebases/${kb}/pages`, 409, { body: { ...body, title: "Other" }, headers })
+    await call("post", `/knowledgebases/${kb}/pages`, 400, { body: { title: "" } })
+    await call("post", `/knowledgebases/${unknownId()}/pages`, 404, { body: { title: "Nowhere" } })
+    await enableReview(true)
+    try {
+      await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending" } })
+      const reviewed = { "idempotency-key": "contract-page-review" }
+      await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending twice" }, headers: reviewed })
+      await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending twice" }, headers: reviewed })
+    } finally {
+      await enableReview(false)
+    }
+    expectConformance()
+  })
+
+  it("reads, edits, appends to and moves pages; lists pages and revisions", async () => {
+    await call("get", `/knowledgebases/${kb}/pages/${page}`, 200)
+    await call("get", `/knowledgebases/${kb}/pages/${unknownId()}`, 404)
+    await call("patch", `/knowledgebases/${kb}/pages/${page}`, 200, {
+      body: { patch: [{ op: "replace", oldString: "30 days", newString: "45 days" }] }
+    })
+    await call("patch", `/knowledgebases/${kb}/pages/${page}`, 400, {
+      body: { patch: [{ op: "replace", oldString: "no such anchor", newString: "x" }] }
+    })
+    await call("patch", `/knowledgebases/${kb}/pages/${unknownId()}`, 404, { body: { description: "x" } })
+    await call("post", `/knowledgebases/${kb}/pages/${page}/append`, 200, { body: { text: "\n\n## Exceptions\n" } })
+    await call("post", `/knowledgebases/${kb}/pages/${page}/append`, 400, { body: { text: "" } })
+    await call("post", `/knowledgebases/${kb}/pages/${unknownId()}/append`, 404, { body: { text: "x" } })
+    await enableReview(true)
+    try {
+      await call("patch", `/knowledgebases/${kb}/pages/${page}`, 202, { body: { description: "Reviewed edit" } })
+      await call("post", `/knowledgebases/${kb}/pages/${page}/append`, 202, { body: { text: "\nReviewed." } })
+    } finally {
+      await enableReview(false)
+    }
+    await call("post", `/knowledgebases/${kb}/pages/${page}/move`, 200, { body: { parentPageId: null } })
+    await call("post", `/knowledgebases/${kb}/pages/${page}/move`, 200, { body: { parentPageId: folder } })
+    await call("post", `/knowledgebases/${kb}/pages/${folder}/move`, 400, { body: { parentPageId: page } })
+    await call("post", `/knowledgebases/${kb}/pages/${unknownId()}/move`, 404, { body: { parentPageId: null } })
+    await call("get", `/knowledgebases/${kb}/pages`, 200)
+    await call("get", `/knowledgebases/${kb}/pages?depth=1&limit=1`, 200)
+    await call("get", `/knowledgebases/${kb}/pages?parentPageId=${folder}`, 200)
+    await call("get", `/knowledgebases/${kb}/pages?fields=id,title,path`, 200)
+    await call("get", `/knowledgebases/${kb}/pages?depth=0`, 400)
+    await call("get", `/knowledgebases/${unknownId()}/pages`, 404)
+    await call("get", `/knowledgebases/${kb}/pages/${page}/revisions`, 200)
+    await call("get", `/knowledgebases/${kb}/pages/${page}/revisions?fields=id,status`, 200)
+    await call("get", `/knowledgebases/${kb}/pages/${unknownId()}/revisions`, 404)
+    expectConformance()
+  })
+
+  it("uploads (JSON and multipart, under review too), lists, reads and files sources", async () => {
+    const uploaded = await call("post", `/knowledgebases/${kb}/sources`, 202, {
+      body: { name: "Expenses", contentText: "Keep every expense receipt for seven years." }
+    })
+    source = uploaded.body.source.id
+    const headers = { "idempotency-key": "contract-source-1" }
+    await call("post", `/knowledgebases/${kb}/sources`, 202, { body: { name: "Travel", contentMarkdown: "# Travel\n\nTrains." }, headers })
+    await call("post", `/knowledgebases/${kb}/sources`, 202, { body: { name: "Travel", contentMarkdown: "# Travel\n\nTrains." }, headers })
+    await call("post", `/knowledgebases/${kb}/sources`, 400, { body: { name: "Both", contentText: "a", contentMarkdown: "b" } })
+    await call("post", `/knowledgebases/${unknownId()}/sources`, 404, { body: { name: "Nowhere", contentText: "x" } })
+    const form = await uploadFile(server, kb, { filename: "notes.txt", bytes: "Notes on meals.", contentType: "text/plain" })
+    problems.push(...conformance("post", `/knowledgebases/${kb}/sources`, form, 202))
+    await enableReview(true)
+    try {
+      await call("post", `/knowledgebases/${kb}/sources`, 202, { body: { name: "Reviewed", contentText: "Waiting for a person." } })
+    } finally {
+      await enableReview(false)
+    }
+    await waitForSource(server, kb, source)
+    await call("get", `/knowledgebases/${kb}/sources`, 200)
+    await call("get", `/knowledgebases/${kb}/sources?fields=id,status&limit=1`, 200)
+    await call("get", `/knowledgebases/${kb}/sources?updatedSince=yesterday`, 400)
+    await call("get", `/knowledgebases/${unknownId()}/sources`, 404)
+    await call("get", `/knowledgebases/${kb}/sources/${source}`, 200)
+    await call("get", `/knowledgebases/${kb}/sources/${unknownId()}`, 404)
+    await call("post", `/knowledgebases/${kb}/sources/${source}/move`, 200, { body: { parentPageId: folder } })
+    await call("post", `/knowledgebases/${kb}/sources/${source}/move`, 200, { body: { parentPageId: null } })
+    await call("post", `/knowledgebases/${kb}/sources/${source}/move`, 400, { body: { parentPageId: "not a uuid" } })
+    await call("post", `/knowledgebases/${kb}/sources/${unknownId()}/move`, 404, { body: { parentPageId: null } })
+    await call("get", `/knowledgebases/${kb}/pages?parentPageId=${folder}`, 200)
+    expectConformance()
+  })
+
+  it("searches, follows changes and exports", async () => {
+    await call("post", `/knowledgebases/${kb}/search`, 200, { body: { query: "expense receipt" } })
+    await call("post", `/knowledgebases/all/search`, 200, { body: { query: "refunds", kinds: ["pages"] } })
+    await call("post", `/knowledgebases/${kb}/search`, 400, { body: { query: "" } })
+    await call("post", `/knowledgebases/${unknownId()}/search`, 404, { body: { query: "x" } })
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { credits: 0 })))
+    await call("post", `/knowledgebases/${kb}/search`, 402, { body: { query: "expense" } })
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { credits: 1_000 })))
+    await call("get", `/knowledgebases/${kb}/changes`, 200)
+    await call("get", `/knowledgebases/all/changes?limit=2`, 200)
+    await call("get", `/knowledgebases/${kb}/changes?since=2026-01-01T00:00:00Z`, 200)
+    await call("get", `/knowledgebases/${kb}/changes?since=never`, 400)
+    await call("get", `/knowledgebases/${unknownId()}/changes`, 404)
+    await call("get", `/knowledgebases/${kb}/export`, 200)
+    await call("get", `/knowledgebases/${unknownId()}/export`, 404)
+    expectConformance()
+  })
+})
+
+it("exercised every operation of the document", () => {
+  const operations = Object.values<Record<string, any>>(doc.paths).flatMap((item) =>
+    methods.filter((method) => item[method] !== undefined).map((method) => item[method].operationId as string)
+  )
+  expect(operations.filter((id) => !exercised.has(id))).toEqual([])
+})
