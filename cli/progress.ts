@@ -5,6 +5,7 @@
 import type { CommonOptions } from "./options.js"
 import { isInteractive } from "./output.js"
 import { byteSize, type Tone } from "./ui/blocks.js"
+import type { ProgressView } from "./ui/progress-view.js"
 
 /** What a long command reports as it goes. */
 export interface Progress {
@@ -16,15 +17,6 @@ export interface Progress {
   readonly step: (text: string, tone?: Tone) => void
   /** Stops the live view (what was shown stays); call before printing the result or an error. */
   readonly stop: () => void
-}
-
-/** How the live view draws: finished steps, then what is going on now. */
-export interface ProgressView {
-  readonly steps: ReadonlyArray<{ readonly text: string; readonly tone: Tone }>
-  readonly current:
-    | { readonly kind: "upload"; readonly label: string; readonly sent: number; readonly total: number }
-    | { readonly kind: "wait"; readonly text: string; readonly since: number }
-    | null
 }
 
 /** Plain progress lines; an upload prints at most one line a second (`now` is for tests). */
