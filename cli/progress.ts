@@ -2,6 +2,7 @@
  * Progress of long commands, on stderr: a live ink view (progress bar, spinner) on a terminal, plain
  * lines otherwise. stdout stays for the command's result.
  */
+import type { CliIo } from "./io.js"
 import type { CommonOptions } from "./options.js"
 import { isInteractive } from "./output.js"
 import { byteSize, type Tone } from "./ui/blocks.js"
@@ -45,11 +46,11 @@ export const plainProgress = (write: (line: string) => void, now: () => number =
   }
 }
 
-/** A live ink view on stderr (ink is imported only now). */
-const liveProgress = async (): Promise<Progress> => {
+/** A live ink view on `stderr`, a terminal (ink is imported only now). */
+const liveProgress = async (stderr: NodeJS.WriteStream): Promise<Progress> => {
   const { renderProgress } = await import("./ui/progress.js")
   let view: ProgressView = { steps: [], current: null }
-  const live = renderProgress(view, process.stderr)
+  const live = renderProgress(view, stderr)
   let stopped = false
   const show = (next: ProgressView) => {
     view = next
@@ -76,8 +77,9 @@ const silent: Progress = { upload: () => undefined, wait: () => undefined, step:
  * The progress of a command: live on a terminal (stdout and stderr both), plain lines on stderr
  * otherwise, and nothing with `--json` off a terminal (scripts get the document and, on failure, the error line).
  */
-export const startProgress = async (options: CommonOptions): Promise<Progress> => {
-  if (isInteractive() && process.stderr.isTTY === true) return liveProgress()
+export const startProgress = async (io: CliIo, options: CommonOptions): Promise<Progress> => {
+  // Only the real process's terminal streams report isTTY, so stderr is then a tty.WriteStream.
+  if (isInteractive(io) && io.stderr.isTTY === true) return liveProgress(io.stderr as NodeJS.WriteStream)
   if (options.json) return silent
-  return plainProgress((line) => process.stderr.write(`${line}\n`))
+  return plainProgress((line) => io.stderr.write(`${line}\n`))
 }

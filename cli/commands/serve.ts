@@ -1,10 +1,14 @@
-/** `svc serve`: runs the API and MCP server on a data directory until SIGINT or SIGTERM. */
+/**
+ * `svc serve`: runs the API server on a data directory until SIGINT or SIGTERM, then lets in-flight
+ * requests finish, closes the database and exits 0 (a second signal quits at once with 130, see main.ts).
+ */
 import type { Command } from "commander"
 import type { RunningServer } from "../../server/server.js"
 import { describe, failure } from "../errors.js"
 import { type DataDirOptions, parsePort, parseRetryDelays, resolveDataDir, withDataDir } from "../options.js"
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 interface ServeOptions extends DataDirOptions {
   readonly host?: string
@@ -48,56 +52,47 @@ const banner = (server: RunningServer): Array<Block> => [
 ]
 
 /**
- * Stops the server on SIGINT or SIGTERM: lets in-flight requests finish, closes the database and
- * exits 0. A second signal exits at once with 130.
+ * The first stop request (SIGINT or SIGTERM), listened for from before the server starts: a request
+ * during the start stops the server once it is up and has printed what it prints.
  */
-const stopOnSignals = (announce: boolean) => {
-  let server: RunningServer | null = null
-  let stopping = false
-  const shutdown = (running: RunningServer) =>
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        progress(`svc: ${describe(error)}`)
-        process.exit(1)
-      }
-    )
-  const onSignal = () => {
-    if (stopping) process.exit(130)
-    stopping = true
-    if (announce) progress("svc: stopping (press Ctrl+C again to quit at once)")
-    if (server) void shutdown(server)
-  }
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
-  return (running: RunningServer) => {
-    server = running
-    if (stopping) void shutdown(running)
-  }
+const stopRequested = (io: CliIo) => {
+  let release = (): void => undefined
+  const stopped = new Promise<void>((resolve) => {
+    release = io.onStop(resolve)
+  })
+  return { stopped, release: () => release() }
 }
 
-const serve = async (options: ServeOptions) => {
-  const attach = stopOnSignals(!options.json)
-  const { startServer } = await import("../../server/server.js")
-  let server: RunningServer
+const serve = async (io: CliIo, options: ServeOptions) => {
+  const stop = stopRequested(io)
   try {
-    server = await startServer({
-      dataDir: resolveDataDir(options.dataDir),
-      host: options.host,
-      port: options.port,
-      allowPrivateUrls: options.allowPrivateUrls,
-      webhookRetryDelays: options.webhookRetryDelays,
-      demo: options.demo
+    const { startServer } = await import("../../server/server.js")
+    let server: RunningServer
+    try {
+      server = await startServer({
+        dataDir: resolveDataDir(io, options.dataDir),
+        host: options.host,
+        port: options.port,
+        allowPrivateUrls: options.allowPrivateUrls,
+        webhookRetryDelays: options.webhookRetryDelays,
+        demo: options.demo
+      })
+    } catch (error) {
+      throw failure(`cannot start the server: ${describe(error)}`)
+    }
+    await output(io, options, server, { json: readyJson, human: banner })
+    await stop.stopped
+    if (!options.json) progress(io, "svc: stopping (press Ctrl+C again to quit at once)")
+    await server.close().catch((error: unknown) => {
+      throw failure(describe(error))
     })
-  } catch (error) {
-    throw failure(`cannot start the server: ${describe(error)}`)
+  } finally {
+    stop.release()
   }
-  attach(server)
-  await output(options, server, { json: readyJson, human: banner })
 }
 
 /** Registers `svc serve`. */
-export const serveCommand = (program: Command): void => {
+export const serveCommand = (program: Command, io: CliIo): void => {
   withDataDir(
     program
       .command("serve")
@@ -107,5 +102,5 @@ export const serveCommand = (program: Command): void => {
       .option("--allow-private-urls", "let url sources and webhooks reach loopback and private addresses")
       .option("--demo", "seed demo content")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)
-  ).action(serve)
+  ).action((options: ServeOptions) => serve(io, options))
 }

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { expectFailure, freshDataDir, removeDataDirs, slow, svc } from "./helpers.js"
+import { expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -37,6 +37,16 @@ describe("svc", slow, () => {
     expect(lines[3]).toMatch(/unknown command 'rotate'/)
     expect(lines[4]).toMatch(/too many arguments/)
     expect(lines[5]).toMatch(/--verbose/)
+  })
+
+  it("as a real process, runs an admin command and exits with its code", async () => {
+    const dataDir = freshDataDir()
+    const created = await svcProcess(["orgs", "create", "--slug", "acme", "--json"], dataDir)
+    expect(created.stderr).toBe("")
+    expect(created.code).toBe(0)
+    expect(parseOneDocument(created.stdout).organization.slug).toBe("acme")
+    expect(expectFailure(await svcProcess(["orgs", "show", "nope"], dataDir), 1)).toMatch(/nope/)
+    expectFailure(await svcProcess(["orgs", "show"], dataDir), 2)
   })
 
   it("prints the version", async () => {

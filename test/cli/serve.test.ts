@@ -70,7 +70,7 @@ describe("svc serve", slow, () => {
     const served = await serve(freshDataDir(), ["--json"])
     try {
       const port = new URL(parseOneDocument(served.stdout()).baseUrl).port
-      const line = expectFailure(await svc(["serve", "--port", port, "--json"], freshDataDir()), 1)
+      const line = expectFailure(await svc(["serve", "--port", port, "--json"], freshDataDir()), 1, true)
       expect(line).toMatch(/cannot start the server/)
     } finally {
       await served.stop()
