@@ -9,14 +9,20 @@ import { describe, failure, fromCause } from "./errors.js"
 import type { CliIo } from "./io.js"
 import { type DataDirOptions, resolveDataDir } from "./options.js"
 
-/** Runs one admin effect on the command's data directory; expected failures become exit 1. */
+/**
+ * Runs one admin effect on the command's data directory; expected failures become exit 1. A directory
+ * without a database is refused, and nothing is created: only `svc serve` makes a data directory.
+ */
 export const admin = async <A, E>(
   io: CliIo,
   options: DataDirOptions,
   effect: Effect.Effect<A, E, AdminServices>
 ): Promise<A> => {
-  const [{ runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
+  const [{ isDataDirectory, runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
   const dataDir = resolveDataDir(io, options.dataDir)
+  if (!isDataDirectory(dataDir)) {
+    throw failure(`no data directory at ${dataDir}; pass --data-dir (svc serve creates one there).`, "no_data_directory")
+  }
   const exit = await runAdmin(dataDir, Effect.exit(effect)).catch((error: unknown) => {
     throw failure(`cannot open the data directory ${dataDir}: ${describe(error)}`)
   })

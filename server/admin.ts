@@ -3,6 +3,7 @@
  * the tests run effects here, beside a running server if there is one.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { existsSync } from "node:fs"
 import { ActivityLog } from "./knowledge/activity.js"
 import { IngestionConfig } from "./knowledge/ingestion-config.js"
 import { MemoryService } from "./knowledge/memory-service.js"
@@ -10,8 +11,14 @@ import { PageService } from "./knowledge/page-service.js"
 import { ReviewService } from "./knowledge/review.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
-import { DatabaseLive } from "./platform/sql/database.js"
+import { databaseFile, DatabaseLive } from "./platform/sql/database.js"
 import { StderrLogger } from "./platform/logging.js"
+
+/**
+ * Whether `dataDir` is a data directory: it holds the database. Administration opens only these
+ * (opening creates the database); `svc serve` creates them.
+ */
+export const isDataDirectory = (dataDir: string): boolean => existsSync(databaseFile(dataDir))
 
 /** Services available to administration. */
 export const AdminLive = (dataDir: string) =>

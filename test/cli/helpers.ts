@@ -9,9 +9,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
 import { expect } from "vitest"
 import type { CliIo } from "../../cli/io.js"
 import { runCli } from "../../cli/program.js"
+import { runAdmin } from "../../server/admin.js"
 
 /** The repository root: the CLI runs from here. */
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
@@ -23,6 +25,13 @@ const dirs: Array<string> = []
 export const freshDataDir = (): string => {
   const dir = mkdtempSync(join(tmpdir(), "svc-cli-"))
   dirs.push(dir)
+  return dir
+}
+
+/** A fresh data directory holding an empty database (no organization), as administration needs one. */
+export const emptyDataDir = async (): Promise<string> => {
+  const dir = freshDataDir()
+  await runAdmin(dir, Effect.void)
   return dir
 }
 
@@ -67,13 +76,13 @@ export const svcProcess = (args: ReadonlyArray<string>, dataDir?: string, env?: 
   })
 
 /** A run of the program in this process: its outside world, what it wrote, and a stop button. */
-const inProcess = (dataDir: string | undefined, env: CliEnv = {}) => {
+const inProcess = (dataDir: string | undefined, env: CliEnv = {}, cwd = repoRoot) => {
   let stdout = ""
   let stderr = ""
   const listeners = new Set<() => void>()
   const io: CliIo = {
     env: { CI: "true", ...(dataDir === undefined ? {} : { SVC_DATA_DIR: dataDir }), ...env },
-    cwd: repoRoot,
+    cwd,
     stdout: { write: (text) => (stdout += text), isTTY: false },
     stderr: { write: (text) => (stderr += text), isTTY: false },
     stdin: Readable.from([]),
@@ -94,10 +103,10 @@ const inProcess = (dataDir: string | undefined, env: CliEnv = {}) => {
 
 /**
  * Runs `svc ...args` in this process through the program (as `bin/svc.js` does, without a TTY);
- * `dataDir` is passed as `SVC_DATA_DIR`, `env` added to the environment.
+ * `dataDir` is passed as `SVC_DATA_DIR`, `env` added to the environment; it runs in `cwd` (default the repository).
  */
-export const svc = async (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Promise<CliResult> => {
-  const run = inProcess(dataDir, env)
+export const svc = async (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv, cwd?: string): Promise<CliResult> => {
+  const run = inProcess(dataDir, env, cwd)
   const code = await runCli(args, run.io)
   return { code, stdout: run.stdout(), stderr: run.stderr() }
 }

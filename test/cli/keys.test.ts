@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ansi, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, expectFailure, emptyDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -21,7 +21,7 @@ const everyScope = [
 
 let dataDir: string
 beforeAll(async () => {
-  dataDir = freshDataDir()
+  dataDir = await emptyDataDir()
   await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
   await svcJson(["members", "add", "--org", "acme", "--email", "kim@example.com", "--role", "member"], dataDir)
 })

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcProcess } from "./helpers.js"
+import { emptyDataDir, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -40,7 +40,7 @@ describe("svc", slow, () => {
   })
 
   it("as a real process, runs an admin command and exits with its code", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     const created = await svcProcess(["orgs", "create", "--slug", "acme", "--json"], dataDir)
     expect(created.stderr).toBe("")
     expect(created.code).toBe(0)
