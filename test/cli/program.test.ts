@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { emptyDataDir, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcProcess } from "./helpers.js"
+import { emptyDataDir, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -47,6 +47,28 @@ describe("svc", slow, () => {
     expect(parseOneDocument(created.stdout).organization.slug).toBe("acme")
     expect(expectFailure(await svcProcess(["orgs", "show", "nope"], dataDir), 1)).toMatch(/nope/)
     expectFailure(await svcProcess(["orgs", "show"], dataDir), 2)
+  })
+
+  it("with --json, prints the error envelope as the one document on stdout and the line on stderr", async () => {
+    const dataDir = await emptyDataDir()
+    const unreachable = ["--base-url", "http://127.0.0.1:9/api/v1", "--api-key", "svco_x"]
+    const [usage, missingOption, notFound, refused, apiDown] = await Promise.all([
+      svc(["orgs", "show", "--json"], dataDir),
+      svc(["keys", "create", "--org", "acme", "--name", "x", "--json"], dataDir),
+      svc(["orgs", "show", "nope", "--json"], dataDir),
+      svc(["orgs", "create", "--slug", "Not A Slug", "--json"], dataDir),
+      svc(["changes", "tail", "all", "--once", "--json", ...unreachable])
+    ])
+    expect(expectFailure(usage!, 2, true)).toMatch(/slug/)
+    expect(expectEnvelope(usage!.stdout).code).toBe("invalid_usage")
+    expect(expectEnvelope(missingOption!.stdout)).toEqual({ code: "invalid_usage", message: "give exactly one of --scopes and --all-scopes." })
+    expectFailure(missingOption!, 2, true)
+    expect(expectFailure(notFound!, 1, true)).toBe("svc: No organization with slug 'nope'.")
+    expect(expectEnvelope(notFound!.stdout)).toEqual({ code: "not_found", message: "No organization with slug 'nope'." })
+    expectFailure(refused!, 1, true)
+    expect(expectEnvelope(refused!.stdout).code).toBe("invalid_request")
+    expectFailure(apiDown!, 1, true)
+    expect(expectEnvelope(apiDown!.stdout).code).toBe("connection_error")
   })
 
   it("prints the version", async () => {
