@@ -98,11 +98,28 @@ const list = async (io: CliIo, options: OrgOptions) => {
   })
 }
 
+/** Revokes a key, telling whether it was revoked already (revoking is idempotent: nothing changes then). */
+const revokeOnce = async (io: CliIo, keyId: string, options: OrgOptions) => {
+  const { Effect } = await import("effect")
+  return withAccounts(io, options, (a) =>
+    Effect.gen(function* () {
+      const before = (yield* a.listKeys(options.org)).find((key) => key.id === keyId)
+      const key = yield* a.revokeKey(options.org, keyId)
+      return { key, alreadyRevoked: before !== undefined && before.revokedAt !== null }
+    })
+  )
+}
+
 const revoke = async (io: CliIo, keyId: string, options: OrgOptions) => {
-  const key = await withAccounts(io, options, (a) => a.revokeKey(options.org, keyId))
-  await output(io, options, key, {
-    json: (k) => ({ key: keyJson(k) }),
-    human: (k) => [{ kind: "title", text: `Revoked key '${k.name}' (${k.prefix}…)` }, keyFields(k)]
+  const revoked = await revokeOnce(io, keyId, options)
+  await output(io, options, revoked, {
+    json: ({ key, alreadyRevoked }) => ({ key: keyJson(key), alreadyRevoked }),
+    human: ({ key, alreadyRevoked }) => [
+      alreadyRevoked
+        ? { kind: "title", tone: "info", text: `Key '${key.name}' (${key.prefix}…) was already revoked; nothing changed` }
+        : { kind: "title", text: `Revoked key '${key.name}' (${key.prefix}…)` },
+      keyFields(key)
+    ]
   })
 }
 
