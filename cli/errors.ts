@@ -58,11 +58,26 @@ export const describe = (error: unknown): string => {
   }
   if (error instanceof Error) {
     const nested = (error as { cause?: unknown }).cause
+    if (firstLine(error.message) === "" && nested instanceof Error) return describe(nested)
     const own = firstLine(error.message) || error.name
     return nested instanceof Error && !own.includes(firstLine(nested.message)) ? `${own}: ${describe(nested)}` : own
   }
   if (isExpected(error)) return firstLine(error.message)
   return firstLine(String(error)) || "unknown error"
+}
+
+/** The Node system error code (`EADDRINUSE`, `ENOENT`, ...) of `error` or of an error it wraps. */
+export const errnoCode = (error: unknown): string | undefined => {
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 10; depth++) {
+    if (Runtime.isFiberFailure(current)) {
+      current = Cause.squash(current[Runtime.FiberFailureCauseId])
+      continue
+    }
+    const code = (current as { code?: unknown }).code
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
 }
 
 /** Converts anything thrown into a CLI error. */

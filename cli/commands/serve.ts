@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander"
 import type { RunningServer } from "../../server/server.js"
-import { describe, failure } from "../errors.js"
+import { type CliError, describe, errnoCode, failure } from "../errors.js"
 import { type DataDirOptions, parsePort, parseRetryDelays, resolveDataDir, withDataDir } from "../options.js"
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
@@ -18,10 +18,10 @@ interface ServeOptions extends DataDirOptions {
   readonly webhookRetryDelays?: [number, number, number]
 }
 
-/** The ready line of `svc serve --json`. */
+/** The ready line of `svc serve --json`; `mcpUrl` stays null until an MCP server answers there. */
 export const readyJson = (server: RunningServer) => ({
   baseUrl: server.baseUrl,
-  mcpUrl: server.mcpUrl,
+  mcpUrl: null,
   dataDir: server.dataDir,
   organization: server.organization && { id: server.organization.id, slug: server.organization.slug },
   bootstrapKey: server.bootstrapKey
@@ -33,7 +33,6 @@ const banner = (server: RunningServer): Array<Block> => [
     kind: "fields",
     rows: [
       ["Base URL", server.baseUrl],
-      ["MCP URL", server.mcpUrl],
       ["Data dir", server.dataDir],
       ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"]
     ]
@@ -50,6 +49,21 @@ const banner = (server: RunningServer): Array<Block> => [
       ]),
   { kind: "note", text: "Logs go to stderr. Press Ctrl+C to stop." }
 ]
+
+/** Why the server did not start, in one line: a taken port says which and what to do. */
+const startFailure = (error: unknown, options: ServeOptions): CliError => {
+  const address = `${options.host ?? "127.0.0.1"}:${options.port ?? 8787}`
+  switch (errnoCode(error)) {
+    case "EADDRINUSE":
+      return failure(`cannot start the server: ${address} is already in use; pass --port (0 picks a free port).`, "address_in_use")
+    case "EADDRNOTAVAIL":
+      return failure(`cannot start the server: ${address} is not an address of this machine; pass --host.`, "address_not_available")
+    case "EACCES":
+      return failure(`cannot start the server: no permission to listen on ${address}; pass --port above 1023.`, "address_not_permitted")
+    default:
+      return failure(`cannot start the server: ${describe(error)}`)
+  }
+}
 
 /**
  * The first stop request (SIGINT or SIGTERM), listened for from before the server starts: a request
@@ -78,7 +92,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         demo: options.demo
       })
     } catch (error) {
-      throw failure(`cannot start the server: ${describe(error)}`)
+      throw startFailure(error, options)
     }
     await output(io, options, server, { json: readyJson, human: banner })
     await stop.stopped

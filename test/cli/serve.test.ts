@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { ansi, apiGet, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson } from "./helpers.js"
+import { ansi, apiGet, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -11,7 +11,7 @@ describe("svc serve", slow, () => {
       const ready = parseOneDocument(first.stdout())
       expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "mcpUrl", "organization"])
       expect(ready.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/)
-      expect(ready.mcpUrl).toBe(ready.baseUrl.replace("/api/v1", "/mcp"))
+      expect(ready.mcpUrl).toBeNull()
       expect(ready.dataDir).toBe(dataDir)
       expect(Object.keys(ready.organization).sort()).toEqual(["id", "slug"])
       expect(ready.organization.slug).toBe("default")
@@ -52,6 +52,7 @@ describe("svc serve", slow, () => {
       expect(out).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/api\/v1/)
       expect(out).toMatch(/svco_[0-9A-Za-z]{40}/)
       expect(out).toContain("Store it now")
+      expect(out).not.toMatch(/MCP/)
     } finally {
       expect(await served.stop()).toBe(0)
     }
@@ -70,8 +71,12 @@ describe("svc serve", slow, () => {
     const served = await serve(freshDataDir(), ["--json"])
     try {
       const port = new URL(parseOneDocument(served.stdout()).baseUrl).port
-      const line = expectFailure(await svc(["serve", "--port", port, "--json"], freshDataDir()), 1, true)
-      expect(line).toMatch(/cannot start the server/)
+      const taken = await svc(["serve", "--port", port, "--json"], freshDataDir())
+      const line = expectFailure(taken, 1, true)
+      expect(line).toBe(`svc: cannot start the server: 127.0.0.1:${port} is already in use; pass --port (0 picks a free port).`)
+      expect(expectEnvelope(taken.stdout).code).toBe("address_in_use")
+      const human = await svc(["serve", "--port", port], freshDataDir())
+      expect(expectFailure(human, 1)).not.toMatch(/ServeError/)
     } finally {
       await served.stop()
     }
