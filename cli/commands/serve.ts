@@ -9,6 +9,7 @@ import { type DataDirOptions, parsePort, parseRetryDelays, resolveDataDir, withD
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
+import { isPending, lostKeyNotice, recordPending, recordShown } from "./bootstrap-key.js"
 
 interface ServeOptions extends DataDirOptions {
   readonly host?: string
@@ -27,7 +28,8 @@ export const readyJson = (server: RunningServer) => ({
   bootstrapKey: server.bootstrapKey
 })
 
-const banner = (server: RunningServer): Array<Block> => [
+/** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown. */
+const banner = (server: RunningServer, lostKey: string | null): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
     kind: "fields",
@@ -47,6 +49,7 @@ const banner = (server: RunningServer): Array<Block> => [
           note: "Shown once, on this first start: it will not be shown again. Store it now."
         } as const
       ]),
+  ...(lostKey === null ? [] : [{ kind: "note", tone: "warning", text: lostKey } as const]),
   { kind: "note", text: "Logs go to stderr. Press Ctrl+C to stop." }
 ]
 
@@ -80,11 +83,17 @@ const stopRequested = (io: CliIo) => {
 const serve = async (io: CliIo, options: ServeOptions) => {
   const stop = stopRequested(io)
   try {
-    const { startServer } = await import("../../server/server.js")
+    const dataDir = resolveDataDir(io, options.dataDir)
+    const [{ startServer }, { isDataDirectory }, { ensureDirectory }] = await Promise.all([
+      import("../../server/server.js"),
+      import("../../server/admin.js"),
+      import("../../server/platform/sql/database.js")
+    ])
     let server: RunningServer
     try {
+      recordPending(dataDir, !isDataDirectory(dataDir), ensureDirectory)
       server = await startServer({
-        dataDir: resolveDataDir(io, options.dataDir),
+        dataDir,
         host: options.host,
         port: options.port,
         allowPrivateUrls: options.allowPrivateUrls,
@@ -94,7 +103,13 @@ const serve = async (io: CliIo, options: ServeOptions) => {
     } catch (error) {
       throw startFailure(error, options)
     }
-    await output(io, options, server, { json: readyJson, human: banner })
+    const lostKey =
+      server.bootstrapKey === null && server.organization !== null && isPending(dataDir)
+        ? lostKeyNotice(server.organization.slug, dataDir)
+        : null
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey) })
+    if (options.json && lostKey !== null) progress(io, lostKey)
+    if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
     await stop.stopped
     if (!options.json) progress(io, "svc: stopping (press Ctrl+C again to quit at once)")
     await server.close().catch((error: unknown) => {

@@ -1,5 +1,8 @@
+import { existsSync } from "node:fs"
+import { createServer } from "node:net"
+import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { ansi, apiGet, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson } from "./helpers.js"
+import { ansi, apiGet, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -80,6 +83,51 @@ describe("svc serve", slow, () => {
     } finally {
       await served.stop()
     }
+  })
+})
+
+describe("a bootstrap key that was never shown", slow, () => {
+  it("a later start says how to get a key, with the exact command, once", async () => {
+    const dataDir = freshDataDir()
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
+    const address = blocker.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    try {
+      // The first start makes organization default and its key, then cannot listen: the key is never printed.
+      const failed = await svcProcess(["serve", "--port", String(port)], dataDir)
+      expect(expectFailure(failed, 1)).toMatch(/already in use/)
+      expect(existsSync(join(dataDir, "svc.sqlite"))).toBe(true)
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+
+    const command = `svc keys create --org default --name admin --all-scopes --data-dir ${dataDir}`
+    const second = await serve(dataDir, [], "Ctrl+C")
+    try {
+      const out = second.stdout()
+      expect(out).not.toMatch(/svco_/)
+      expect(out).toMatch(/bootstrap key of 'default' .*never shown/)
+      expect(out).toContain(`Make a new key with: ${command}`)
+      const made = await svcJson(command.split(" ").slice(1), dataDir)
+      const baseUrl = /Base URL: +(\S+)/.exec(out)![1]!
+      expect((await apiGet(baseUrl, "/knowledgebases", made.key.secret)).status).toBe(200)
+    } finally {
+      expect(await second.stop()).toBe(0)
+    }
+
+    const third = await serve(dataDir, ["--json"])
+    expect(await third.stop()).toBe(0)
+    expect(parseOneDocument(third.stdout()).bootstrapKey).toBeNull()
+    expect(third.stderr()).not.toMatch(/never shown/)
+  })
+
+  it("a start that shows the key leaves no record behind", async () => {
+    const dataDir = freshDataDir()
+    const first = await serve(dataDir, ["--json"])
+    expect(parseOneDocument(first.stdout()).bootstrapKey).toMatch(/^svco_/)
+    expect(await first.stop()).toBe(0)
+    expect(existsSync(join(dataDir, "bootstrap-key-pending"))).toBe(false)
   })
 })
 
