@@ -17,6 +17,7 @@ interface ServeOptions extends DataDirOptions {
   readonly allowPrivateUrls?: boolean
   readonly demo?: boolean
   readonly webhookRetryDelays?: [number, number, number]
+  readonly quiet?: boolean
 }
 
 /** The ready line of `svc serve --json`; `mcpUrl` stays null until an MCP server answers there. */
@@ -29,7 +30,7 @@ export const readyJson = (server: RunningServer) => ({
 })
 
 /** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown. */
-const banner = (server: RunningServer, lostKey: string | null): Array<Block> => [
+const banner = (server: RunningServer, lostKey: string | null, quiet: boolean): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
     kind: "fields",
@@ -50,7 +51,10 @@ const banner = (server: RunningServer, lostKey: string | null): Array<Block> => 
         } as const
       ]),
   ...(lostKey === null ? [] : [{ kind: "note", tone: "warning", text: lostKey } as const]),
-  { kind: "note", text: "Logs go to stderr. Press Ctrl+C to stop." }
+  {
+    kind: "note",
+    text: quiet ? "Press Ctrl+C to stop." : "Logs go to stderr, one line per request (--quiet for none). Press Ctrl+C to stop."
+  }
 ]
 
 /** Why the server did not start, in one line: a taken port says which and what to do. */
@@ -98,7 +102,10 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         port: options.port,
         allowPrivateUrls: options.allowPrivateUrls,
         webhookRetryDelays: options.webhookRetryDelays,
-        demo: options.demo
+        demo: options.demo,
+        requestLog: options.quiet
+          ? undefined
+          : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
       })
     } catch (error) {
       throw startFailure(error, options)
@@ -107,7 +114,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
       server.bootstrapKey === null && server.organization !== null && isPending(dataDir)
         ? lostKeyNotice(server.organization.slug, dataDir)
         : null
-    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey) })
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
     await stop.stopped
@@ -130,6 +137,7 @@ export const serveCommand = (program: Command, io: CliIo): void => {
       .option("--port <port>", "port to listen on, 0 for any free port (default: 8787)", parsePort)
       .option("--allow-private-urls", "let url sources and webhooks reach loopback and private addresses")
       .option("--demo", "seed demo content")
+      .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)
   ).action((options: ServeOptions) => serve(io, options))
 }
