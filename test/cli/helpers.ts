@@ -231,7 +231,7 @@ export const startProcess = (args: ReadonlyArray<string>, dataDir?: string, env?
 /** Matches any ANSI escape sequence. */
 export const ansi = /\u001b\[/
 
-/** A running `svc serve`. */
+/** A running `svc serve` process. */
 export interface Served {
   readonly child: ChildProcess
   /** stdout up to the moment the server was ready. */
@@ -241,8 +241,27 @@ export interface Served {
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
-/** Starts `svc serve --port 0 ...args` and resolves once stdout contains `readyWhen`. */
-export const serve = (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<Served> =>
+const isReady = (stdout: string, readyWhen: string | RegExp) =>
+  typeof readyWhen === "string" ? stdout.includes(readyWhen) : readyWhen.test(stdout)
+
+/** A `svc serve` running in this process. */
+export interface ServedInProcess {
+  /** stdout so far (the ready line or banner). */
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Asks it to stop (as SIGINT or SIGTERM do) and resolves with the exit code. */
+  readonly stop: () => Promise<number | null>
+}
+
+/** Runs `svc serve --port 0 ...args` in this process and resolves once stdout contains `readyWhen`. */
+export const serve = async (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<ServedInProcess> => {
+  const run = start(["serve", "--port", "0", ...args], dataDir)
+  await run.waitFor((stdout) => isReady(stdout, readyWhen))
+  return { stdout: run.stdout, stderr: run.stderr, stop: async () => (await run.stop()).code }
+}
+
+/** Starts the real process `svc serve --port 0 ...args` and resolves once stdout contains `readyWhen`. */
+export const serveProcess = (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<Served> =>
   new Promise((resolve, reject) => {
     const child = launch(["serve", "--port", "0", ...args], dataDir)
     let stdout = ""
@@ -260,8 +279,7 @@ export const serve = (dataDir: string, args: ReadonlyArray<string>, readyWhen: s
     }
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString()
-      const done = typeof readyWhen === "string" ? stdout.includes(readyWhen) : readyWhen.test(stdout)
-      if (!ready && done) {
+      if (!ready && isReady(stdout, readyWhen)) {
         ready = true
         resolve(served)
       }

@@ -2,14 +2,14 @@ import { existsSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { ansi, apiGet, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson, svcProcess } from "./helpers.js"
+import { ansi, apiGet, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, serveProcess, slow, svc, svcJson, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
 describe("svc serve", slow, () => {
-  it("prints one ready line, serves the API with the bootstrap key, and stops on SIGTERM", async () => {
+  it("as a real process, prints one ready line, serves the API with the bootstrap key, and stops on SIGTERM and SIGINT", async () => {
     const dataDir = freshDataDir()
-    const first = await serve(dataDir, ["--json"])
+    const first = await serveProcess(dataDir, ["--json"])
     try {
       const ready = parseOneDocument(first.stdout())
       expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "mcpUrl", "organization"])
@@ -26,7 +26,7 @@ describe("svc serve", slow, () => {
     }
     expect(first.stdout().trimEnd().split("\n")).toHaveLength(1)
 
-    const second = await serve(dataDir, ["--json"])
+    const second = await serveProcess(dataDir, ["--json"])
     const again = parseOneDocument(second.stdout())
     expect(again.bootstrapKey).toBeNull()
     expect(again.organization.slug).toBe("default")
