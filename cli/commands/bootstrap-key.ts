@@ -31,7 +31,11 @@ export const recordShown = (dataDir: string): void => {
   rmSync(pendingFile(dataDir), { force: true })
 }
 
-const shellWord = (word: string): string => (/^[\w./:@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+/** `word` as one shell word: as it is when safe, else in single quotes. */
+const shellWord = (word: string): string => {
+  if (/^[\w./:@%+=-]+$/.test(word)) return word
+  return "'" + word.split("'").join("'\\''") + "'"
+}
 
 /** The exact command that makes a new all-scopes key of `org` on `dataDir`. */
 export const createKeyCommand = (org: string, dataDir: string): string =>

@@ -132,7 +132,7 @@ export const serveCommand = (program: Command, io: CliIo): void => {
   withDataDir(
     program
       .command("serve")
-      .description("run the API and MCP server (first start creates organization 'default' and prints its key once)")
+      .description("run the API server (first start creates organization 'default' and prints its key once)")
       .option("--host <host>", "address to listen on (default: 127.0.0.1)")
       .option("--port <port>", "port to listen on, 0 for any free port (default: 8787)", parsePort)
       .option("--allow-private-urls", "let url sources and webhooks reach loopback and private addresses")
