@@ -43,4 +43,7 @@ const code = await runCli(process.argv.slice(2), {
   },
   onStop: signalStops()
 })
-process.exit(code)
+// Exits once what was written has been flushed (pipes are asynchronous on some systems), even if
+// something the command used still holds the event loop.
+process.exitCode = code
+process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
