@@ -1,5 +1,7 @@
+import { Readable } from "node:stream"
 import { afterAll, describe, expect, it } from "vitest"
-import { emptyDataDir, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcProcess } from "./helpers.js"
+import { runCli } from "../../cli/program.js"
+import { emptyDataDir, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcJson, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -69,6 +71,26 @@ describe("svc", slow, () => {
     expect(expectEnvelope(refused!.stdout).code).toBe("invalid_request")
     expectFailure(apiDown!, 1, true)
     expect(expectEnvelope(apiDown!.stdout).code).toBe("connection_error")
+  })
+
+  it("renders with ink only when the injected stdout is a terminal", async () => {
+    const dataDir = await emptyDataDir()
+    await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
+    let text = ""
+    const code = await runCli(["orgs", "show", "acme", "--data-dir", dataDir], {
+      env: {},
+      cwd: dataDir,
+      stdout: { write: (chunk) => (text += chunk), isTTY: true, columns: 100 },
+      stderr: { write: () => true },
+      stdin: Readable.from([]),
+      onStop: () => () => undefined
+    })
+    expect(code).toBe(0)
+    expect(text).toMatch(/╭─+╮/)
+    expect(text).toMatch(/│ plan +pro +│/)
+    const plain = await svc(["orgs", "show", "acme"], dataDir)
+    expect(plain.stdout).toMatch(/^plan: +pro$/m)
+    expect(plain.stdout).not.toMatch(/╭/)
   })
 
   it("prints the version", async () => {
