@@ -88,7 +88,7 @@ const wantsJson = (argv: ReadonlyArray<string>): boolean => {
 }
 
 /** The error envelope of the API, `{"error":{"code","message"}}`, for a failure. */
-export const errorEnvelope = (failure: CliError) => ({ error: { code: failure.code, message: oneLine(failure.message) } })
+const errorEnvelope = (failure: CliError) => ({ error: { code: failure.code, message: oneLine(failure.message) } })
 
 /**
  * Runs `svc <argv...>` (the arguments after the program's name) on `io` and resolves with the exit
