@@ -6,12 +6,23 @@ import type { Effect } from "effect"
 import type { AdminServices } from "../server/admin.js"
 import type { AccountsService } from "../server/platform/accounts/service.js"
 import { describe, failure, fromCause } from "./errors.js"
+import type { CliIo } from "./io.js"
 import { type DataDirOptions, resolveDataDir } from "./options.js"
 
-/** Runs one admin effect on the command's data directory; expected failures become exit 1. */
-export const admin = async <A, E>(options: DataDirOptions, effect: Effect.Effect<A, E, AdminServices>): Promise<A> => {
-  const [{ runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
-  const dataDir = resolveDataDir(options.dataDir)
+/**
+ * Runs one admin effect on the command's data directory; expected failures become exit 1. A directory
+ * without a database is refused, and nothing is created: only `svc serve` makes a data directory.
+ */
+export const admin = async <A, E>(
+  io: CliIo,
+  options: DataDirOptions,
+  effect: Effect.Effect<A, E, AdminServices>
+): Promise<A> => {
+  const [{ isDataDirectory, runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
+  const dataDir = resolveDataDir(io, options.dataDir)
+  if (!isDataDirectory(dataDir)) {
+    throw failure(`no data directory at ${dataDir}; pass --data-dir (svc serve creates one there).`, "no_data_directory")
+  }
   const exit = await runAdmin(dataDir, Effect.exit(effect)).catch((error: unknown) => {
     throw failure(`cannot open the data directory ${dataDir}: ${describe(error)}`)
   })
@@ -21,6 +32,7 @@ export const admin = async <A, E>(options: DataDirOptions, effect: Effect.Effect
 
 /** Runs `use` with the accounts service on the command's data directory. */
 export const withAccounts = async <A, E>(
+  io: CliIo,
   options: DataDirOptions,
   use: (accounts: AccountsService) => Effect.Effect<A, E, AdminServices>
 ): Promise<A> => {
@@ -28,5 +40,5 @@ export const withAccounts = async <A, E>(
     import("../server/platform/accounts/service.js"),
     import("effect")
   ])
-  return admin(options, Effect.flatMap(AccountsService, use))
+  return admin(io, options, Effect.flatMap(AccountsService, use))
 }

@@ -4,7 +4,8 @@
  */
 import type { Command } from "commander"
 import type { Svc } from "../sdk/index.js"
-import { describe, failure, toCliError, usage } from "./errors.js"
+import { CliError, describe, failure, toCliError, usage } from "./errors.js"
+import type { CliIo } from "./io.js"
 import type { CommonOptions } from "./options.js"
 
 /** The address `svc serve` listens on by default. */
@@ -24,10 +25,10 @@ export const withApi = (command: Command, json = "print one machine-readable JSO
     .option("--json", json)
 
 /** The base URL and key a command uses: options first, then `SVC_BASE_URL` / `SVC_API_KEY`. */
-export const resolveApi = (options: ApiOptions): { readonly baseUrl: string; readonly apiKey: string } => {
-  const apiKey = options.apiKey ?? (process.env.SVC_API_KEY || undefined)
+export const resolveApi = (io: CliIo, options: ApiOptions): { readonly baseUrl: string; readonly apiKey: string } => {
+  const apiKey = options.apiKey ?? (io.env.SVC_API_KEY || undefined)
   if (apiKey === undefined || apiKey.trim() === "") throw usage("no API key: pass --api-key or set SVC_API_KEY.")
-  const baseUrl = (options.baseUrl ?? (process.env.SVC_BASE_URL || undefined) ?? defaultBaseUrl).replace(/\/+$/, "")
+  const baseUrl = (options.baseUrl ?? (io.env.SVC_BASE_URL || undefined) ?? defaultBaseUrl).replace(/\/+$/, "")
   let parsed: URL
   try {
     parsed = new URL(baseUrl)
@@ -45,27 +46,28 @@ const isSvcError = (error: unknown): error is Error & { status: number; code: st
   typeof (error as { status?: unknown }).status === "number"
 
 /**
- * One line for an API failure: `<code>: <message> (request <id>)` for an answer, the SDK's own message
- * when the server could not be reached.
+ * An API failure as a CLI error: the line `<code>: <message> (request <id>)` for an answer (the
+ * envelope keeps the API's code and the message), the SDK's own message when the server could not be reached.
  */
-export const apiErrorLine = (error: unknown): string => {
-  if (!isSvcError(error)) return toCliError(error).message
-  if (error.status === 0) return describe(error)
-  return `${error.code}: ${describe(error)}${error.requestId ? ` (request ${error.requestId})` : ""}`
+export const apiFailure = (error: unknown): CliError => {
+  if (!isSvcError(error)) return toCliError(error)
+  if (error.status === 0) return failure(describe(error), error.code)
+  const message = `${describe(error)}${error.requestId ? ` (request ${error.requestId})` : ""}`
+  return new CliError(message, 1, error.code, `${error.code}: ${message}`)
 }
 
 /**
  * Runs `use` with a client of the SDK; closes it afterwards. API refusals and unreachable servers become
  * exit 1 with one line; CLI errors thrown by `use` pass through.
  */
-export const withClient = async <A>(options: ApiOptions, use: (client: Svc) => Promise<A>): Promise<A> => {
-  const settings = resolveApi(options)
+export const withClient = async <A>(io: CliIo, options: ApiOptions, use: (client: Svc) => Promise<A>): Promise<A> => {
+  const settings = resolveApi(io, options)
   const { Svc } = await import("../sdk/index.js")
   const client = new Svc(settings)
   try {
     return await use(client)
   } catch (error) {
-    if (isSvcError(error)) throw failure(apiErrorLine(error))
+    if (isSvcError(error)) throw apiFailure(error)
     throw error
   } finally {
     await client.close()

@@ -5,6 +5,7 @@
 import { type Command, InvalidArgumentError } from "commander"
 import { resolve } from "node:path"
 import { failure } from "./errors.js"
+import type { CliIo } from "./io.js"
 
 /** Options every command takes. */
 export interface CommonOptions {
@@ -17,8 +18,8 @@ export interface DataDirOptions extends CommonOptions {
 }
 
 /** The data directory: `--data-dir`, else `SVC_DATA_DIR`, else `./.svc`, made absolute. */
-export const resolveDataDir = (option: string | undefined): string =>
-  resolve(option ?? (process.env.SVC_DATA_DIR || undefined) ?? ".svc")
+export const resolveDataDir = (io: CliIo, option: string | undefined): string =>
+  resolve(io.cwd, option ?? (io.env.SVC_DATA_DIR || undefined) ?? ".svc")
 
 /** Adds `--json` to a command. */
 export const withJson = (command: Command): Command =>

@@ -1,6 +1,7 @@
 /**
- * The `svc` program: every command family registered on one commander program, and the runner
- * that turns failures into one `svc: <message>` line on stderr and an exit code.
+ * The `svc` program: every command family registered on one commander program, and `runCli`, which
+ * runs one command line in-process on the given outside world and returns the exit code: failures
+ * become one `svc: <message>` line on stderr (and, with `--json`, the error envelope on stdout).
  */
 import { Command, CommanderError } from "commander"
 import { readFileSync } from "node:fs"
@@ -13,9 +14,13 @@ import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
 import { CliError, toCliError, usage } from "./errors.js"
+import { type CliIo, watchOutput } from "./io.js"
 
-/** A command family registers its commands (usually one group, like `svc keys ...`) on the program. */
-export type CommandFamily = (program: Command) => void
+/**
+ * A command family registers its commands (usually one group, like `svc keys ...`) on the program;
+ * they read, write and listen for stop requests only through `io`.
+ */
+export type CommandFamily = (program: Command, io: CliIo) => void
 
 /**
  * Every command family, in the order help lists them: local administration on the data directory first,
@@ -56,34 +61,61 @@ const requireSubcommands = (command: Command, path: string): void => {
   for (const sub of command.commands) requireSubcommands(sub, `${path} ${sub.name()}`)
 }
 
-/** Builds the `svc` program with every command family. */
-export const buildProgram = (): Command => {
+/** Builds the `svc` program with every command family, on `io`. */
+export const buildProgram = (io: CliIo): Command => {
   const program = new Command("svc")
     .description(
       "A local, self-hostable implementation of the External API: server, administration on the data directory, and API commands (--base-url, --api-key)."
     )
     .version(version(), "-V, --version")
     .exitOverride()
-    .configureOutput({ outputError: () => undefined })
-  for (const family of families) family(program)
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: () => undefined
+    })
+  for (const family of families) family(program, io)
   requireSubcommands(program, "svc")
   return program
 }
 
 const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
 
-/** Parses `argv` and runs the chosen command; on failure prints one line and sets the exit code. */
-export const runProgram = async (program: Command, argv: ReadonlyArray<string>): Promise<void> => {
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0)
+/** Whether the command line asks for `--json` (before any `--`): failures then print the error envelope. */
+const wantsJson = (argv: ReadonlyArray<string>): boolean => {
+  const end = argv.indexOf("--")
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json")
+}
+
+/** The error envelope of the API, `{"error":{"code","message"}}`, for a failure. */
+const errorEnvelope = (failure: CliError) => ({ error: { code: failure.code, message: oneLine(failure.message) } })
+
+/**
+ * Runs `svc <argv...>` (the arguments after the program's name) on `io` and resolves with the exit
+ * code. Nothing in it exits the process: `bin/svc.js` does, with this code.
+ */
+export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
+  const stdout = watchOutput(io.stdout)
+  const program = buildProgram({
+    env: io.env,
+    cwd: io.cwd,
+    stdout,
+    stderr: io.stderr,
+    get stdin() {
+      return io.stdin
+    },
+    onStop: io.onStop
   })
   try {
-    await program.parseAsync([...argv])
+    await program.parseAsync([...argv], { from: "user" })
+    return 0
   } catch (error) {
-    if (error instanceof CommanderError && error.exitCode === 0) return
+    if (error instanceof CommanderError && error.exitCode === 0) return 0
     const failure: CliError =
       error instanceof CommanderError ? usage(error.message.replace(/^error:\s*/, "")) : toCliError(error)
-    process.stderr.write(`svc: ${oneLine(failure.message)}\n`)
-    process.exitCode = failure.exitCode
+    io.stderr.write(`svc: ${oneLine(failure.line)}\n`)
+    // A command that already printed its document (an upload that failed to index) keeps it the only one.
+    if (wantsJson(argv) && !stdout.written()) io.stdout.write(`${JSON.stringify(errorEnvelope(failure))}\n`)
+    return failure.exitCode
   }
 }

@@ -2,9 +2,11 @@
  * Progress of long commands, on stderr: a live ink view (progress bar, spinner) on a terminal, plain
  * lines otherwise. stdout stays for the command's result.
  */
+import type { CliIo } from "./io.js"
 import type { CommonOptions } from "./options.js"
 import { isInteractive } from "./output.js"
 import { byteSize, type Tone } from "./ui/blocks.js"
+import type { ProgressView } from "./ui/progress-view.js"
 
 /** What a long command reports as it goes. */
 export interface Progress {
@@ -16,15 +18,6 @@ export interface Progress {
   readonly step: (text: string, tone?: Tone) => void
   /** Stops the live view (what was shown stays); call before printing the result or an error. */
   readonly stop: () => void
-}
-
-/** How the live view draws: finished steps, then what is going on now. */
-export interface ProgressView {
-  readonly steps: ReadonlyArray<{ readonly text: string; readonly tone: Tone }>
-  readonly current:
-    | { readonly kind: "upload"; readonly label: string; readonly sent: number; readonly total: number }
-    | { readonly kind: "wait"; readonly text: string; readonly since: number }
-    | null
 }
 
 /** Plain progress lines; an upload prints at most one line a second (`now` is for tests). */
@@ -53,11 +46,11 @@ export const plainProgress = (write: (line: string) => void, now: () => number =
   }
 }
 
-/** A live ink view on stderr (ink is imported only now). */
-const liveProgress = async (): Promise<Progress> => {
+/** A live ink view on `stderr`, a terminal (ink is imported only now). */
+const liveProgress = async (stderr: NodeJS.WriteStream): Promise<Progress> => {
   const { renderProgress } = await import("./ui/progress.js")
   let view: ProgressView = { steps: [], current: null }
-  const live = renderProgress(view, process.stderr)
+  const live = renderProgress(view, stderr)
   let stopped = false
   const show = (next: ProgressView) => {
     view = next
@@ -84,8 +77,9 @@ const silent: Progress = { upload: () => undefined, wait: () => undefined, step:
  * The progress of a command: live on a terminal (stdout and stderr both), plain lines on stderr
  * otherwise, and nothing with `--json` off a terminal (scripts get the document and, on failure, the error line).
  */
-export const startProgress = async (options: CommonOptions): Promise<Progress> => {
-  if (isInteractive() && process.stderr.isTTY === true) return liveProgress()
+export const startProgress = async (io: CliIo, options: CommonOptions): Promise<Progress> => {
+  // Only the real process's terminal streams report isTTY, so stderr is then a tty.WriteStream.
+  if (isInteractive(io) && io.stderr.isTTY === true) return liveProgress(io.stderr as NodeJS.WriteStream)
   if (options.json) return silent
-  return plainProgress((line) => process.stderr.write(`${line}\n`))
+  return plainProgress((line) => io.stderr.write(`${line}\n`))
 }

@@ -3,13 +3,20 @@
  * the tests run effects here, beside a running server if there is one.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { existsSync } from "node:fs"
 import { features } from "./features.js"
 import { IngestionConfig } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
-import { DatabaseLive } from "./platform/sql/database.js"
+import { databaseFile, DatabaseLive } from "./platform/sql/database.js"
 import { StderrLogger } from "./platform/logging.js"
+
+/**
+ * Whether `dataDir` is a data directory: it holds the database. Administration opens only these
+ * (opening creates the database); `svc serve` creates them.
+ */
+export const isDataDirectory = (dataDir: string): boolean => existsSync(databaseFile(dataDir))
 
 /** Services available to administration. */
 export const AdminLive = (dataDir: string) =>

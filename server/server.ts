@@ -15,6 +15,7 @@ import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
+import { RequestLogLive, type RequestLogOptions } from "./platform/http/request-log.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
 import { Cursors } from "./platform/pagination.js"
@@ -32,6 +33,8 @@ export interface ServerOptions {
   readonly now?: (() => number) | undefined
   /** Least severe log level written to stderr. */
   readonly logLevel?: LogLevel.LogLevel | undefined
+  /** Writes one line per request (`svc serve`); none when undefined. */
+  readonly requestLog?: RequestLogOptions | undefined
   /** Lets `url` sources and webhooks reach loopback and private addresses (local development). */
   readonly allowPrivateUrls?: boolean | undefined
   /** Seconds before webhook delivery attempts 2, 3 and 4 (default 10, 60, 300). */
@@ -83,6 +86,7 @@ export const CoreLive = (
 const HttpLive = (options: ServerOptions) =>
   HttpApiBuilder.serve().pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
+    Layer.provide(RequestLogLive(options.requestLog)),
     Layer.provide(BodySizeLimitLive),
     Layer.provide(RequestMiddlewareLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),

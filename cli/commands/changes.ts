@@ -1,7 +1,8 @@
 /**
  * `svc changes tail`: follows a Knowledgebase's changes feed (or `all`) through the API, one line per
  * change. With `--json` it prints JSON Lines (one change object per line), since a follow never ends
- * with one document. Stops cleanly (exit 0) on SIGINT or SIGTERM; `--once` stops at the feed's end.
+ * with one document. Stops cleanly (exit 0) on SIGINT or SIGTERM (a second one quits at once with 130,
+ * see main.ts); `--once` stops at the feed's end.
  */
 import { type Command, InvalidArgumentError } from "commander"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -9,6 +10,7 @@ import type { KnowledgebasesChangesItem, KnowledgebasesChangesResponse, Svc } fr
 import { type ApiOptions, withApi, withClient } from "../api.js"
 import { isInteractive, progress } from "../output.js"
 import { parsePositive } from "../options.js"
+import type { CliIo } from "../io.js"
 
 interface TailOptions extends ApiOptions {
   readonly since?: string
@@ -26,28 +28,17 @@ const parseSince = (value: string): string => {
   return value
 }
 
-/** Stops the loop on SIGINT or SIGTERM (a second signal exits at once with 130); `release` removes the handlers. */
-const stopOnSignals = () => {
+/** Aborts on the first stop request (SIGINT or SIGTERM); `release` stops listening. */
+const stopOnRequest = (io: CliIo) => {
   const controller = new AbortController()
-  const onSignal = () => {
-    if (controller.signal.aborted) process.exit(130)
-    controller.abort(new Error("stopped"))
-  }
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
-  return {
-    signal: controller.signal,
-    release: () => {
-      process.off("SIGINT", onSignal)
-      process.off("SIGTERM", onSignal)
-    }
-  }
+  const release = io.onStop(() => controller.abort(new Error("stopped")))
+  return { signal: controller.signal, release }
 }
 
 /** Pages through the feed and then polls its tail until `signal` aborts (or the end, with `once`). */
-const follow = async (client: Svc, knowledgebaseId: string, options: TailOptions, signal: AbortSignal) => {
+const follow = async (io: CliIo, client: Svc, knowledgebaseId: string, options: TailOptions, signal: AbortSignal) => {
   const print = (change: KnowledgebasesChangesItem) =>
-    process.stdout.write(`${options.json ? JSON.stringify(change) : changeLine(change)}\n`)
+    io.stdout.write(`${options.json ? JSON.stringify(change) : changeLine(change)}\n`)
   let cursor: string | undefined
   for (;;) {
     const query = cursor === undefined ? { since: options.since, limit: options.limit } : { cursor, limit: options.limit }
@@ -60,12 +51,12 @@ const follow = async (client: Svc, knowledgebaseId: string, options: TailOptions
   }
 }
 
-const tail = async (knowledgebaseId: string, options: TailOptions) => {
-  await withClient(options, async (client) => {
-    const stop = stopOnSignals()
-    if (isInteractive() && !options.once) progress(`Following the changes of ${knowledgebaseId}; press Ctrl+C to stop.`)
+const tail = async (io: CliIo, knowledgebaseId: string, options: TailOptions) => {
+  await withClient(io, options, async (client) => {
+    const stop = stopOnRequest(io)
+    if (isInteractive(io) && !options.once) progress(io, `Following the changes of ${knowledgebaseId}; press Ctrl+C to stop.`)
     try {
-      await follow(client, knowledgebaseId, options, stop.signal)
+      await follow(io, client, knowledgebaseId, options, stop.signal)
     } catch (error) {
       if (!stop.signal.aborted) throw error
     } finally {
@@ -75,7 +66,7 @@ const tail = async (knowledgebaseId: string, options: TailOptions) => {
 }
 
 /** Registers `svc changes`. */
-export const changesCommands = (program: Command): void => {
+export const changesCommands = (program: Command, io: CliIo): void => {
   const changes = program.command("changes").description("the changes feed of Knowledgebases, through the API")
   withApi(
     changes
@@ -87,5 +78,5 @@ export const changesCommands = (program: Command): void => {
       .option("--limit <n>", "changes per request, 1 to 200 (default: 50)", parsePositive)
       .option("--once", "print what is there and exit"),
     "print JSON Lines on stdout: one change object per line"
-  ).action(tail)
+  ).action((id: string, options: TailOptions) => tail(io, id, options))
 }

@@ -8,6 +8,7 @@ import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 interface ActivityOptions extends DataDirOptions {
   readonly org: string
@@ -24,7 +25,7 @@ export const resultsText = (record: ActivityRecord): string => {
 }
 
 /** A key's activity, after checking the key belongs to the organization (else exit 1). */
-const activityOf = async (options: ActivityOptions, keyId: string) => {
+const activityOf = async (io: CliIo, options: ActivityOptions, keyId: string) => {
   const [{ AccountsService }, { ActivityLog }, { NotFound }, { Effect }] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
     import("../../server/knowledge/activity/service.js"),
@@ -32,6 +33,7 @@ const activityOf = async (options: ActivityOptions, keyId: string) => {
     import("effect")
   ])
   return admin(
+    io,
     options,
     Effect.gen(function* () {
       const accounts = yield* AccountsService
@@ -45,9 +47,9 @@ const activityOf = async (options: ActivityOptions, keyId: string) => {
   )
 }
 
-const activity = async (keyId: string, options: ActivityOptions) => {
-  const records = await activityOf(options, keyId)
-  await output(options, records, {
+const activity = async (io: CliIo, keyId: string, options: ActivityOptions) => {
+  const records = await activityOf(io, options, keyId)
+  await output(io, options, records, {
     json: (rs) => ({ activity: rs }),
     human: (rs): Array<Block> => [
       ...(rs.length === 0
@@ -67,12 +69,12 @@ const activity = async (keyId: string, options: ActivityOptions) => {
 }
 
 /** Registers `svc keys activity` on the `keys` group. */
-export const keyActivityCommand = (keys: Command): void => {
+export const keyActivityCommand = (keys: Command, io: CliIo): void => {
   withDataDir(
     keys
       .command("activity")
       .description("a key's recent Knowledgebase activity: searches (as fingerprints) and reads, newest first")
       .argument("<key-id>", "the key's id (see svc keys list)")
       .requiredOption("--org <slug>", "the organization")
-  ).action(activity)
+  ).action((keyId: string, options: ActivityOptions) => activity(io, keyId, options))
 }

@@ -7,6 +7,7 @@ import { keyActivityCommand } from "./key-activity.js"
 import { type DataDirOptions, parseList, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 /** A key as `keys list` and `keys revoke` print it (never the secret). */
 export const keyJson = (key: ApiKey) => ({
@@ -52,17 +53,17 @@ interface OrgOptions extends DataDirOptions {
   readonly org: string
 }
 
-const create = async (options: CreateOptions) => {
+const create = async (io: CliIo, options: CreateOptions) => {
   if ((options.scopes === undefined) === (options.allScopes !== true)) {
     throw usage("give exactly one of --scopes and --all-scopes.")
   }
   if ((options.personal === true) !== (options.member !== undefined)) {
     throw usage("--personal and --member go together: a personal key belongs to a member.")
   }
-  const created = await withAccounts(options, (a) =>
+  const created = await withAccounts(io, options, (a) =>
     a.createKey(options.org, { name: options.name, scopes: options.scopes ?? "all", personalFor: options.member })
   )
-  await output(options, created, {
+  await output(io, options, created, {
     json: ({ key, secret }) => ({ key: { id: key.id, secret, prefix: key.prefix, kind: key.kind, scopes: key.scopes } }),
     human: ({ key, secret }) => [
       { kind: "title", text: `Created ${key.kind} key '${key.name}'${options.member ? ` for ${options.member}` : ""}` },
@@ -72,9 +73,9 @@ const create = async (options: CreateOptions) => {
   })
 }
 
-const list = async (options: OrgOptions) => {
-  const keys = await withAccounts(options, (a) => a.listKeys(options.org))
-  await output(options, keys, {
+const list = async (io: CliIo, options: OrgOptions) => {
+  const keys = await withAccounts(io, options, (a) => a.listKeys(options.org))
+  await output(io, options, keys, {
     json: (ks) => ({ keys: ks.map(keyJson) }),
     human: (ks) => [
       { kind: "title", tone: "info", text: `${ks.length} ${ks.length === 1 ? "key" : "keys"} in ${options.org}` },
@@ -97,16 +98,33 @@ const list = async (options: OrgOptions) => {
   })
 }
 
-const revoke = async (keyId: string, options: OrgOptions) => {
-  const key = await withAccounts(options, (a) => a.revokeKey(options.org, keyId))
-  await output(options, key, {
-    json: (k) => ({ key: keyJson(k) }),
-    human: (k) => [{ kind: "title", text: `Revoked key '${k.name}' (${k.prefix}…)` }, keyFields(k)]
+/** Revokes a key, telling whether it was revoked already (revoking is idempotent: nothing changes then). */
+const revokeOnce = async (io: CliIo, keyId: string, options: OrgOptions) => {
+  const { Effect } = await import("effect")
+  return withAccounts(io, options, (a) =>
+    Effect.gen(function* () {
+      const before = (yield* a.listKeys(options.org)).find((key) => key.id === keyId)
+      const key = yield* a.revokeKey(options.org, keyId)
+      return { key, alreadyRevoked: before !== undefined && before.revokedAt !== null }
+    })
+  )
+}
+
+const revoke = async (io: CliIo, keyId: string, options: OrgOptions) => {
+  const revoked = await revokeOnce(io, keyId, options)
+  await output(io, options, revoked, {
+    json: ({ key, alreadyRevoked }) => ({ key: keyJson(key), alreadyRevoked }),
+    human: ({ key, alreadyRevoked }) => [
+      alreadyRevoked
+        ? { kind: "title", tone: "info", text: `Key '${key.name}' (${key.prefix}…) was already revoked; nothing changed` }
+        : { kind: "title", text: `Revoked key '${key.name}' (${key.prefix}…)` },
+      keyFields(key)
+    ]
   })
 }
 
 /** Registers `svc keys`. */
-export const keysCommands = (program: Command): void => {
+export const keysCommands = (program: Command, io: CliIo): void => {
   const keys = program.command("keys").description("create, list and revoke API keys, and see their activity")
   withDataDir(
     keys
@@ -118,16 +136,16 @@ export const keysCommands = (program: Command): void => {
       .option("--all-scopes", "every scope")
       .option("--personal", "a personal key of --member")
       .option("--member <email>", "the member a personal key belongs to")
-  ).action(create)
+  ).action((options: CreateOptions) => create(io, options))
   withDataDir(
     keys.command("list").description("list an organization's keys, revoked ones included").requiredOption("--org <slug>", "the organization")
-  ).action(list)
+  ).action((options: OrgOptions) => list(io, options))
   withDataDir(
     keys
       .command("revoke")
       .description("revoke a key; it stops working at once")
       .argument("<key-id>", "the key's id (see svc keys list)")
       .requiredOption("--org <slug>", "the organization")
-  ).action(revoke)
-  keyActivityCommand(keys)
+  ).action((keyId: string, options: OrgOptions) => revoke(io, keyId, options))
+  keyActivityCommand(keys, io)
 }

@@ -5,6 +5,7 @@ import { withAccounts } from "../admin.js"
 import { type DataDirOptions, oneOf, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import type { Block } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 /** A member as the CLI prints it. */
 export const memberJson = (member: Member) => ({ id: member.id, email: member.email, role: member.role })
@@ -23,27 +24,27 @@ interface RoleOptions extends MemberOptions {
   readonly role: string
 }
 
-const add = async (options: RoleOptions) => {
+const add = async (io: CliIo, options: RoleOptions) => {
   const role = oneOf("role", roles, options.role)
-  const member = await withAccounts(options, (a) => a.addMember(options.org, options.email, role))
-  await output(options, member, {
+  const member = await withAccounts(io, options, (a) => a.addMember(options.org, options.email, role))
+  await output(io, options, member, {
     json: (m) => ({ member: memberJson(m) }),
     human: (m) => memberBlocks(`Added ${m.email} to ${options.org} as ${m.role}`, m)
   })
 }
 
-const setRole = async (options: RoleOptions) => {
+const setRole = async (io: CliIo, options: RoleOptions) => {
   const role = oneOf("role", roles, options.role)
-  const member = await withAccounts(options, (a) => a.setMemberRole(options.org, options.email, role))
-  await output(options, member, {
+  const member = await withAccounts(io, options, (a) => a.setMemberRole(options.org, options.email, role))
+  await output(io, options, member, {
     json: (m) => ({ member: memberJson(m) }),
     human: (m) => memberBlocks(`${m.email} is now ${m.role} in ${options.org}`, m)
   })
 }
 
-const remove = async (options: MemberOptions) => {
-  const member = await withAccounts(options, (a) => a.removeMember(options.org, options.email))
-  await output(options, member, {
+const remove = async (io: CliIo, options: MemberOptions) => {
+  const member = await withAccounts(io, options, (a) => a.removeMember(options.org, options.email))
+  await output(io, options, member, {
     json: (m) => ({ ok: true, member: memberJson(m) }),
     human: (m) => [
       ...memberBlocks(`Removed ${m.email} from ${options.org}`, m),
@@ -60,10 +61,10 @@ const memberCommand = (parent: Command, name: string, description: string): Comm
     .requiredOption("--email <email>", "the member's email address")
 
 /** Registers `svc members`. */
-export const membersCommands = (program: Command): void => {
+export const membersCommands = (program: Command, io: CliIo): void => {
   const members = program.command("members").description("add members, change their roles, remove them")
   const role = `role: ${roles.join(", ")}`
-  withDataDir(memberCommand(members, "add", "add a member to an organization").requiredOption("--role <role>", role)).action(add)
-  withDataDir(memberCommand(members, "set-role", "change a member's role").requiredOption("--role <role>", role)).action(setRole)
-  withDataDir(memberCommand(members, "remove", "remove a member; their personal keys stop working at once")).action(remove)
+  withDataDir(memberCommand(members, "add", "add a member to an organization").requiredOption("--role <role>", role)).action((options: RoleOptions) => add(io, options))
+  withDataDir(memberCommand(members, "set-role", "change a member's role").requiredOption("--role <role>", role)).action((options: RoleOptions) => setRole(io, options))
+  withDataDir(memberCommand(members, "remove", "remove a member; their personal keys stop working at once")).action((options: MemberOptions) => remove(io, options))
 }

@@ -5,6 +5,7 @@ import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { shortTime } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 interface AddOptions extends DataDirOptions {
   readonly org: string
@@ -14,20 +15,21 @@ interface AddOptions extends DataDirOptions {
 /** A memory as the CLI prints it. */
 export const memoryJson = (memory: Memory) => ({ id: memory.id, text: memory.text })
 
-const add = async (text: string, options: AddOptions) => {
+const add = async (io: CliIo, text: string, options: AddOptions) => {
   const [{ AccountsService }, { MemoryService }, { Effect }] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
     import("../../server/knowledge/memories/service.js"),
     import("effect")
   ])
   const memory = await admin(
+    io,
     options,
     Effect.gen(function* () {
       const member = yield* (yield* AccountsService).member(options.org, options.member)
       return yield* (yield* MemoryService).add(member.organizationId, member.id, text)
     })
   )
-  await output(options, memory, {
+  await output(io, options, memory, {
     json: (m) => ({ memory: memoryJson(m) }),
     human: (m) => [
       { kind: "title", text: `Added a memory for ${options.member} in ${options.org}` },
@@ -38,7 +40,7 @@ const add = async (text: string, options: AddOptions) => {
 }
 
 /** Registers `svc memories`. */
-export const memoriesCommands = (program: Command): void => {
+export const memoriesCommands = (program: Command, io: CliIo): void => {
   const memories = program.command("memories").description("members' personal notes (memories)")
   withDataDir(
     memories
@@ -47,5 +49,5 @@ export const memoriesCommands = (program: Command): void => {
       .argument("<text>", "the note, 1 to 10,000 characters")
       .requiredOption("--org <slug>", "the organization")
       .requiredOption("--member <email>", "the member it belongs to")
-  ).action(add)
+  ).action((text: string, options: AddOptions) => add(io, text, options))
 }

@@ -6,6 +6,7 @@ import { failure } from "../errors.js"
 import { allOf, type DataDirOptions, oneOf, parseList, parseWholeNumber, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import type { Block, Tone } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 /** An organization's identity, as `orgs create` prints it. */
 export const organizationSummary = (org: Organization) => ({ id: org.id, slug: org.slug, name: org.name, plan: org.plan })
@@ -48,10 +49,10 @@ interface SetOptions extends DataDirOptions {
   readonly credits?: number
 }
 
-const create = async (options: CreateOptions) => {
+const create = async (io: CliIo, options: CreateOptions) => {
   const plan = options.plan === undefined ? undefined : oneOf("plan", plans, options.plan)
-  const org = await withAccounts(options, (a) => a.createOrganization({ slug: options.slug, name: options.name, plan }))
-  await output(options, org, {
+  const org = await withAccounts(io, options, (a) => a.createOrganization({ slug: options.slug, name: options.name, plan }))
+  await output(io, options, org, {
     json: (o) => ({ organization: organizationSummary(o) }),
     human: (o) => [
       { kind: "title", text: `Created organization ${o.slug}` },
@@ -60,29 +61,29 @@ const create = async (options: CreateOptions) => {
   })
 }
 
-const set = async (slug: string, options: SetOptions) => {
+const set = async (io: CliIo, slug: string, options: SetOptions) => {
   const plan = options.plan === undefined ? undefined : oneOf("plan", plans, options.plan)
   const enable = options.enable && allOf("gate", gates, options.enable)
   const disable = options.disable && allOf("gate", gates, options.disable)
   const both = enable?.find((gate) => disable?.includes(gate))
   if (both !== undefined) throw failure(`gate '${both}' is both enabled and disabled.`)
-  const org = await withAccounts(options, (a) => a.setOrganization(slug, { plan, enable, disable, credits: options.credits }))
-  await output(options, org, {
+  const org = await withAccounts(io, options, (a) => a.setOrganization(slug, { plan, enable, disable, credits: options.credits }))
+  await output(io, options, org, {
     json: (o) => ({ organization: organizationDetails(o) }),
     human: (o) => detailBlocks(`Updated organization ${o.slug}`, o)
   })
 }
 
-const show = async (slug: string, options: DataDirOptions) => {
-  const org = await withAccounts(options, (a) => a.organization(slug))
-  await output(options, org, {
+const show = async (io: CliIo, slug: string, options: DataDirOptions) => {
+  const org = await withAccounts(io, options, (a) => a.organization(slug))
+  await output(io, options, org, {
     json: (o) => ({ organization: organizationDetails(o) }),
     human: (o) => detailBlocks(`Organization ${o.slug}`, o, "info")
   })
 }
 
 /** Registers `svc orgs`. */
-export const orgsCommands = (program: Command): void => {
+export const orgsCommands = (program: Command, io: CliIo): void => {
   const orgs = program.command("orgs").description("create, change and show organizations")
   withDataDir(
     orgs
@@ -91,7 +92,7 @@ export const orgsCommands = (program: Command): void => {
       .requiredOption("--slug <slug>", "URL-safe identifier (lowercase letters, digits, hyphens)")
       .option("--name <name>", "display name (default: the slug)")
       .option("--plan <plan>", `plan: ${plans.join(", ")} (default: pro)`)
-  ).action(create)
+  ).action((options: CreateOptions) => create(io, options))
   withDataDir(
     orgs
       .command("set")
@@ -101,6 +102,6 @@ export const orgsCommands = (program: Command): void => {
       .option("--enable <gates>", `gates to switch on, comma-separated: ${gates.join(", ")}`, parseList)
       .option("--disable <gates>", "gates to switch off, comma-separated", parseList)
       .option("--credits <n>", "set the credits left", parseWholeNumber)
-  ).action(set)
-  withDataDir(orgs.command("show").description("show an organization").argument("<slug>", "the organization")).action(show)
+  ).action((slug: string, options: SetOptions) => set(io, slug, options))
+  withDataDir(orgs.command("show").description("show an organization").argument("<slug>", "the organization")).action((slug: string, options: DataDirOptions) => show(io, slug, options))
 }

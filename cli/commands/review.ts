@@ -11,6 +11,7 @@ import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, byteSize, shortTime } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 interface OrgOptions extends DataDirOptions {
   readonly org: string
@@ -24,6 +25,7 @@ type Rejected = Effect.Effect.Success<ReturnType<Review["reject"]>>
 
 /** Runs `use` with the review service and the id of the organization `slug` (unknown slug: exit 1). */
 const withReview = async <A, E>(
+  io: CliIo,
   options: OrgOptions,
   use: (review: Review, organizationId: string) => Effect.Effect<A, E, AdminServices>
 ): Promise<A> => {
@@ -33,6 +35,7 @@ const withReview = async <A, E>(
     import("effect")
   ])
   return admin(
+    io,
     options,
     Effect.gen(function* () {
       const org = yield* (yield* AccountsService).organization(options.org)
@@ -52,9 +55,9 @@ const reviewJson = (item: ReviewItem) => ({
   createdAt: item.createdAt
 })
 
-const list = async (options: OrgOptions) => {
-  const items = await withReview(options, (review, organizationId) => review.list(organizationId))
-  await output(options, items, {
+const list = async (io: CliIo, options: OrgOptions) => {
+  const items = await withReview(io, options, (review, organizationId) => review.list(organizationId))
+  await output(io, options, items, {
     json: (is) => ({ items: is.map(reviewJson) }),
     human: (is): Array<Block> => [
       ...(is.length === 0
@@ -112,9 +115,9 @@ const approvedBlocks = (a: Approved): Array<Block> =>
         { kind: "note", text: "It becomes searchable once indexed; its status turns ready (or failed)." }
       ]
 
-const approve = async (id: string, options: OrgOptions) => {
-  const approved = await withReview(options, (review, organizationId) => review.approve(organizationId, id))
-  await output(options, approved, { json: approvedJson, human: approvedBlocks })
+const approve = async (io: CliIo, id: string, options: OrgOptions) => {
+  const approved = await withReview(io, options, (review, organizationId) => review.approve(organizationId, id))
+  await output(io, options, approved, { json: approvedJson, human: approvedBlocks })
 }
 
 const rejectedBlocks = (r: Rejected): Array<Block> => [
@@ -128,29 +131,29 @@ const rejectedBlocks = (r: Rejected): Array<Block> => [
   }
 ]
 
-const reject = async (id: string, options: OrgOptions) => {
-  const rejected = await withReview(options, (review, organizationId) => review.reject(organizationId, id))
-  await output(options, rejected, { json: (r) => ({ item: { id: r.id, status: r.status } }), human: rejectedBlocks })
+const reject = async (io: CliIo, id: string, options: OrgOptions) => {
+  const rejected = await withReview(io, options, (review, organizationId) => review.reject(organizationId, id))
+  await output(io, options, rejected, { json: (r) => ({ item: { id: r.id, status: r.status } }), human: rejectedBlocks })
 }
 
 /** Registers `svc review`. */
-export const reviewCommands = (program: Command): void => {
+export const reviewCommands = (program: Command, io: CliIo): void => {
   const review = program.command("review").description("the review inbox: approve or reject agent writes and uploads waiting for review")
   withDataDir(
     review.command("list").description("list the writes and uploads waiting for review, oldest first").requiredOption("--org <slug>", "the organization")
-  ).action(list)
+  ).action((options: OrgOptions) => list(io, options))
   withDataDir(
     review
       .command("approve")
       .description("approve an item: a page write goes live, an upload starts indexing")
       .argument("<id>", "the review item's id (see svc review list)")
       .requiredOption("--org <slug>", "the organization")
-  ).action(approve)
+  ).action((id: string, options: OrgOptions) => approve(io, id, options))
   withDataDir(
     review
       .command("reject")
       .description("reject an item: the live page stays as it is, an upload is deleted")
       .argument("<id>", "the review item's id (see svc review list)")
       .requiredOption("--org <slug>", "the organization")
-  ).action(reject)
+  ).action((id: string, options: OrgOptions) => reject(io, id, options))
 }

@@ -1,10 +1,15 @@
-/** `svc serve`: runs the API and MCP server on a data directory until SIGINT or SIGTERM. */
+/**
+ * `svc serve`: runs the API server on a data directory until SIGINT or SIGTERM, then lets in-flight
+ * requests finish, closes the database and exits 0 (a second signal quits at once with 130, see main.ts).
+ */
 import type { Command } from "commander"
 import type { RunningServer } from "../../server/server.js"
-import { describe, failure } from "../errors.js"
+import { type CliError, describe, errnoCode, failure } from "../errors.js"
 import { type DataDirOptions, parsePort, parseRetryDelays, resolveDataDir, withDataDir } from "../options.js"
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
+import { isPending, lostKeyNotice, recordPending, recordShown } from "./bootstrap-key.js"
 
 interface ServeOptions extends DataDirOptions {
   readonly host?: string
@@ -12,24 +17,25 @@ interface ServeOptions extends DataDirOptions {
   readonly allowPrivateUrls?: boolean
   readonly demo?: boolean
   readonly webhookRetryDelays?: [number, number, number]
+  readonly quiet?: boolean
 }
 
-/** The ready line of `svc serve --json`. */
+/** The ready line of `svc serve --json`; `mcpUrl` stays null until an MCP server answers there. */
 export const readyJson = (server: RunningServer) => ({
   baseUrl: server.baseUrl,
-  mcpUrl: server.mcpUrl,
+  mcpUrl: null,
   dataDir: server.dataDir,
   organization: server.organization && { id: server.organization.id, slug: server.organization.slug },
   bootstrapKey: server.bootstrapKey
 })
 
-const banner = (server: RunningServer): Array<Block> => [
+/** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown. */
+const banner = (server: RunningServer, lostKey: string | null, quiet: boolean): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
     kind: "fields",
     rows: [
       ["Base URL", server.baseUrl],
-      ["MCP URL", server.mcpUrl],
       ["Data dir", server.dataDir],
       ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"]
     ]
@@ -44,68 +50,94 @@ const banner = (server: RunningServer): Array<Block> => [
           note: "Shown once, on this first start: it will not be shown again. Store it now."
         } as const
       ]),
-  { kind: "note", text: "Logs go to stderr. Press Ctrl+C to stop." }
+  ...(lostKey === null ? [] : [{ kind: "note", tone: "warning", text: lostKey } as const]),
+  {
+    kind: "note",
+    text: quiet ? "Press Ctrl+C to stop." : "Logs go to stderr, one line per request (--quiet for none). Press Ctrl+C to stop."
+  }
 ]
 
-/**
- * Stops the server on SIGINT or SIGTERM: lets in-flight requests finish, closes the database and
- * exits 0. A second signal exits at once with 130.
- */
-const stopOnSignals = (announce: boolean) => {
-  let server: RunningServer | null = null
-  let stopping = false
-  const shutdown = (running: RunningServer) =>
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        progress(`svc: ${describe(error)}`)
-        process.exit(1)
-      }
-    )
-  const onSignal = () => {
-    if (stopping) process.exit(130)
-    stopping = true
-    if (announce) progress("svc: stopping (press Ctrl+C again to quit at once)")
-    if (server) void shutdown(server)
-  }
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
-  return (running: RunningServer) => {
-    server = running
-    if (stopping) void shutdown(running)
+/** Why the server did not start, in one line: a taken port says which and what to do. */
+const startFailure = (error: unknown, options: ServeOptions): CliError => {
+  const address = `${options.host ?? "127.0.0.1"}:${options.port ?? 8787}`
+  switch (errnoCode(error)) {
+    case "EADDRINUSE":
+      return failure(`cannot start the server: ${address} is already in use; pass --port (0 picks a free port).`, "address_in_use")
+    case "EADDRNOTAVAIL":
+      return failure(`cannot start the server: ${address} is not an address of this machine; pass --host.`, "address_not_available")
+    case "EACCES":
+      return failure(`cannot start the server: no permission to listen on ${address}; pass --port above 1023.`, "address_not_permitted")
+    default:
+      return failure(`cannot start the server: ${describe(error)}`)
   }
 }
 
-const serve = async (options: ServeOptions) => {
-  const attach = stopOnSignals(!options.json)
-  const { startServer } = await import("../../server/server.js")
-  let server: RunningServer
+/**
+ * The first stop request (SIGINT or SIGTERM), listened for from before the server starts: a request
+ * during the start stops the server once it is up and has printed what it prints.
+ */
+const stopRequested = (io: CliIo) => {
+  let release = (): void => undefined
+  const stopped = new Promise<void>((resolve) => {
+    release = io.onStop(resolve)
+  })
+  return { stopped, release: () => release() }
+}
+
+const serve = async (io: CliIo, options: ServeOptions) => {
+  const stop = stopRequested(io)
   try {
-    server = await startServer({
-      dataDir: resolveDataDir(options.dataDir),
-      host: options.host,
-      port: options.port,
-      allowPrivateUrls: options.allowPrivateUrls,
-      webhookRetryDelays: options.webhookRetryDelays,
-      demo: options.demo
+    const dataDir = resolveDataDir(io, options.dataDir)
+    const [{ startServer }, { isDataDirectory }, { ensureDirectory }] = await Promise.all([
+      import("../../server/server.js"),
+      import("../../server/admin.js"),
+      import("../../server/platform/sql/database.js")
+    ])
+    let server: RunningServer
+    try {
+      recordPending(dataDir, !isDataDirectory(dataDir), ensureDirectory)
+      server = await startServer({
+        dataDir,
+        host: options.host,
+        port: options.port,
+        allowPrivateUrls: options.allowPrivateUrls,
+        webhookRetryDelays: options.webhookRetryDelays,
+        demo: options.demo,
+        requestLog: options.quiet
+          ? undefined
+          : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
+      })
+    } catch (error) {
+      throw startFailure(error, options)
+    }
+    const lostKey =
+      server.bootstrapKey === null && server.organization !== null && isPending(dataDir)
+        ? lostKeyNotice(server.organization.slug, dataDir)
+        : null
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true) })
+    if (options.json && lostKey !== null) progress(io, lostKey)
+    if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
+    await stop.stopped
+    if (!options.json) progress(io, "svc: stopping (press Ctrl+C again to quit at once)")
+    await server.close().catch((error: unknown) => {
+      throw failure(describe(error))
     })
-  } catch (error) {
-    throw failure(`cannot start the server: ${describe(error)}`)
+  } finally {
+    stop.release()
   }
-  attach(server)
-  await output(options, server, { json: readyJson, human: banner })
 }
 
 /** Registers `svc serve`. */
-export const serveCommand = (program: Command): void => {
+export const serveCommand = (program: Command, io: CliIo): void => {
   withDataDir(
     program
       .command("serve")
-      .description("run the API and MCP server (first start creates organization 'default' and prints its key once)")
+      .description("run the API server (first start creates organization 'default' and prints its key once)")
       .option("--host <host>", "address to listen on (default: 127.0.0.1)")
       .option("--port <port>", "port to listen on, 0 for any free port (default: 8787)", parsePort)
       .option("--allow-private-urls", "let url sources and webhooks reach loopback and private addresses")
       .option("--demo", "seed demo content")
+      .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)
-  ).action(serve)
+  ).action((options: ServeOptions) => serve(io, options))
 }

@@ -10,6 +10,7 @@ import { parsePositive } from "../options.js"
 import { output } from "../output.js"
 import { type Progress, startProgress } from "../progress.js"
 import { type Block, byteSize, shortTime, type Tone } from "../ui/blocks.js"
+import type { CliIo } from "../io.js"
 
 /** A source as the API answers it. */
 export type Source = SourcesGetResponse["source"]
@@ -71,13 +72,13 @@ const waitForIndexing = async (client: Svc, knowledgebaseId: string, first: Sour
   return source
 }
 
-const upload = async (knowledgebaseId: string, file: string, options: UploadOptions) => {
-  const uploaded = await withClient(options, async (client): Promise<Uploaded> => {
+const upload = async (io: CliIo, knowledgebaseId: string, file: string, options: UploadOptions) => {
+  const uploaded = await withClient(io, options, async (client): Promise<Uploaded> => {
     const bytes = await readFile(file).catch((error: unknown) => {
       throw failure(`cannot read ${file}: ${describe(error)}`)
     })
     const fileName = basename(file)
-    const progress = await startProgress(options)
+    const progress = await startProgress(io, options)
     try {
       const created = await client.sources.upload(
         knowledgebaseId,
@@ -94,7 +95,7 @@ const upload = async (knowledgebaseId: string, file: string, options: UploadOpti
       progress.stop()
     }
   })
-  await output(options, uploaded, {
+  await output(io, options, uploaded, {
     json: ({ source, reviewPath }) => ({ source, status: source.status, reviewPath }),
     human: ({ source, reviewPath }) => [
       { kind: "title", ...headline(source) },
@@ -110,7 +111,7 @@ const upload = async (knowledgebaseId: string, file: string, options: UploadOpti
 }
 
 /** Registers `svc sources`. */
-export const sourcesCommands = (program: Command): void => {
+export const sourcesCommands = (program: Command, io: CliIo): void => {
   const sources = program.command("sources").description("documents of a Knowledgebase, through the API")
   withApi(
     sources
@@ -124,5 +125,5 @@ export const sourcesCommands = (program: Command): void => {
       .addOption(
         new Option("--poll-interval <ms>", "milliseconds between status checks with --wait (default: 500)").argParser(parsePositive).hideHelp()
       )
-  ).action(upload)
+  ).action((id: string, file: string, options: UploadOptions) => upload(io, id, file, options))
 }

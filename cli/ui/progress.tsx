@@ -1,8 +1,8 @@
 /** The live progress view with ink: finished steps, an upload's progress bar, a spinner. Imported lazily. */
 import { Box, render, Text } from "ink"
 import { useEffect, useState } from "react"
-import type { ProgressView } from "../progress.js"
 import { byteSize, type Tone } from "./blocks.js"
+import type { ProgressView } from "./progress-view.js"
 
 const toneColor: Record<Tone, string> = { success: "green", warning: "yellow", info: "cyan" }
 const toneMark: Record<Tone, string> = { success: "✔", warning: "✖", info: "●" }

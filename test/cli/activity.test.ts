@@ -66,7 +66,7 @@ describe("svc keys activity", slow, () => {
     const foreign = await svc(["keys", "activity", "--org", "default", other.key.id], server.dataDir)
     expect(expectFailure(foreign, 1)).toBe(`svc: No key '${other.key.id}' in organization 'default' (see svc keys list --org default).`)
     const unknown = await svc(["keys", "activity", "--org", "default", "nope", "--json"], server.dataDir)
-    expect(expectFailure(unknown, 1)).toMatch(/No key 'nope'/)
+    expect(expectFailure(unknown, 1, true)).toMatch(/No key 'nope'/)
     expect(expectFailure(await svc(["keys", "activity", "--org", "nowhere", keyId], server.dataDir), 1)).toMatch(/'nowhere'/)
     expectFailure(await svc(["keys", "activity", keyId], server.dataDir), 2)
   })

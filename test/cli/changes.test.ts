@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { type CliEnv, expectFailure, removeDataDirs, slow, start, svc } from "./helpers.js"
+import { type CliEnv, expectFailure, removeDataDirs, slow, start, startProcess, svc } from "./helpers.js"
 
 let server: TestServer
 let env: CliEnv
@@ -69,31 +69,29 @@ describe("svc changes tail", slow, () => {
     expect(none).toEqual({ code: 0, stdout: "", stderr: "" })
   })
 
-  it("follows new changes until SIGTERM, then exits 0", async () => {
+  it("follows new changes until asked to stop, then exits 0", async () => {
     const tail = start(["changes", "tail", knowledgebaseId, "--json", "--interval", "100"], undefined, env)
-    try {
-      await tail.waitFor((out) => out.split("\n").length > pageIds.length)
-      const fresh = await createPage(knowledgebaseId, "Fresh")
-      await tail.waitFor((out) => out.includes(fresh))
-      const result = await tail.stop("SIGTERM")
-      expect(result.code).toBe(0)
-      expect(result.stderr).toBe("")
-      const changes = jsonLines(result.stdout)
-      expect(changes.map((c) => c.id)).toEqual([...pageIds, fresh])
-    } finally {
-      await tail.stop("SIGKILL")
-    }
+    await tail.waitFor((out) => out.split("\n").length > pageIds.length)
+    const fresh = await createPage(knowledgebaseId, "Fresh")
+    await tail.waitFor((out) => out.includes(fresh))
+    const result = await tail.stop()
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe("")
+    const changes = jsonLines(result.stdout)
+    expect(changes.map((c) => c.id)).toEqual([...pageIds, fresh])
   })
 
-  it("stops on SIGINT too", async () => {
-    const tail = start(["changes", "tail", "all", "--interval", "100"], undefined, env)
-    try {
-      await tail.waitFor((out) => out.includes(pageIds[0]!))
-      const result = await tail.stop("SIGINT")
-      expect(result.code).toBe(0)
-      expect(result.stderr).toBe("")
-    } finally {
-      await tail.stop("SIGKILL")
+  it("as a real process, stops on SIGINT and SIGTERM with exit 0", async () => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      const tail = startProcess(["changes", "tail", "all", "--interval", "100"], undefined, env)
+      try {
+        await tail.waitFor((out) => out.includes(pageIds[0]!))
+        const result = await tail.stop(signal)
+        expect(result.code).toBe(0)
+        expect(result.stderr).toBe("")
+      } finally {
+        await tail.stop("SIGKILL")
+      }
     }
   })
 

@@ -1,13 +1,19 @@
 /**
- * Runs the real `svc` CLI (`node bin/svc.js`, compiled by `npm test`'s build step) as a child
- * process on temp data directories, without a TTY and with `CI=true`.
+ * Runs the `svc` CLI on temp data directories, without a TTY and with `CI=true`: in this process
+ * through `runCli` (most tests), or as the real `node bin/svc.js` child process (compiled by
+ * `npm test`'s build step) for the smoke tests of serving, signals and one command of each kind.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
 import { expect } from "vitest"
+import type { CliIo } from "../../cli/io.js"
+import { runCli } from "../../cli/program.js"
+import { runAdmin } from "../../server/admin.js"
 
 /** The repository root: the CLI runs from here. */
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
@@ -19,6 +25,13 @@ const dirs: Array<string> = []
 export const freshDataDir = (): string => {
   const dir = mkdtempSync(join(tmpdir(), "svc-cli-"))
   dirs.push(dir)
+  return dir
+}
+
+/** A fresh data directory holding an empty database (no organization), as administration needs one. */
+export const emptyDataDir = async (): Promise<string> => {
+  const dir = freshDataDir()
+  await runAdmin(dir, Effect.void)
   return dir
 }
 
@@ -50,8 +63,8 @@ const cliEnv = (dataDir: string | undefined, extra: CliEnv = {}): NodeJS.Process
 const launch = (args: ReadonlyArray<string>, dataDir: string | undefined, env?: CliEnv): ChildProcess =>
   spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: cliEnv(dataDir, env), stdio: ["ignore", "pipe", "pipe"] })
 
-/** Runs `svc ...args` to completion; `dataDir` is passed as `SVC_DATA_DIR`, `env` added to the environment. */
-export const svc = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Promise<CliResult> =>
+/** Runs the real process `node bin/svc.js ...args` to completion (smoke tests; the others run in-process). */
+export const svcProcess = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Promise<CliResult> =>
   new Promise((resolve, reject) => {
     const child = launch(args, dataDir, env)
     let stdout = ""
@@ -61,6 +74,42 @@ export const svc = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv)
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, stdout, stderr }))
   })
+
+/** A run of the program in this process: its outside world, what it wrote, and a stop button. */
+const inProcess = (dataDir: string | undefined, env: CliEnv = {}, cwd = repoRoot) => {
+  let stdout = ""
+  let stderr = ""
+  const listeners = new Set<() => void>()
+  const io: CliIo = {
+    env: { CI: "true", ...(dataDir === undefined ? {} : { SVC_DATA_DIR: dataDir }), ...env },
+    cwd,
+    stdout: { write: (text) => (stdout += text), isTTY: false },
+    stderr: { write: (text) => (stderr += text), isTTY: false },
+    stdin: Readable.from([]),
+    onStop: (listener) => {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    }
+  }
+  return {
+    io,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    requestStop: () => {
+      for (const listener of [...listeners]) listener()
+    }
+  }
+}
+
+/**
+ * Runs `svc ...args` in this process through the program (as `bin/svc.js` does, without a TTY);
+ * `dataDir` is passed as `SVC_DATA_DIR`, `env` added to the environment; it runs in `cwd` (default the repository).
+ */
+export const svc = async (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv, cwd?: string): Promise<CliResult> => {
+  const run = inProcess(dataDir, env, cwd)
+  const code = await runCli(args, run.io)
+  return { code, stdout: run.stdout(), stderr: run.stderr() }
+}
 
 /** Parses stdout as exactly one JSON document on one line. */
 export const parseOneDocument = (stdout: string): any => {
@@ -77,29 +126,74 @@ export const svcJson = async (args: ReadonlyArray<string>, dataDir: string): Pro
   return parseOneDocument(result.stdout)
 }
 
-/** Expects a failure: `code`, nothing on stdout, one `svc: ...` line on stderr. Returns that line. */
-export const expectFailure = (result: CliResult, code: 1 | 2): string => {
+/**
+ * Expects a failure: `code`, one `svc: ...` line on stderr, and on stdout nothing (or, with `json`,
+ * only the error envelope). Returns the stderr line.
+ */
+export const expectFailure = (result: CliResult, code: 1 | 2, json = false): string => {
   expect(result.code).toBe(code)
-  expect(result.stdout).toBe("")
+  if (json) expectEnvelope(result.stdout)
+  else expect(result.stdout).toBe("")
   const lines = result.stderr.trimEnd().split("\n")
   expect(lines).toHaveLength(1)
   expect(lines[0]).toMatch(/^svc: \S/)
   return lines[0]!
 }
 
-/** A CLI command left running (like `svc changes tail`), its output collected as it comes. */
+/** Expects stdout to be exactly the error envelope `{"error":{"code","message"}}`; returns its error. */
+export const expectEnvelope = (stdout: string): { code: string; message: string } => {
+  const document = parseOneDocument(stdout)
+  expect(Object.keys(document)).toEqual(["error"])
+  expect(Object.keys(document.error)).toEqual(["code", "message"])
+  expect(document.error.code).toMatch(/^[a-z]+(_[a-z]+)*$/)
+  expect(document.error.message).toEqual(expect.stringMatching(/\S/))
+  return document.error
+}
+
+/** A CLI command left running in this process (like `svc changes tail`), its output collected as it comes. */
 export interface Running {
-  readonly child: ChildProcess
   readonly stdout: () => string
   readonly stderr: () => string
-  /** Resolves once stdout satisfies `test` (rejects if the command exits first). */
+  /** Resolves once stdout satisfies `test` (rejects if the command ends first). */
   readonly waitFor: (test: (stdout: string) => boolean) => Promise<void>
+  /** Asks the command to stop (as SIGINT or SIGTERM do) and resolves with what the run left behind. */
+  readonly stop: () => Promise<CliResult>
+}
+
+/** Starts `svc ...args` in this process and leaves it running. */
+export const start = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Running => {
+  const run = inProcess(dataDir, env)
+  let ended = false
+  const exited = runCli(args, run.io).then((code) => {
+    ended = true
+    return { code, stdout: run.stdout(), stderr: run.stderr() }
+  })
+  const waitFor = async (test: (stdout: string) => boolean) => {
+    while (!test(run.stdout())) {
+      if (ended) throw new Error(`the command ended first: ${run.stderr()}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+  return {
+    stdout: run.stdout,
+    stderr: run.stderr,
+    waitFor,
+    stop: () => {
+      run.requestStop()
+      return exited
+    }
+  }
+}
+
+/** A real `svc` process left running, its output collected as it comes. */
+export interface RunningProcess extends Omit<Running, "stop"> {
+  readonly child: ChildProcess
   /** Sends `signal` (default SIGTERM) and resolves with what the run left behind. */
   readonly stop: (signal?: NodeJS.Signals) => Promise<CliResult>
 }
 
-/** Starts `svc ...args` and leaves it running. */
-export const start = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Running => {
+/** Starts the real process `node bin/svc.js ...args` and leaves it running. */
+export const startProcess = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): RunningProcess => {
   const child = launch(args, dataDir, env)
   let stdout = ""
   let stderr = ""
@@ -137,7 +231,7 @@ export const start = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEn
 /** Matches any ANSI escape sequence. */
 export const ansi = /\u001b\[/
 
-/** A running `svc serve`. */
+/** A running `svc serve` process. */
 export interface Served {
   readonly child: ChildProcess
   /** stdout up to the moment the server was ready. */
@@ -147,8 +241,27 @@ export interface Served {
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
-/** Starts `svc serve --port 0 ...args` and resolves once stdout contains `readyWhen`. */
-export const serve = (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<Served> =>
+const isReady = (stdout: string, readyWhen: string | RegExp) =>
+  typeof readyWhen === "string" ? stdout.includes(readyWhen) : readyWhen.test(stdout)
+
+/** A `svc serve` running in this process. */
+export interface ServedInProcess {
+  /** stdout so far (the ready line or banner). */
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Asks it to stop (as SIGINT or SIGTERM do) and resolves with the exit code. */
+  readonly stop: () => Promise<number | null>
+}
+
+/** Runs `svc serve --port 0 ...args` in this process and resolves once stdout contains `readyWhen`. */
+export const serve = async (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<ServedInProcess> => {
+  const run = start(["serve", "--port", "0", ...args], dataDir)
+  await run.waitFor((stdout) => isReady(stdout, readyWhen))
+  return { stdout: run.stdout, stderr: run.stderr, stop: async () => (await run.stop()).code }
+}
+
+/** Starts the real process `svc serve --port 0 ...args` and resolves once stdout contains `readyWhen`. */
+export const serveProcess = (dataDir: string, args: ReadonlyArray<string>, readyWhen: string | RegExp = "\n"): Promise<Served> =>
   new Promise((resolve, reject) => {
     const child = launch(["serve", "--port", "0", ...args], dataDir)
     let stdout = ""
@@ -166,8 +279,7 @@ export const serve = (dataDir: string, args: ReadonlyArray<string>, readyWhen: s
     }
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString()
-      const done = typeof readyWhen === "string" ? stdout.includes(readyWhen) : readyWhen.test(stdout)
-      if (!ready && done) {
+      if (!ready && isReady(stdout, readyWhen)) {
         ready = true
         resolve(served)
       }

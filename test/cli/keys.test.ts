@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ansi, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, expectFailure, emptyDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -21,7 +21,7 @@ const everyScope = [
 
 let dataDir: string
 beforeAll(async () => {
-  dataDir = freshDataDir()
+  dataDir = await emptyDataDir()
   await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
   await svcJson(["members", "add", "--org", "acme", "--email", "kim@example.com", "--role", "member"], dataDir)
 })
@@ -58,10 +58,23 @@ describe("svc keys", slow, () => {
     expect(JSON.stringify(keys)).not.toContain(org.key.secret)
 
     const revoked = await svcJson(["keys", "revoke", "--org", "acme", org.key.id], dataDir)
-    expect(revoked.key).toEqual({ ...keys[0], revokedAt: expect.any(String) })
+    expect(revoked).toEqual({ key: { ...keys[0], revokedAt: expect.any(String) }, alreadyRevoked: false })
     const again = await svcJson(["keys", "revoke", "--org", "acme", org.key.id], dataDir)
     expect(again.key.revokedAt).toBe(revoked.key.revokedAt)
+    expect(again.alreadyRevoked).toBe(true)
     expect((await listKeys())[0].revokedAt).toBe(revoked.key.revokedAt)
+  })
+
+  it("says so when a key was already revoked, and exits 0 (revoking is idempotent)", async () => {
+    const { key } = await svcJson(["keys", "create", "--org", "acme", "--name", "twice", "--scopes", "apps:read"], dataDir)
+    const first = await svc(["keys", "revoke", "--org", "acme", key.id], dataDir)
+    expect(first.code).toBe(0)
+    expect(first.stdout.split("\n")[0]).toBe(`Revoked key 'twice' (${key.prefix}…)`)
+    const second = await svc(["keys", "revoke", "--org", "acme", key.id], dataDir)
+    expect(second.code).toBe(0)
+    expect(second.stderr).toBe("")
+    expect(second.stdout.split("\n")[0]).toBe(`Key 'twice' (${key.prefix}…) was already revoked; nothing changed`)
+    expect(second.stdout).toMatch(/^revoked: +\d{4}-/m)
   })
 
   it("refuses bad option combinations as usage errors and writes nothing", async () => {

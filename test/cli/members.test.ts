@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ansi, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, expectFailure, emptyDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
 let dataDir: string
 beforeAll(async () => {
-  dataDir = freshDataDir()
+  dataDir = await emptyDataDir()
   await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
 })
 

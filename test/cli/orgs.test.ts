@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { ansi, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { existsSync, readdirSync } from "node:fs"
+import { join } from "node:path"
+import { ansi, emptyDataDir, expectEnvelope, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -7,7 +9,7 @@ const uuid = /^[0-9a-f-]{36}$/
 
 describe("svc orgs", slow, () => {
   it("creates an organization with defaults and shows it", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     const created = await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
     expect(created).toEqual({ organization: { id: expect.stringMatching(uuid), slug: "acme", name: "acme", plan: "pro" } })
     const shown = await svcJson(["orgs", "show", "acme"], dataDir)
@@ -17,7 +19,7 @@ describe("svc orgs", slow, () => {
   })
 
   it("takes --name and --plan", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     const created = await svcJson(["orgs", "create", "--slug", "shop", "--name", "The Shop", "--plan", "trial"], dataDir)
     expect(created.organization).toMatchObject({ slug: "shop", name: "The Shop", plan: "trial" })
     const shown = await svcJson(["orgs", "show", "shop"], dataDir)
@@ -25,7 +27,7 @@ describe("svc orgs", slow, () => {
   })
 
   it("round-trips plan, gates and credits through orgs show", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
     const set = await svcJson(
       ["orgs", "set", "acme", "--plan", "agency", "--enable", "review,apps,mcp", "--credits", "42"],
@@ -40,7 +42,7 @@ describe("svc orgs", slow, () => {
   })
 
   it("refuses bad input with exit 1 and one line, writing nothing", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     expect(expectFailure(await svc(["orgs", "create", "--slug", "acme", "--plan", "gold"], dataDir), 1)).toMatch(/plan 'gold'/)
     expectFailure(await svc(["orgs", "show", "acme"], dataDir), 1)
     expectFailure(await svc(["orgs", "create", "--slug", "Not A Slug"], dataDir), 1)
@@ -68,18 +70,29 @@ describe("svc orgs", slow, () => {
     expect(await svcJson(["orgs", "show", "acme"], dataDir)).toEqual(before)
   })
 
-  it("fails in one line on a data directory that cannot be created", async () => {
-    const message = expectFailure(await svc(["orgs", "show", "acme", "--data-dir", "/proc/svc-nope/data"]), 1)
-    expect(message).toMatch(/data directory \/proc\/svc-nope\/data: .*ENOENT/)
-  })
+  it("refuses a missing data directory and creates nothing: only svc serve creates one", async () => {
+    const cwd = freshDataDir()
+    const run = await svc(["orgs", "create", "--slug", "acme"], undefined, {}, cwd)
+    expect(expectFailure(run, 1)).toBe(`svc: no data directory at ${join(cwd, ".svc")}; pass --data-dir (svc serve creates one there).`)
+    expect(readdirSync(cwd)).toEqual([])
 
-  it("creates a missing data directory and its parents", async () => {
-    const dataDir = `${freshDataDir()}/nested/deeper`
-    expect(await svcJson(["orgs", "create", "--slug", "acme"], dataDir)).toMatchObject({ organization: { slug: "acme" } })
+    const nested = join(freshDataDir(), "nested", "deeper")
+    const json = await svc(["orgs", "show", "acme", "--data-dir", nested, "--json"])
+    expectFailure(json, 1, true)
+    expect(expectEnvelope(json.stdout)).toEqual({
+      code: "no_data_directory",
+      message: `no data directory at ${nested}; pass --data-dir (svc serve creates one there).`
+    })
+    expect(existsSync(nested)).toBe(false)
+
+    const empty = freshDataDir()
+    expect(expectFailure(await svc(["keys", "list", "--org", "default"], empty), 1)).toMatch(/^svc: no data directory at /)
+    expect(readdirSync(empty)).toEqual([])
+    expectFailure(await svc(["orgs", "show", "acme", "--data-dir", "/proc/svc-nope/data"]), 1)
   })
 
   it("refuses a missing required option or argument with exit 2", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     const [noSlug, noShowSlug, noSetSlug, unknownOption] = await Promise.all([
       svc(["orgs", "create", "--name", "Acme"], dataDir),
       svc(["orgs", "show"], dataDir),
@@ -94,7 +107,7 @@ describe("svc orgs", slow, () => {
   })
 
   it("prints key/value lines without escape sequences when not on a terminal", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await emptyDataDir()
     const created = await svc(["orgs", "create", "--slug", "acme", "--name", "Acme"], dataDir)
     expect(created.code).toBe(0)
     expect(created.stdout).not.toMatch(ansi)

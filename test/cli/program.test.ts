@@ -1,5 +1,7 @@
+import { Readable } from "node:stream"
 import { afterAll, describe, expect, it } from "vitest"
-import { expectFailure, freshDataDir, removeDataDirs, slow, svc } from "./helpers.js"
+import { runCli } from "../../cli/program.js"
+import { emptyDataDir, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcJson, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -37,6 +39,58 @@ describe("svc", slow, () => {
     expect(lines[3]).toMatch(/unknown command 'rotate'/)
     expect(lines[4]).toMatch(/too many arguments/)
     expect(lines[5]).toMatch(/--verbose/)
+  })
+
+  it("as a real process, runs an admin command and exits with its code", async () => {
+    const dataDir = await emptyDataDir()
+    const created = await svcProcess(["orgs", "create", "--slug", "acme", "--json"], dataDir)
+    expect(created.stderr).toBe("")
+    expect(created.code).toBe(0)
+    expect(parseOneDocument(created.stdout).organization.slug).toBe("acme")
+    expect(expectFailure(await svcProcess(["orgs", "show", "nope"], dataDir), 1)).toMatch(/nope/)
+    expectFailure(await svcProcess(["orgs", "show"], dataDir), 2)
+  })
+
+  it("with --json, prints the error envelope as the one document on stdout and the line on stderr", async () => {
+    const dataDir = await emptyDataDir()
+    const unreachable = ["--base-url", "http://127.0.0.1:9/api/v1", "--api-key", "svco_x"]
+    const [usage, missingOption, notFound, refused, apiDown] = await Promise.all([
+      svc(["orgs", "show", "--json"], dataDir),
+      svc(["keys", "create", "--org", "acme", "--name", "x", "--json"], dataDir),
+      svc(["orgs", "show", "nope", "--json"], dataDir),
+      svc(["orgs", "create", "--slug", "Not A Slug", "--json"], dataDir),
+      svc(["changes", "tail", "all", "--once", "--json", ...unreachable])
+    ])
+    expect(expectFailure(usage!, 2, true)).toMatch(/slug/)
+    expect(expectEnvelope(usage!.stdout).code).toBe("invalid_usage")
+    expect(expectEnvelope(missingOption!.stdout)).toEqual({ code: "invalid_usage", message: "give exactly one of --scopes and --all-scopes." })
+    expectFailure(missingOption!, 2, true)
+    expect(expectFailure(notFound!, 1, true)).toBe("svc: No organization with slug 'nope'.")
+    expect(expectEnvelope(notFound!.stdout)).toEqual({ code: "not_found", message: "No organization with slug 'nope'." })
+    expectFailure(refused!, 1, true)
+    expect(expectEnvelope(refused!.stdout).code).toBe("invalid_request")
+    expectFailure(apiDown!, 1, true)
+    expect(expectEnvelope(apiDown!.stdout).code).toBe("connection_error")
+  })
+
+  it("renders with ink only when the injected stdout is a terminal", async () => {
+    const dataDir = await emptyDataDir()
+    await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
+    let text = ""
+    const code = await runCli(["orgs", "show", "acme", "--data-dir", dataDir], {
+      env: {},
+      cwd: dataDir,
+      stdout: { write: (chunk) => (text += chunk), isTTY: true, columns: 100 },
+      stderr: { write: () => true },
+      stdin: Readable.from([]),
+      onStop: () => () => undefined
+    })
+    expect(code).toBe(0)
+    expect(text).toMatch(/╭─+╮/)
+    expect(text).toMatch(/│ plan +pro +│/)
+    const plain = await svc(["orgs", "show", "acme"], dataDir)
+    expect(plain.stdout).toMatch(/^plan: +pro$/m)
+    expect(plain.stdout).not.toMatch(/╭/)
   })
 
   it("prints the version", async () => {

@@ -1,17 +1,20 @@
+import { existsSync } from "node:fs"
+import { createServer } from "node:net"
+import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { ansi, apiGet, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, slow, svc, svcJson } from "./helpers.js"
+import { ansi, apiGet, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, serve, serveProcess, slow, svc, svcJson, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
 describe("svc serve", slow, () => {
-  it("prints one ready line, serves the API with the bootstrap key, and stops on SIGTERM", async () => {
+  it("as a real process, prints one ready line, serves the API with the bootstrap key, and stops on SIGTERM and SIGINT", async () => {
     const dataDir = freshDataDir()
-    const first = await serve(dataDir, ["--json"])
+    const first = await serveProcess(dataDir, ["--json"])
     try {
       const ready = parseOneDocument(first.stdout())
       expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "mcpUrl", "organization"])
       expect(ready.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/)
-      expect(ready.mcpUrl).toBe(ready.baseUrl.replace("/api/v1", "/mcp"))
+      expect(ready.mcpUrl).toBeNull()
       expect(ready.dataDir).toBe(dataDir)
       expect(Object.keys(ready.organization).sort()).toEqual(["id", "slug"])
       expect(ready.organization.slug).toBe("default")
@@ -23,7 +26,7 @@ describe("svc serve", slow, () => {
     }
     expect(first.stdout().trimEnd().split("\n")).toHaveLength(1)
 
-    const second = await serve(dataDir, ["--json"])
+    const second = await serveProcess(dataDir, ["--json"])
     const again = parseOneDocument(second.stdout())
     expect(again.bootstrapKey).toBeNull()
     expect(again.organization.slug).toBe("default")
@@ -52,6 +55,7 @@ describe("svc serve", slow, () => {
       expect(out).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/api\/v1/)
       expect(out).toMatch(/svco_[0-9A-Za-z]{40}/)
       expect(out).toContain("Store it now")
+      expect(out).not.toMatch(/MCP/)
     } finally {
       expect(await served.stop()).toBe(0)
     }
@@ -70,11 +74,60 @@ describe("svc serve", slow, () => {
     const served = await serve(freshDataDir(), ["--json"])
     try {
       const port = new URL(parseOneDocument(served.stdout()).baseUrl).port
-      const line = expectFailure(await svc(["serve", "--port", port, "--json"], freshDataDir()), 1)
-      expect(line).toMatch(/cannot start the server/)
+      const taken = await svc(["serve", "--port", port, "--json"], freshDataDir())
+      const line = expectFailure(taken, 1, true)
+      expect(line).toBe(`svc: cannot start the server: 127.0.0.1:${port} is already in use; pass --port (0 picks a free port).`)
+      expect(expectEnvelope(taken.stdout).code).toBe("address_in_use")
+      const human = await svc(["serve", "--port", port], freshDataDir())
+      expect(expectFailure(human, 1)).not.toMatch(/ServeError/)
     } finally {
       await served.stop()
     }
+  })
+})
+
+describe("a bootstrap key that was never shown", slow, () => {
+  it("a later start says how to get a key, with the exact command, once", async () => {
+    const dataDir = freshDataDir()
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
+    const address = blocker.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    try {
+      // The first start makes organization default and its key, then cannot listen: the key is never printed.
+      const failed = await svcProcess(["serve", "--port", String(port)], dataDir)
+      expect(expectFailure(failed, 1)).toMatch(/already in use/)
+      expect(existsSync(join(dataDir, "svc.sqlite"))).toBe(true)
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+
+    const command = `svc keys create --org default --name admin --all-scopes --data-dir ${dataDir}`
+    const second = await serve(dataDir, [], "Ctrl+C")
+    try {
+      const out = second.stdout()
+      expect(out).not.toMatch(/svco_/)
+      expect(out).toMatch(/bootstrap key of 'default' .*never shown/)
+      expect(out).toContain(`Make a new key with: ${command}`)
+      const made = await svcJson(command.split(" ").slice(1), dataDir)
+      const baseUrl = /Base URL: +(\S+)/.exec(out)![1]!
+      expect((await apiGet(baseUrl, "/knowledgebases", made.key.secret)).status).toBe(200)
+    } finally {
+      expect(await second.stop()).toBe(0)
+    }
+
+    const third = await serve(dataDir, ["--json"])
+    expect(await third.stop()).toBe(0)
+    expect(parseOneDocument(third.stdout()).bootstrapKey).toBeNull()
+    expect(third.stderr()).not.toMatch(/never shown/)
+  })
+
+  it("a start that shows the key leaves no record behind", async () => {
+    const dataDir = freshDataDir()
+    const first = await serve(dataDir, ["--json"])
+    expect(parseOneDocument(first.stdout()).bootstrapKey).toMatch(/^svco_/)
+    expect(await first.stop()).toBe(0)
+    expect(existsSync(join(dataDir, "bootstrap-key-pending"))).toBe(false)
   })
 })
 

@@ -1,6 +1,6 @@
 import { connect, type Socket } from "node:net"
 import { afterAll, describe, expect, it } from "vitest"
-import { freshDataDir, parseOneDocument, removeDataDirs, serve, type Served, slow } from "./helpers.js"
+import { freshDataDir, parseOneDocument, removeDataDirs, serveProcess, type Served, slow } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
@@ -35,7 +35,7 @@ const running = (served: Served) => served.child.exitCode === null && served.chi
 
 describe("svc serve shutdown", slow, () => {
   it("lets an in-flight request finish after SIGTERM, then exits 0", async () => {
-    const served = await serve(freshDataDir(), ["--json"])
+    const served = await serveProcess(freshDataDir(), ["--json"])
     const request = await halfSentRequest(served)
     try {
       served.child.kill("SIGTERM")
@@ -51,7 +51,7 @@ describe("svc serve shutdown", slow, () => {
   })
 
   it("exits at once with 130 on a second signal", async () => {
-    const served = await serve(freshDataDir(), ["--json"])
+    const served = await serveProcess(freshDataDir(), ["--json"])
     const request = await halfSentRequest(served)
     try {
       served.child.kill("SIGINT")

@@ -89,7 +89,7 @@ describe("svc sources upload", slow, () => {
   })
 
   it("refuses a file type the API does not take with exit 1, its code and message", async () => {
-    const line = expectFailure(await upload(fixture("page.html"), "--json"), 1)
+    const line = expectFailure(await upload(fixture("page.html"), "--json"), 1, true)
     expect(line).toMatch(/^svc: invalid_request: file: 'page\.html' is not a PDF, CSV, TXT or MD file\. \(request req_\w+\)$/)
   })
 
@@ -97,11 +97,11 @@ describe("svc sources upload", slow, () => {
     const missing = await svc(["sources", "upload", knowledgebaseId, fixture("nope.txt")], undefined, env)
     expect(expectFailure(missing, 1)).toMatch(/^svc: cannot read .*nope\.txt: ENOENT/)
     const unknown = await svc(["sources", "upload", "00000000-0000-4000-8000-000000000000", fixture("notes.txt"), "--json"], undefined, env)
-    expect(expectFailure(unknown, 1)).toMatch(/^svc: not_found: /)
+    expect(expectFailure(unknown, 1, true)).toMatch(/^svc: not_found: /)
     const badKey = await svc(["sources", "upload", knowledgebaseId, fixture("notes.txt"), "--api-key", "svco_nope", "--json"], undefined, {
       SVC_BASE_URL: server.baseUrl
     })
-    expect(expectFailure(badKey, 1)).toMatch(/^svc: invalid_api_key: /)
+    expect(expectFailure(badKey, 1, true)).toMatch(/^svc: invalid_api_key: /)
     const human = await svc(["sources", "upload", knowledgebaseId, fixture("notes.txt"), "--api-key", "svco_nope"], undefined, {
       SVC_BASE_URL: server.baseUrl
     })
@@ -117,7 +117,7 @@ describe("svc sources upload", slow, () => {
   it("says clearly when the server cannot be reached", async () => {
     const args = ["sources", "upload", knowledgebaseId, fixture("notes.txt"), "--base-url", "http://127.0.0.1:9/api/v1", "--json"]
     const run = await svc(args, undefined, { SVC_API_KEY: server.key })
-    expect(expectFailure(run, 1)).toMatch(/^svc: Could not reach http:\/\/127\.0\.0\.1:9/)
+    expect(expectFailure(run, 1, true)).toMatch(/^svc: Could not reach http:\/\/127\.0\.0\.1:9/)
   })
 
   it("refuses missing arguments as usage errors", async () => {

@@ -1,0 +1,65 @@
+/**
+ * The request log of `svc serve`: one line per request with its method, path (never the query string),
+ * status, duration in milliseconds and request id. Nothing else of a request is written: no headers (so
+ * never an Authorization header or a key), no query values, no bodies. JSON Lines or a readable line.
+ */
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Exit, Layer } from "effect"
+
+/** `json`: one JSON object per line; `text`: `<time> <method> <path> <status> <ms>ms <request id>`. */
+export type RequestLogFormat = "json" | "text"
+
+/** Where and how request lines are written. */
+export interface RequestLogOptions {
+  readonly format: RequestLogFormat
+  /** Takes one line, without its newline. */
+  readonly write: (line: string) => void
+}
+
+/** What one line says about a request. */
+export interface RequestLogEntry {
+  readonly time: string
+  readonly method: string
+  readonly path: string
+  /** The answer's status; 499 when the client went away before it, 500 when no answer was made. */
+  readonly status: number
+  readonly durationMs: number
+  readonly requestId: string | null
+}
+
+/** One line for `entry` in `format`. */
+export const requestLogLine = (entry: RequestLogEntry, format: RequestLogFormat): string =>
+  format === "json"
+    ? JSON.stringify(entry)
+    : `${entry.time} ${entry.method} ${entry.path} ${entry.status} ${entry.durationMs}ms ${entry.requestId ?? "-"}`
+
+/** The path of a request target without its query string or fragment. */
+const pathOf = (url: string): string => url.replace(/[?#].*$/s, "") || "/"
+
+/**
+ * The request log as API middleware (none when `options` is undefined). Provided before the other API
+ * middleware in `server.ts`, it wraps them and so sees each final answer with its `x-request-id`.
+ */
+export const RequestLogLive = (options: RequestLogOptions | undefined): Layer.Layer<never> =>
+  options === undefined
+    ? Layer.empty
+    : HttpApiBuilder.middleware((app) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const started = performance.now()
+          return yield* Effect.onExit(app, (exit) =>
+            Effect.sync(() => {
+              const response = Exit.isSuccess(exit) ? exit.value : null
+              const entry: RequestLogEntry = {
+                time: new Date().toISOString(),
+                method: request.method,
+                path: pathOf(request.url),
+                status: response?.status ?? (Exit.isInterrupted(exit) ? 499 : 500),
+                durationMs: Math.round((performance.now() - started) * 10) / 10,
+                requestId: response?.headers["x-request-id"] ?? null
+              }
+              options.write(requestLogLine(entry, options.format))
+            })
+          )
+        })
+      )

@@ -1,0 +1,68 @@
+import { afterAll, describe, expect, it } from "vitest"
+import { freshDataDir, parseOneDocument, removeDataDirs, slow, start } from "./helpers.js"
+
+afterAll(removeDataDirs)
+
+/** Starts `svc serve --port 0 ...args` in this process; resolves with the run and its base URL and key. */
+const served = async (args: ReadonlyArray<string>) => {
+  const run = start(["serve", "--port", "0", "--json", ...args], freshDataDir())
+  await run.waitFor((out) => out.endsWith("\n"))
+  const ready = parseOneDocument(run.stdout())
+  return { run, baseUrl: ready.baseUrl as string, key: ready.bootstrapKey as string }
+}
+
+const call = async (url: string, key: string, init: RequestInit = {}) => {
+  const response = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } })
+  await response.text()
+  return { status: response.status, requestId: response.headers.get("x-request-id") }
+}
+
+describe("svc serve request log", slow, () => {
+  it("with --json writes one JSON line per request on stderr: method, path without the query, status, duration, request id; never a key", async () => {
+    const { run, baseUrl, key } = await served([])
+    const listed = await call(`${baseUrl}/knowledgebases?limit=5&fields=id`, key)
+    const badCursor = await call(`${baseUrl}/knowledgebases?cursor=secret-cursor-value`, key)
+    const refused = await call(`${baseUrl}/knowledgebases`, "svco_notAKeyAtAllNotAKeyAtAllNotAKeyAtAll00")
+    const created = await call(`${baseUrl}/knowledgebases`, key, { method: "POST", body: JSON.stringify({ name: "Secret name" }) })
+    const result = await run.stop()
+    expect(result.code).toBe(0)
+    const lines = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line))
+    const entry = (method: string, status: number, requestId: string | null) => ({
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      method,
+      path: "/api/v1/knowledgebases",
+      status,
+      durationMs: expect.any(Number),
+      requestId
+    })
+    expect(lines).toEqual([
+      entry("GET", 200, listed.requestId),
+      entry("GET", 400, badCursor.requestId),
+      entry("GET", 401, refused.requestId),
+      entry("POST", 201, created.requestId)
+    ])
+    expect(listed.requestId).toMatch(/^req_/)
+    for (const secret of [key, "secret-cursor-value", "svco_notAKey", "Secret name", "Bearer"]) expect(result.stderr).not.toContain(secret)
+  })
+
+  it("without --json writes readable lines, and with --quiet none", async () => {
+    const dataDir = freshDataDir()
+    const human = start(["serve", "--port", "0"], dataDir)
+    await human.waitFor((out) => out.includes("Ctrl+C"))
+    expect(human.stdout()).toContain("one line per request (--quiet for none)")
+    const baseUrl = /Base URL: +(\S+)/.exec(human.stdout())![1]!
+    const key = /svco_\w+/.exec(human.stdout())![0]
+    const read = await call(`${baseUrl}/knowledgebases?fields=id`, key)
+    const result = await human.stop()
+    expect(result.code).toBe(0)
+    const line = result.stderr.split("\n").find((l) => l.includes(" GET "))
+    expect(line).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+Z GET /api/v1/knowledgebases 200 \\d+(\\.\\d)?ms ${read.requestId}$`))
+    expect(result.stderr).not.toContain(key)
+
+    const quiet = await served(["--quiet"])
+    expect((await call(`${quiet.baseUrl}/knowledgebases`, quiet.key)).status).toBe(200)
+    const silent = await quiet.run.stop()
+    expect(silent.code).toBe(0)
+    expect(silent.stderr).toBe("")
+  })
+})
