@@ -158,6 +158,8 @@ export class KnowledgebasesResource extends Resource {
 
 /** The answer of `pages.list`. */
 export type PagesListResponse = operations["pages.list"]["responses"][200]["content"]["application/json"]
+/** One item of `pages.list`. */
+export type PagesListItem = PagesListResponse["pages"][number]
 /** The query parameters of `pages.list`. */
 export type PagesListParams = QueryParams<NonNullable<operations["pages.list"]["parameters"]["query"]>>
 /** The answer of `pages.create`. */
@@ -193,9 +195,10 @@ export class PagesResource extends Resource {
    * The page index in tree order. Folders beyond `depth` are `collapsed` and still carry `childCount` and `pageCount`.
    *
    * `GET /knowledgebases/{id}/pages` (scope `knowledge:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
    */
-  list(id: operations["pages.list"]["parameters"]["path"]["id"], params?: PagesListParams, options?: RequestOptions): Promise<PagesListResponse> {
-    return this.client.request<PagesListResponse>({ method: "GET", path: "/knowledgebases/{id}/pages", pathParams: { id }, query: params, options })
+  list(id: operations["pages.list"]["parameters"]["path"]["id"], params?: PagesListParams, options?: RequestOptions): PagePromise<PagesListItem, PagesListResponse> {
+    return this.client.list<PagesListItem, PagesListResponse>({ method: "GET", path: "/knowledgebases/{id}/pages", pathParams: { id }, query: params, options }, "pages")
   }
 
   /**
