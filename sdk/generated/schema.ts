@@ -3006,7 +3006,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document and answers its current status. */
+            /** @description `processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document, answers its current status and says `deduplicated: true`. */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3019,6 +3019,8 @@ export interface operations {
                         status: "processing" | "pending_review" | "ready" | "failed";
                         source: components["schemas"]["Source"];
                         reviewPath: string | null;
+                        /** @description True when the organization already held these bytes as a document: that document (with its own name, which the upload's `name` does not change) is attached here and answered instead of a new one. */
+                        deduplicated: boolean;
                     };
                 };
             };

@@ -228,7 +228,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                   yield* pages.recordChange(actor.organization.id, change(kb.id, existing.id, "created", at))
                 }
                 const filed = input.parentPageId === null ? existing : yield* fileIn(existing, kb.id, input.parentPageId, at)
-                return { status: existing.status, source: toSource(filed, kb.id), reviewPath: null } satisfies SourceWrite
+                return { status: existing.status, source: toSource(filed, kb.id), reviewPath: null, deduplicated: true } satisfies SourceWrite
               }
               yield* withinCap(actor, kb.id)
               const row: SourceRow = {
@@ -259,7 +259,8 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               return {
                 status: row.status,
                 source: toSource(row, kb.id),
-                reviewPath: reviewed ? `/review/${row.id}` : null
+                reviewPath: reviewed ? `/review/${row.id}` : null,
+                deduplicated: false
               } satisfies SourceWrite
             })
           )

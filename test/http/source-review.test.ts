@@ -118,7 +118,8 @@ describe("uploads under review", () => {
         createdVia: "api",
         parentPageId: null
       },
-      reviewPath: expect.stringContaining(response.body.source.id)
+      reviewPath: expect.stringContaining(response.body.source.id),
+      deduplicated: false
     })
     const id = response.body.source.id as string
 
