@@ -12,6 +12,7 @@ import { AgentsHttpLive, AppsHttpLive } from "./builder/http.js"
 import { AgentService } from "./builder/service.js"
 import { KnowledgeHttpLive } from "./knowledge/http.js"
 import { PagesHttpLive } from "./knowledge/page-http.js"
+import { ReviewService } from "./knowledge/review.js"
 import { PageService } from "./knowledge/page-service.js"
 import { ActivityLog } from "./knowledge/activity.js"
 import { IngestionWorkerLive } from "./knowledge/ingestion.js"
@@ -85,6 +86,7 @@ export const CoreLive = (
     SourceRepo.Default,
     PageRepo.Default,
     SearchService.Default,
+    ReviewService.Default,
     ActivityLog.Default,
     MemoryService.Default,
     IngestionSignal.Default,

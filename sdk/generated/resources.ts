@@ -81,6 +81,8 @@ export type KnowledgebasesChangesParams = QueryParams<NonNullable<operations["kn
 export type KnowledgebasesSearchResponse = operations["knowledgebases.search"]["responses"][200]["content"]["application/json"]
 /** The request body of `knowledgebases.search`. */
 export type KnowledgebasesSearchBody = NonNullable<operations["knowledgebases.search"]["requestBody"]>["content"]["application/json"]
+/** The answer of `knowledgebases.review`. */
+export type KnowledgebasesReviewResponse = operations["knowledgebases.review"]["responses"][200]["content"]["application/json"]
 
 /** The `knowledgebases` operations. */
 export class KnowledgebasesResource extends Resource {
@@ -151,6 +153,17 @@ export class KnowledgebasesResource extends Resource {
    */
   search(id: operations["knowledgebases.search"]["parameters"]["path"]["id"], body: KnowledgebasesSearchBody, options?: RequestOptions): Promise<KnowledgebasesSearchResponse> {
     return this.client.request<KnowledgebasesSearchResponse>({ method: "POST", path: "/knowledgebases/{id}/search", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Read a review item
+   *
+   * The `reviewPath` of a write answered `pending_review`: what waits for a person (kind, page or document, author, when, and a summary of the proposed content). A page write stays readable once applied or rejected; an upload while it waits. People approve or reject with `svc review`, never through the API.
+   *
+   * `GET /knowledgebases/{id}/reviews/{reviewId}` (scope `knowledge:read`).
+   */
+  review(id: operations["knowledgebases.review"]["parameters"]["path"]["id"], reviewId: operations["knowledgebases.review"]["parameters"]["path"]["reviewId"], options?: RequestOptions): Promise<KnowledgebasesReviewResponse> {
+    return this.client.request<KnowledgebasesReviewResponse>({ method: "GET", path: "/knowledgebases/{id}/reviews/{reviewId}", pathParams: { id, reviewId }, options })
   }
 }
 

@@ -8,6 +8,7 @@ import { parseFields, project } from "../platform/pagination.js"
 import { knowledgebaseFields } from "./domain.js"
 import { exportContentType } from "./export.js"
 import { PageService } from "./page-service.js"
+import { ReviewService } from "./review.js"
 import { SearchService } from "./search.js"
 import { KnowledgebaseService } from "./service.js"
 
@@ -21,6 +22,7 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
     const knowledgebases = yield* KnowledgebaseService
     const pages = yield* PageService
     const search = yield* SearchService
+    const reviews = yield* ReviewService
     /** Encoded answers of kept listing pages (the service keeps a page until anything commits), by `fields`. */
     const encodedPages = new WeakMap<object, Map<string, string>>()
     return handlers
@@ -76,6 +78,11 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(Api, "knowledgebases", (ha
         Effect.gen(function* () {
           const page = yield* pages.changes(yield* CurrentPrincipal, path.id, urlParams)
           return jsonResponse(200, { changes: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor })
+        })
+      )
+      .handle("review", ({ path }) =>
+        Effect.gen(function* () {
+          return { review: yield* reviews.get(yield* CurrentPrincipal, path.id, path.reviewId) }
         })
       )
   })

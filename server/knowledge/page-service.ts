@@ -27,6 +27,7 @@ import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./page-r
 import { applyPatch, describeRefusal, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
 import { ActivityLog } from "./activity.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { reviewPathOf } from "./review-domain.js"
 import { SourceRepo } from "./source-repo.js"
 import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
@@ -199,7 +200,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
                   at
                 )
                 yield* pages.insertRevision(revision)
-                return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: `/review/${revision.id}`, links } satisfies PageWrite
+                return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: reviewPathOf(knowledgebaseId, revision.id), links } satisfies PageWrite
               }
               const updated = withBody(row, patched.markdown, nextDescription, at)
               yield* pages.updateContent(row.id, { markdown: updated.markdown, description: updated.description, hook: updated.hook, revision: updated.revision, at })
@@ -286,7 +287,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
                 status: pending ? "pending_review" : "applied",
                 page: toSummary(row),
                 revisionId: revision.id,
-                reviewPath: pending ? `/review/${revision.id}` : null,
+                reviewPath: pending ? reviewPathOf(knowledgebaseId, revision.id) : null,
                 links
               } satisfies PageWrite
             })

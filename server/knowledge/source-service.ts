@@ -25,6 +25,7 @@ import { IngestionConfig, seconds } from "./ingestion-config.js"
 import type { Change } from "./page-domain.js"
 import { PageRepo } from "./page-repo.js"
 import { KnowledgebaseRepo } from "./repo.js"
+import { reviewPathOf } from "./review-domain.js"
 import { passageScope } from "./search-scope.js"
 import { type CreateSourceJson, maxInlineContentBytes, type SourceWrite } from "./source-domain.js"
 import { type SourceRow, SourceRepo, toSource } from "./source-repo.js"
@@ -259,7 +260,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               return {
                 status: row.status,
                 source: toSource(row, kb.id),
-                reviewPath: reviewed ? `/review/${row.id}` : null,
+                reviewPath: reviewed ? reviewPathOf(kb.id, row.id) : null,
                 deduplicated: false
               } satisfies SourceWrite
             })
