@@ -89,12 +89,16 @@ const resolve = (document: Json, schema: Json | undefined): Json | undefined => 
   return current
 }
 
-/** The array property of a `{ <plural>: [...], nextCursor }` page schema, if the schema is one. */
-const itemsKeyOf = (document: Json, schema: Json | undefined): string | undefined => {
+/**
+ * The array property of a `{ <plural>: [...], nextCursor }` page schema, if the schema is one: its
+ * only array, or, beside other arrays (the page index's `files`), the one named like the group.
+ */
+const itemsKeyOf = (document: Json, schema: Json | undefined, group: string): string | undefined => {
   const properties: Json = resolve(document, schema)?.properties ?? {}
   if (!("nextCursor" in properties)) return undefined
   const arrays = Object.keys(properties).filter((k) => resolve(document, properties[k])?.type === "array")
-  return arrays.length === 1 ? arrays[0] : undefined
+  if (arrays.length === 1) return arrays[0]
+  return arrays.includes(group) ? group : undefined
 }
 
 /** Names an upload method's own options take beside the form's fields. */
@@ -150,7 +154,7 @@ const describeOperation = (document: Json, rawPath: string, httpMethod: string, 
         : { kind: bodyKind, required: requestBody?.required === true, upload: form ? uploadFieldOf(document, form.schema) : undefined },
     idempotent: parameters.some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key"),
     success: { kind, statuses: kind === "json" ? jsonStatuses : successes.map(([s]) => s) },
-    itemsKey: kind === "json" ? itemsKeyOf(document, firstJson?.content?.["application/json"]?.schema) : undefined
+    itemsKey: kind === "json" ? itemsKeyOf(document, firstJson?.content?.["application/json"]?.schema, group) : undefined
   }
 }
 

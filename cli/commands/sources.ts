@@ -26,7 +26,17 @@ interface UploadOptions extends ApiOptions {
 interface Uploaded {
   readonly source: Source
   readonly reviewPath: string | null
+  /** The organization already held these bytes: `source` is that document, under its own name. */
+  readonly deduplicated: boolean
+  /** The name the upload asked for (`--name`, else the file's name). */
+  readonly requestedName: string
 }
+
+/** The line saying an upload found its bytes already stored as a document. */
+export const alreadyStored = (source: Source, requestedName: string): string =>
+  source.name === requestedName
+    ? `These bytes were already a document (${source.name}); that document is answered, not a new one.`
+    : `These bytes were already a document named ${source.name}; that document is answered under its name, not as ${requestedName}.`
 
 /** The labelled fields of a source, for people. */
 export const sourceFields = (source: Source, reviewPath: string | null = null): Block => ({
@@ -46,7 +56,8 @@ export const sourceFields = (source: Source, reviewPath: string | null = null): 
   ]
 })
 
-const headline = (source: Source): { text: string; tone: Tone } => {
+const headline = (source: Source, deduplicated: boolean): { text: string; tone: Tone } => {
+  if (deduplicated) return { text: `Already uploaded as ${source.name}: ${source.status.replace("_", " ")}`, tone: "info" }
   switch (source.status) {
     case "ready":
       return { text: `Uploaded ${source.name}: ready and searchable`, tone: "success" }
@@ -86,19 +97,21 @@ const upload = async (io: CliIo, knowledgebaseId: string, file: string, options:
         { onProgress: ({ sent, total }) => progress.upload(fileName, sent, total) }
       )
       progress.step(`uploaded ${fileName} (${byteSize(bytes.byteLength)})`)
+      const requestedName = options.name ?? fileName
       if (created.source.status === "pending_review") progress.step("the organization reviews uploads: it is indexed once approved", "info")
       const source = options.wait
         ? await waitForIndexing(client, knowledgebaseId, created.source, progress, options.pollInterval ?? 500)
         : created.source
-      return { source, reviewPath: created.reviewPath }
+      return { source, reviewPath: created.reviewPath, deduplicated: created.deduplicated, requestedName }
     } finally {
       progress.stop()
     }
   })
   await output(io, options, uploaded, {
-    json: ({ source, reviewPath }) => ({ source, status: source.status, reviewPath }),
-    human: ({ source, reviewPath }) => [
-      { kind: "title", ...headline(source) },
+    json: ({ source, reviewPath, deduplicated }) => ({ source, status: source.status, reviewPath, deduplicated }),
+    human: ({ source, reviewPath, deduplicated, requestedName }) => [
+      { kind: "title", ...headline(source, deduplicated) },
+      ...(deduplicated ? [{ kind: "note", text: alreadyStored(source, requestedName) } as const] : []),
       sourceFields(source, reviewPath),
       ...(source.status === "processing" && !options.wait
         ? [{ kind: "note", text: "Indexing goes on in the background; add --wait to follow it." } as const]

@@ -81,6 +81,8 @@ export type KnowledgebasesChangesParams = QueryParams<NonNullable<operations["kn
 export type KnowledgebasesSearchResponse = operations["knowledgebases.search"]["responses"][200]["content"]["application/json"]
 /** The request body of `knowledgebases.search`. */
 export type KnowledgebasesSearchBody = NonNullable<operations["knowledgebases.search"]["requestBody"]>["content"]["application/json"]
+/** The answer of `knowledgebases.review`. */
+export type KnowledgebasesReviewResponse = operations["knowledgebases.review"]["responses"][200]["content"]["application/json"]
 
 /** The `knowledgebases` operations. */
 export class KnowledgebasesResource extends Resource {
@@ -152,12 +154,25 @@ export class KnowledgebasesResource extends Resource {
   search(id: operations["knowledgebases.search"]["parameters"]["path"]["id"], body: KnowledgebasesSearchBody, options?: RequestOptions): Promise<KnowledgebasesSearchResponse> {
     return this.client.request<KnowledgebasesSearchResponse>({ method: "POST", path: "/knowledgebases/{id}/search", pathParams: { id }, body, options })
   }
+
+  /**
+   * Read a review item
+   *
+   * The `reviewPath` of a write answered `pending_review`: what waits for a person (kind, page or document, author, when, and a summary of the proposed content). A page write stays readable once applied or rejected; an upload while it waits. People approve or reject with `svc review`, never through the API.
+   *
+   * `GET /knowledgebases/{id}/reviews/{reviewId}` (scope `knowledge:read`).
+   */
+  review(id: operations["knowledgebases.review"]["parameters"]["path"]["id"], reviewId: operations["knowledgebases.review"]["parameters"]["path"]["reviewId"], options?: RequestOptions): Promise<KnowledgebasesReviewResponse> {
+    return this.client.request<KnowledgebasesReviewResponse>({ method: "GET", path: "/knowledgebases/{id}/reviews/{reviewId}", pathParams: { id, reviewId }, options })
+  }
 }
 
 // pages
 
 /** The answer of `pages.list`. */
 export type PagesListResponse = operations["pages.list"]["responses"][200]["content"]["application/json"]
+/** One item of `pages.list`. */
+export type PagesListItem = PagesListResponse["pages"][number]
 /** The query parameters of `pages.list`. */
 export type PagesListParams = QueryParams<NonNullable<operations["pages.list"]["parameters"]["query"]>>
 /** The answer of `pages.create`. */
@@ -193,9 +208,10 @@ export class PagesResource extends Resource {
    * The page index in tree order. Folders beyond `depth` are `collapsed` and still carry `childCount` and `pageCount`.
    *
    * `GET /knowledgebases/{id}/pages` (scope `knowledge:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
    */
-  list(id: operations["pages.list"]["parameters"]["path"]["id"], params?: PagesListParams, options?: RequestOptions): Promise<PagesListResponse> {
-    return this.client.request<PagesListResponse>({ method: "GET", path: "/knowledgebases/{id}/pages", pathParams: { id }, query: params, options })
+  list(id: operations["pages.list"]["parameters"]["path"]["id"], params?: PagesListParams, options?: RequestOptions): PagePromise<PagesListItem, PagesListResponse> {
+    return this.client.list<PagesListItem, PagesListResponse>({ method: "GET", path: "/knowledgebases/{id}/pages", pathParams: { id }, query: params, options }, "pages")
   }
 
   /**

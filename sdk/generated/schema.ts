@@ -146,6 +146,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledgebases/{id}/reviews/{reviewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a review item
+         * @description The `reviewPath` of a write answered `pending_review`: what waits for a person (kind, page or document, author, when, and a summary of the proposed content). A page write stays readable once applied or rejected; an upload while it waits. People approve or reject with `svc review`, never through the API.
+         */
+        get: operations["knowledgebases.review"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/knowledgebases/{id}/pages": {
         parameters: {
             query?: never;
@@ -844,6 +864,54 @@ export interface components {
                 code: "insufficient_credits";
                 message: string;
             };
+        };
+        ReviewResponse: {
+            review: components["schemas"]["ReviewItem"];
+        };
+        ReviewItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /** @enum {string} */
+            kind: "page_create" | "page_edit" | "page_append" | "source_upload";
+            /**
+             * @description A page write stays readable once settled (`applied` or `rejected`); an upload is readable while it waits.
+             * @enum {string}
+             */
+            status: "pending_review" | "applied" | "rejected";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            knowledgebaseId: string;
+            pageId: string | null;
+            sourceId: string | null;
+            author: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            reviewedAt: string | null;
+            proposed: components["schemas"]["ReviewProposal"];
+        };
+        ReviewProposal: {
+            /** @description The page's title, or the document's name. */
+            title: string;
+            /** @description The page's description as proposed; null for a document. */
+            description: string | null;
+            /** @description The first 500 characters of the page's body as proposed, or of a text document (MD, TXT, CSV); empty for a PDF or a URL. */
+            preview: string;
+            /**
+             * int
+             * @description Bytes of the proposed page body, or of the uploaded document (0 for a URL not yet fetched).
+             */
+            sizeBytes: number;
+            /** @description The document's type (`pdf`, `md`, `url`, …); null for a page. */
+            type: string | null;
+            /** @description The address of a URL document; null otherwise. */
+            url: string | null;
         };
         PageIndexList: {
             /**
@@ -2120,6 +2188,101 @@ export interface operations {
             };
         };
     };
+    "knowledgebases.review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ReviewResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
     "pages.list": {
         parameters: {
             query?: {
@@ -3047,7 +3210,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document and answers its current status. */
+            /** @description `processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document, answers its current status and says `deduplicated: true`. */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3060,6 +3223,8 @@ export interface operations {
                         status: "processing" | "pending_review" | "ready" | "failed";
                         source: components["schemas"]["Source"];
                         reviewPath: string | null;
+                        /** @description True when the organization already held these bytes as a document: that document (with its own name, which the upload's `name` does not change) is attached here and answered instead of a new one. */
+                        deduplicated: boolean;
                     };
                 };
             };

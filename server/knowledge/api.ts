@@ -11,6 +11,7 @@ import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from ".
 import { Change } from "./changes/domain.js"
 import { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
 import { SearchRequest, SearchResponse } from "./search/domain.js"
+import { ReviewItem } from "./review/domain.js"
 
 const KnowledgebaseEnvelope = Schema.Struct({ knowledgebase: Knowledgebase }).annotations({
   identifier: "KnowledgebaseResponse"
@@ -100,6 +101,18 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
       .annotate(
         OpenApi.Description,
         "BM25 over ready, enabled documents (`documents`), pages (`pages`) and, for a personal key, the member's own memories (`memories`). Every hit carries a citation. One credit per call that searches documents; `kinds: [\"pages\"]` is free; 402 `insufficient_credits` with nothing charged when none is left."
+      )
+      .pipe(scope("knowledge:read"))
+  )
+  .add(
+    HttpApiEndpoint.get("review", "/knowledgebases/:id/reviews/:reviewId")
+      .setPath(Schema.Struct({ id: Schema.String, reviewId: Schema.String }))
+      .addSuccess(Schema.Struct({ review: ReviewItem }).annotations({ identifier: "ReviewResponse" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Read a review item")
+      .annotate(
+        OpenApi.Description,
+        "The `reviewPath` of a write answered `pending_review`: what waits for a person (kind, page or document, author, when, and a summary of the proposed content). A page write stays readable once applied or rejected; an upload while it waits. People approve or reject with `svc review`, never through the API."
       )
       .pipe(scope("knowledge:read"))
   )

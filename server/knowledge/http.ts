@@ -9,6 +9,7 @@ import { type Knowledgebase, knowledgebaseFields } from "./knowledgebases/domain
 import { exportContentType } from "./export/archive.js"
 import { ChangeFeed } from "./changes/service.js"
 import { SearchService } from "./search/service.js"
+import { ReviewService } from "./review/service.js"
 import { KnowledgebaseService } from "./service.js"
 
 /** `Content-Disposition` for a download: an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
@@ -30,6 +31,7 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
     const knowledgebases = yield* KnowledgebaseService
     const changes = yield* ChangeFeed
     const search = yield* SearchService
+    const reviews = yield* ReviewService
     /**
      * Answers of kept listing pages (the service keeps a page until anything commits), by `fields`.
      * They never change, so the declared `KeptJson` schema encodes each once and reuses its text.
@@ -86,6 +88,11 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
         Effect.gen(function* () {
           const page = yield* changes.feed(yield* CurrentPrincipal, path.id, urlParams)
           return { changes: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor }
+        })
+      )
+      .handle("review", ({ path }) =>
+        Effect.gen(function* () {
+          return { review: yield* reviews.get(yield* CurrentPrincipal, path.id, path.reviewId) }
         })
       )
   })

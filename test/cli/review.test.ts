@@ -46,7 +46,7 @@ const createPendingPage = async (title: string): Promise<any> => {
   })
   expect(write.status).toBe(202)
   expect(write.body.status).toBe("pending_review")
-  expect(write.body.reviewPath).toBe(`/review/${write.body.revisionId}`)
+  expect(write.body.reviewPath).toBe(`/knowledgebases/${knowledgebaseId}/reviews/${write.body.revisionId}`)
   return write.body
 }
 
@@ -172,7 +172,7 @@ describe("svc review of source uploads", slow, () => {
     expect(run.code, run.stderr).toBe(0)
     const uploaded = parseOneDocument(run.stdout)
     expect(uploaded.status).toBe("pending_review")
-    expect(uploaded.reviewPath).toBe(`/review/${uploaded.source.id}`)
+    expect(uploaded.reviewPath).toBe(`/knowledgebases/${knowledgebaseId}/reviews/${uploaded.source.id}`)
     return uploaded.source
   }
 

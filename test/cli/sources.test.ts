@@ -35,7 +35,7 @@ describe("svc sources upload", slow, () => {
     const run = await upload(fixture(name), "--wait", "--json", "--poll-interval", "100")
     expect(run.code, run.stderr).toBe(0)
     const document = parseOneDocument(run.stdout)
-    expect(Object.keys(document)).toEqual(["source", "status", "reviewPath"])
+    expect(Object.keys(document)).toEqual(["source", "status", "reviewPath", "deduplicated"])
     expect(document.status).toBe("ready")
     expect(document.reviewPath).toBeNull()
     expect(document.source).toMatchObject({ name, type, status: "ready", searchable: true, errorMessage: null, createdVia: "api" })

@@ -307,6 +307,22 @@ describe("a document lives in one place across the organization", () => {
     expect(await allSources(a)).toHaveLength(1)
   })
 
+  it("an upload of bytes already held says deduplicated: true and answers the document under its first name", async () => {
+    const [a, b] = [await newKnowledgebase("A"), await newKnowledgebase("B")]
+    const text = uniqueText("Receipts")
+    const first = await uploadSource(server, a, { name: "Receipts.txt", text })
+    expect(first.deduplicated).toBe(false)
+    await waitForSource(server, a, first.source.id)
+    const elsewhere = await uploadSource(server, b, { name: "Expense receipts.txt", text })
+    expect(elsewhere).toMatchObject({ deduplicated: true, status: "ready", source: { id: first.source.id, name: "Receipts.txt" } })
+    const here = await uploadSource(server, a, { name: "Renamed.txt", text })
+    expect(here).toMatchObject({ deduplicated: true, source: { id: first.source.id, name: "Receipts.txt" } })
+    const other = await uploadSource(server, a, { name: "Other.txt", text: uniqueText("Other") })
+    expect(other.deduplicated).toBe(false)
+    const file = await uploadFile(server, b, { filename: "again.txt", bytes: text, contentType: "text/plain" })
+    expect({ status: file.status, body: file.body }).toMatchObject({ status: 202, body: { deduplicated: true, source: { id: first.source.id } } })
+  })
+
   it("filing it in B's folder moves it out of A's folder; both feeds show it moved", async () => {
     const [a, b] = [await newKnowledgebase("A"), await newKnowledgebase("B")]
     const text = uniqueText("Wanderer")

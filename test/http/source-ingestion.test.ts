@@ -16,6 +16,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { expectError, insertKnowledgebases, sql } from "../support/fixtures.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
+import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"
 import {
   accepted,
   documentHits,
@@ -53,6 +54,16 @@ const start = async (options: Parameters<typeof startTestServer>[0]) => {
   const server = await startTestServer(options)
   running.push(server)
   return server
+}
+const clocks: Array<WorkerClock> = []
+afterEach(async () => {
+  for (const clock of clocks.splice(0)) await clock.close()
+})
+/** A worker clock released after the test. */
+const workerClock = async () => {
+  const clock = await makeWorkerClock()
+  clocks.push(clock)
+  return clock
 }
 const stop = async (server: TestServer) => {
   running.splice(running.indexOf(server), 1)
@@ -238,16 +249,25 @@ describe("jobs survive restarts", () => {
     expect(failed.errorMessage).toMatch(/interrupted once/)
   })
 
-  it("a job queued by another process on the same data directory is found by the worker's polling", async () => {
+  it("a job queued by another process on the same data directory is found by the worker's next poll, not before", async () => {
     const dataDir = freshDataDir()
     const clock = new ManualClock()
-    const worker = await start({ dataDir, clock, server: { ...fast, ingestion: { pollMs: 50 } } })
+    const time = await workerClock()
+    const worker = await start({ dataDir, clock, server: { ...fast, ingestion: { pollMs: 1_000, clock: time.clock } } })
     const key = worker.key
+    await time.idle()
     // A second server on the same data directory, without a worker: its uploads wake nobody.
     const uploader = await start({ dataDir, clock, key, server: { ...fast, ingestionWorker: false } })
     const kb = await newKnowledgebase(uploader)
     const source = accepted(await uploadFixture(uploader, kb, "guide.md"))
-    expect(await waitForStatus(uploader, kb, source.id, { timeoutMs: 5_000 })).toMatchObject({ status: "ready" })
+
+    // Until its poll is due the worker sleeps: the job waits, queued.
+    await time.advance(999)
+    expect((await readSource(uploader, kb, source.id)).status).toBe("processing")
+    expect(await jobOf(uploader, source.id)).toMatchObject({ state: "queued", attempts: 0 })
+    await time.advance(1)
+    await time.idle()
+    expect(await readSource(uploader, kb, source.id)).toMatchObject({ status: "ready", searchable: true })
   })
 })
 
@@ -376,11 +396,12 @@ describe("a real `svc serve` process killed mid-job", () => {
 })
 
 describe("no worker, no progress", () => {
-  it("with the worker disabled an upload stays processing (job queued) and reads never fail it", async () => {
-    const server = await start({ server: { ...fast, ingestionWorker: false } })
+  it("with the worker disabled an upload stays processing (job queued) and reads never fail it, however late", async () => {
+    const clock = new ManualClock()
+    const server = await start({ clock, server: { ...fast, ingestionWorker: false } })
     const kb = await newKnowledgebase(server)
     const source = accepted(await uploadForm(server, kb, [{ field: "file", file: { name: "wait.md", bytes: fixtureBytes("guide.md") } }]))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    clock.advance(24 * 3_600_000)
     expect((await readSource(server, kb, source.id)).status).toBe("processing")
     expect(await jobOf(server, source.id)).toMatchObject({ state: "queued", attempts: 0 })
     expectError(await server.request("GET", `/knowledgebases/${kb}/sources/${source.id}x`), 404, "not_found")

@@ -3,7 +3,8 @@
  * 202 `pending_review` with a `reviewPath`, is excluded from every search and is not indexed (no
  * job, no fetch) until a person approves it in the review inbox (here: `ReviewService` through the
  * admin handle, as `svc review approve|reject` does). Approval starts indexing (the server's worker
- * finds the job by polling, as it would after a CLI approval); rejection deletes the source.
+ * finds the job by polling, as it would after a CLI approval: the test moves the worker's clock to
+ * its next poll); rejection deletes the source.
  */
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -11,6 +12,7 @@ import { ReviewService } from "../../server/knowledge/review/service.js"
 import { AccountsService } from "../../server/platform/accounts/service.js"
 import { expectError, insertKnowledgebases, organizationId, personalKey, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
+import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"
 import {
   accepted,
   documentHits,
@@ -34,7 +36,9 @@ import {
 let server: TestServer
 let orgId: string
 let web: WebServer
+let worker: WorkerClock
 beforeAll(async () => {
+  worker = await makeWorkerClock()
   web = await startWebServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/plain; charset=utf-8" })
     res.end("The pangolin page, fetched only after approval.\n")
@@ -43,7 +47,7 @@ beforeAll(async () => {
     server: {
       requestsPerMinute: 1_000_000,
       // Approvals made outside the server (the CLI, the admin handle) are found by polling.
-      ingestion: { pollMs: 50, isPublic: (ip: string) => ip === "127.0.0.1" }
+      ingestion: { clock: worker.clock, isPublic: (ip: string) => ip === "127.0.0.1" }
     }
   })
   await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["review"] })))
@@ -52,6 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop()
   await web.close()
+  await worker.close()
 })
 
 const now = () => new Date(server.clock.now()).toISOString()
@@ -68,7 +73,17 @@ const changes = async (kb: string) => {
   return response.body.changes as Array<any>
 }
 
-const approve = (id: string, org = orgId) => server.admin(Effect.either(Effect.flatMap(ReviewService, (r) => r.approve(org, id))))
+/** Lets the worker's next poll happen (every second on its clock) and waits until it is idle again. */
+const pollOnce = async () => {
+  await worker.advance(1_000)
+  await worker.idle()
+}
+/** Approves as `svc review approve` does, then lets the worker poll (and run the job it finds). */
+const approve = async (id: string, org = orgId) => {
+  const result = await server.admin(Effect.either(Effect.flatMap(ReviewService, (r) => r.approve(org, id))))
+  await pollOnce()
+  return result
+}
 const reject = (id: string, org = orgId) => server.admin(Effect.either(Effect.flatMap(ReviewService, (r) => r.reject(org, id))))
 const inbox = (org = orgId) => server.admin(Effect.flatMap(ReviewService, (r) => r.list(org)))
 
@@ -85,7 +100,6 @@ const failedWith = <A, E>(result: Either.Either<A, E>, tag: string) => {
 
 let counter = 0
 const uniqueText = (words: string) => `${words}\n\nReviewed upload ${++counter} at ${Date.now()}.`
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The source's list entries and the Knowledgebase's count agree. */
 const expectCounted = async (kb: string) => {
@@ -118,11 +132,12 @@ describe("uploads under review", () => {
         createdVia: "api",
         parentPageId: null
       },
-      reviewPath: expect.stringContaining(response.body.source.id)
+      reviewPath: expect.stringContaining(response.body.source.id),
+      deduplicated: false
     })
     const id = response.body.source.id as string
 
-    await sleep(300)
+    await pollOnce()
     expect(await readSource(server, kb, id)).toEqual(response.body.source)
     expect(await jobOf(server, id)).toBeNull()
     expect(await documentHits(server, kb, "axolotl")).toEqual([])
@@ -198,7 +213,7 @@ describe("uploads under review", () => {
     const url = `${web.origin}/pangolin.txt?n=${++counter}`
     const source = accepted(await uploadJson(server, kb, { name: "Pangolin", url }), "pending_review")
     expect(source.url).toBe(url)
-    await sleep(300)
+    await pollOnce()
     expect(web.requests).toEqual([])
     succeeded(await approve(source.id))
     expect(await waitForStatus(server, kb, source.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready", type: "txt" })

@@ -102,7 +102,8 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
         createdVia: "api",
         parentPageId: null
       },
-      reviewPath: null
+      reviewPath: null,
+      deduplicated: false
     })
     expect(Object.keys(response.body.source)).toEqual([...sourceFieldNames])
 
@@ -432,7 +433,8 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
         createdVia: "api",
         parentPageId: null
       },
-      reviewPath: null
+      reviewPath: null,
+      deduplicated: false
     })
     const ready = await waitForStatus(server, kb, response.body.source.id, { key })
     expect(ready).toMatchObject({ status: "ready", searchable: true, errorMessage: null, type, sizeBytes: fixtureSize(file), name: file })
@@ -958,7 +960,7 @@ describe("one document across the organization (same bytes)", () => {
 
     const second = await uploadJson(server, b, { name: "Another name", contentMarkdown: content })
     expect(second.status).toBe(202)
-    expect(second.body).toEqual({ status: "ready", source: ready, reviewPath: null })
+    expect(second.body).toEqual({ status: "ready", source: ready, reviewPath: null, deduplicated: true })
 
     expect((await knowledgebase(b)).counts.sources).toBe(1)
     expect((await knowledgebase(a)).counts.sources).toBe(1)
@@ -990,7 +992,7 @@ describe("one document across the organization (same bytes)", () => {
     await refusedWithoutWrites(kb, async () => {
       const again = await uploadJson(server, kb, { name: "Twice again", contentText: content })
       expect(again.status).toBe(202)
-      expect(again.body).toEqual({ status: "ready", source: ready, reviewPath: null })
+      expect(again.body).toEqual({ status: "ready", source: ready, reviewPath: null, deduplicated: true })
     })
   })
 

@@ -4,6 +4,7 @@ import {
   type KnowledgebasesListItem,
   NotFoundError,
   PagePromise,
+  type PagesListItem,
   Svc,
   SvcError
 } from "../../sdk/index.js"
@@ -58,6 +59,26 @@ describe("SDK against a real server", () => {
     let pages = 0
     for await (const page of svc.knowledgebases.list({ limit: 3 }).pages()) pages += page.knowledgebases.length > 0 ? 1 : 0
     expect(pages).toBe(Math.ceil(all.length / 3))
+  })
+
+  it("iterates a Knowledgebase's pages across pages with for await, like every other list", async () => {
+    const { knowledgebase } = await svc.knowledgebases.create({ name: "Paged pages" })
+    for (let i = 0; i < 5; i++) await svc.pages.create(knowledgebase.id, { title: `Page ${i}`, bodyMarkdown: `Body ${i}.` })
+    const all = (await svc.pages.list(knowledgebase.id, { limit: 50 })).pages.map((page) => page.id)
+    expect(all).toHaveLength(5)
+
+    const list = svc.pages.list(knowledgebase.id, { limit: 2 })
+    expect(list).toBeInstanceOf(PagePromise)
+    const first = await list
+    expect(first.pages).toHaveLength(2)
+    expect(first.nextCursor).toEqual(expect.any(String))
+    const seen: string[] = []
+    for await (const page of list) {
+      expectTypeOf(page).toEqualTypeOf<PagesListItem>()
+      seen.push(page.id!)
+    }
+    expect(seen).toEqual(all)
+    expect((await svc.pages.list(knowledgebase.id, { limit: 2 }).toArray({ max: 3 })).map((page) => page.id)).toEqual(all.slice(0, 3))
   })
 
   it("raises NotFoundError with status, code and the response's request id", async () => {

@@ -43,7 +43,7 @@ export const uploadSource = async (
   server: TestServer,
   kb: string,
   input: { name: string; text: string; markdown?: boolean; parentPageId?: string | null; key?: string }
-): Promise<{ status: string; source: SourceJson; reviewPath: string | null }> => {
+): Promise<{ status: string; source: SourceJson; reviewPath: string | null; deduplicated: boolean }> => {
   const body: Record<string, unknown> = { name: input.name, [input.markdown ? "contentMarkdown" : "contentText"]: input.text }
   if (input.parentPageId !== undefined) body.parentPageId = input.parentPageId
   const response = await postSource(server, kb, body, withKey(input.key))

@@ -100,3 +100,6 @@ export const CreateKnowledgebase = Schema.Struct({
   examples: [{ name: "Support handbook", description: "How we answer customers." }]
 })
 export type CreateKnowledgebase = typeof CreateKnowledgebase.Type
+
+/** Where a review item is read, relative to `{base_url}`: the `reviewPath` of a write's answer. */
+export const reviewPathOf = (knowledgebaseId: string, reviewId: string): string => `/knowledgebases/${knowledgebaseId}/reviews/${reviewId}`

@@ -28,6 +28,7 @@ import { applyPatch, describeRefusal, describeTooLarge, fitsPageBody, maxPageBod
 import { ActivityLog } from "../activity/service.js"
 import type { Change } from "../changes/domain.js"
 import { ChangeRepo } from "../changes/repo.js"
+import { reviewPathOf } from "../knowledgebases/domain.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
 
@@ -181,7 +182,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
                   at
                 )
                 yield* pages.insertRevision(revision)
-                return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: `/review/${revision.id}`, links } satisfies PageWrite
+                return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: reviewPathOf(knowledgebaseId, revision.id), links } satisfies PageWrite
               }
               const updated = withBody(row, patched.markdown, nextDescription, at)
               yield* pages.updateContent(row.id, { markdown: updated.markdown, description: updated.description, hook: updated.hook, revision: updated.revision, at })
@@ -268,7 +269,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
                 status: pending ? "pending_review" : "applied",
                 page: toSummary(row),
                 revisionId: revision.id,
-                reviewPath: pending ? `/review/${revision.id}` : null,
+                reviewPath: pending ? reviewPathOf(knowledgebaseId, revision.id) : null,
                 links
               } satisfies PageWrite
             })

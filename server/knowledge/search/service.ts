@@ -14,6 +14,7 @@ import { ActivityLog } from "../activity/service.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
 import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./query.js"
+import { ftsRowCount, idfRescaling, perWordRanking } from "./rank.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
 
 /** How deep paging through one query may go. */
@@ -65,15 +66,49 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const activity = yield* ActivityLog
 
     const hits = (text: string, params: ReadonlyArray<unknown>) => Effect.orDie(reader.all<Hit>(text, params))
+    const count = (text: string, params: ReadonlyArray<unknown>) =>
+      Effect.orDie(reader.all<{ n: number }>(text, params)).pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+    /** `N` of an FTS5 table's BM25, from its averages record. */
+    const rowsOf = (table: "pages_fts" | "memories_fts") =>
+      Effect.orDie(reader.all<{ block: Uint8Array }>(`SELECT block FROM ${table}_data WHERE id = 1`, [])).pipe(
+        Effect.map((rows) => ftsRowCount(rows[0]?.block))
+      )
+    /** How many rows of an FTS5 table hold each word (`n` of its BM25), as FTS5 counts them. */
+    const frequenciesIn = (table: "pages_fts" | "memories_fts", terms: ReadonlyArray<string>) =>
+      Effect.forEach(terms, (term) => count(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [matchExpression([term])]))
+
+    /**
+     * Hits of `select` (naming `rowid`, a tie-break `key` and a BM25 `score`; its MATCH expression
+     * first among its parameters, `params` after) for the query's words, best first: one FTS5
+     * query for all of them, or word by word with a positive IDF when a word is common in the
+     * table (see rank.ts).
+     */
+    const rankedHits = (
+      select: string,
+      params: ReadonlyArray<unknown>,
+      terms: ReadonlyArray<string>,
+      matchOf: (terms: ReadonlyArray<string>) => string,
+      table: { readonly rows: number; readonly frequencies: ReadonlyArray<number> },
+      depth: number
+    ) => {
+      const weights = idfRescaling(table.rows, table.frequencies)
+      if (weights === null || terms.length === 1) {
+        const weight = weights?.[0] ?? 1
+        return Effect.map(hits(`${select} ORDER BY score, key LIMIT ?`, [matchOf(terms), ...params, depth]), (found) =>
+          weight === 1 ? found : found.map((hit) => ({ rowid: hit.rowid, score: hit.score * weight }))
+        )
+      }
+      return hits(perWordRanking(select, terms.length), [...terms.flatMap((term, i) => [weights[i], matchOf([term]), ...params]), depth])
+    }
     const rowsByRowid = <Row>(text: string, ids: ReadonlyArray<number>) =>
       ids.length === 0 ? Effect.succeed([] as ReadonlyArray<Row & { rowid: number }>) : Effect.orDie(reader.all<Row & { rowid: number }>(text, ids))
 
     /** Document frequencies of stems (for skipping words most passages hold), kept a minute. */
     const frequencies = new Map<string, { df: number; at: number }>()
-    const frequencyOf = (stem: string) =>
+    const frequencyOf = (stem: string, fresh = false) =>
       Effect.gen(function* () {
         const cached = frequencies.get(stem)
-        if (cached && Date.now() - cached.at < frequencyTtlMs) return cached.df
+        if (cached && !fresh && Date.now() - cached.at < frequencyTtlMs) return cached.df
         const rows = yield* Effect.orDie(reader.all<{ doc: number }>("SELECT doc FROM passages_vocab WHERE term = ?", [stem]))
         if (frequencies.size >= frequenciesKept) frequencies.clear()
         frequencies.set(stem, { df: rows[0]?.doc ?? 0, at: Date.now() })
@@ -91,23 +126,36 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
       Effect.gen(function* () {
         const total = (yield* Effect.orDie(reader.all<{ value: number }>("SELECT value FROM search_counters WHERE name = 'passages'", [])))[0]?.value ?? 0
         const cutoff = Math.max(commonWordMinimum, total * commonWordShare)
-        if (total <= cutoff) return { terms, ranked: true }
+        if (total <= cutoff) {
+          return { terms, ranked: true, total, frequencies: yield* Effect.forEach(terms, (term) => frequencyOf(stemOf(term), true)) }
+        }
         const kept: Array<string> = []
-        for (const term of terms) if ((yield* frequencyOf(stemOf(term))) <= cutoff) kept.push(term)
-        return kept.length > 0 ? { terms: kept, ranked: true } : { terms, ranked: false }
+        const frequencies: Array<number> = []
+        for (const term of terms) {
+          const df = yield* frequencyOf(stemOf(term))
+          if (df <= cutoff) {
+            kept.push(term)
+            frequencies.push(df)
+          }
+        }
+        return kept.length > 0 ? { terms: kept, ranked: true, total, frequencies } : { terms, ranked: false, total, frequencies: [] }
       })
 
     const documentHits = (organizationId: string, knowledgebaseId: string | null, terms: ReadonlyArray<string>, depth: number) =>
       Effect.gen(function* () {
         const plan = yield* rankingPlan(terms)
         const scope = knowledgebaseId === null ? organizationScope(organizationId) : knowledgebaseScope(knowledgebaseId)
-        const match = `{text}: (${matchExpression(plan.terms)}) AND {scope}: "${scope}"`
-        const found = yield* hits(
-          plan.ranked
-            ? "SELECT rowid, bm25(passages_fts, 1.0, 0.0) AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score, rowid LIMIT ?"
-            : "SELECT rowid, 0 AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rowid LIMIT ?",
-          [match, depth]
-        )
+        const matchOf = (words: ReadonlyArray<string>) => `{text}: (${matchExpression(words)}) AND {scope}: "${scope}"`
+        const found = plan.ranked
+          ? yield* rankedHits(
+              "SELECT rowid, rowid AS key, bm25(passages_fts, 1.0, 0.0) AS score FROM passages_fts WHERE passages_fts MATCH ?",
+              [],
+              plan.terms,
+              matchOf,
+              { rows: plan.total, frequencies: plan.frequencies },
+              depth
+            )
+          : yield* hits("SELECT rowid, 0 AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rowid LIMIT ?", [matchOf(plan.terms), depth])
         // Passages exist only for ready documents; the status is checked again on the few hits.
         const rows = yield* rowsByRowid<PassageRow>(
           `SELECT p.id AS rowid, p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
@@ -122,14 +170,17 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
         })
       })
 
-    const pageHits = (knowledgebaseIds: ReadonlyArray<string>, match: string, depth: number) =>
+    const pageHits = (knowledgebaseIds: ReadonlyArray<string>, terms: ReadonlyArray<string>, depth: number) =>
       Effect.gen(function* () {
         if (knowledgebaseIds.length === 0) return []
-        const found = yield* hits(
-          `SELECT f.rowid AS rowid, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
-           WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'
-           ORDER BY score, p.id LIMIT ?`,
-          [match, ...knowledgebaseIds, depth]
+        const found = yield* rankedHits(
+          `SELECT f.rowid AS rowid, p.id AS key, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
+           WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'`,
+          knowledgebaseIds,
+          terms,
+          matchExpression,
+          { rows: yield* rowsOf("pages_fts"), frequencies: yield* frequenciesIn("pages_fts", terms) },
+          depth
         )
         const rows = yield* rowsByRowid<PageRow>(
           `SELECT fts_key AS rowid, id, knowledgebase_id, title, markdown FROM pages WHERE fts_key IN (${placeholders(found.length)})`,
@@ -142,12 +193,16 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
         })
       })
 
-    const memoryHits = (memberId: string, match: string, depth: number) =>
+    const memoryHits = (memberId: string, terms: ReadonlyArray<string>, depth: number) =>
       Effect.gen(function* () {
-        const found = yield* hits(
-          `SELECT f.rowid AS rowid, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
-           WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY score, m.id LIMIT ?`,
-          [match, memberId, depth]
+        const found = yield* rankedHits(
+          `SELECT f.rowid AS rowid, m.id AS key, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
+           WHERE memories_fts MATCH ? AND m.member_id = ?`,
+          [memberId],
+          terms,
+          matchExpression,
+          { rows: yield* rowsOf("memories_fts"), frequencies: yield* frequenciesIn("memories_fts", terms) },
+          depth
         )
         const rows = yield* rowsByRowid<MemoryRow>(
           `SELECT fts_key AS rowid, id, text FROM memories WHERE fts_key IN (${placeholders(found.length)})`,
@@ -206,7 +261,6 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const page = yield* cursors.request(list, { limit: request.limit ?? defaultLimit, cursor: request.cursor })
           const offset = page.after === null ? 0 : Number(page.after[0])
           const depth = Math.min(maxSearchDepth, offset + page.limit + 1)
-          const match = matchExpression(terms)
 
           const found: Array<SearchResult & { rank: number }> = []
           if (searchesDocuments) {
@@ -230,7 +284,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             }
           }
           if (kinds.includes("pages")) {
-            for (const { score, row } of yield* pageHits(scopeIds, match, depth)) {
+            for (const { score, row } of yield* pageHits(scopeIds, terms, depth)) {
               found.push({
                 rank: score,
                 kind: "page",
@@ -243,7 +297,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             }
           }
           if (kinds.includes("memories") && personal) {
-            for (const { score, row } of yield* memoryHits(actor.member!.id, match, depth)) {
+            for (const { score, row } of yield* memoryHits(actor.member!.id, terms, depth)) {
               found.push({
                 rank: score,
                 kind: "memory",

@@ -48,11 +48,15 @@ export const CreateSourceUpload = HttpApiSchema.Multipart(
 export const SourceWrite = Schema.Struct({
   status: Schema.Literal("processing", "pending_review", "ready", "failed"),
   source: Source,
-  reviewPath: Schema.NullOr(Schema.String)
+  reviewPath: Schema.NullOr(Schema.String),
+  deduplicated: Schema.Boolean.annotations({
+    description:
+      "True when the organization already held these bytes as a document: that document (with its own name, which the upload's `name` does not change) is attached here and answered instead of a new one."
+  })
 }).annotations({
   identifier: "SourceAccepted",
   description:
-    "`processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document and answers its current status."
+    "`processing` until indexed (poll the source), or `pending_review` with `reviewPath` when the organization reviews agent writes. An upload of bytes the organization already holds as a document attaches that document, answers its current status and says `deduplicated: true`."
 })
 export type SourceWrite = typeof SourceWrite.Type
 

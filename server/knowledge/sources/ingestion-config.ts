@@ -1,5 +1,5 @@
 /** Settings of source ingestion: which addresses `url` sources may reach, and the worker's limits. */
-import { Context, Layer } from "effect"
+import { type Clock, Context, Layer } from "effect"
 import { isPublicAddress } from "../../platform/net/address-policy.js"
 
 /** How sources are fetched and indexed. */
@@ -18,6 +18,11 @@ export interface IngestionSettings {
   readonly fetchTimeoutMs: number
   /** Largest body a `url` fetch reads. */
   readonly fetchMaxBytes: number
+  /**
+   * The clock the worker waits on between polls and times its jobs with (`pollMs`, `jobTimeoutMs`);
+   * the runtime's when absent. Tests give an Effect `TestClock` and move it by hand.
+   */
+  readonly clock?: Clock.Clock | undefined
 }
 
 /** The defaults: public addresses only, two minutes a job, three attempts. */

@@ -30,7 +30,7 @@ const sentence = (text: string) => {
   return /[.!?]$/.test(capital) ? capital : `${capital}.`
 }
 
-/** Runs the ingestion worker for as long as its scope is open. */
+/** Runs the ingestion worker for as long as its scope is open, on the configured clock (polls, job time limits). */
 export const IngestionWorkerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const sources = yield* SourceRepo
@@ -153,7 +153,7 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
     })
 
     yield* Effect.forkScoped(
-      loop.pipe(
+      (config.clock === undefined ? loop : Effect.withClock(loop, config.clock)).pipe(
         Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("ingestion worker stopped", cause)))
       )
     )

@@ -25,6 +25,7 @@ import { IngestionConfig, seconds } from "./ingestion-config.js"
 import type { Change } from "../changes/domain.js"
 import { ChangeRepo } from "../changes/repo.js"
 import { PageRepo } from "../pages/repo.js"
+import { reviewPathOf } from "../knowledgebases/domain.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { passageScope } from "../search/scope.js"
 import { type CreateSourceJson, maxInlineContentBytes, type SourceWrite } from "./domain.js"
@@ -244,7 +245,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                   yield* feed.record(actor.organization.id, change(kb.id, existing.id, "created", at))
                 }
                 const filed = input.parentPageId === null ? existing : yield* fileIn(existing, kb.id, input.parentPageId, at)
-                return { status: existing.status, source: toSource(filed, kb.id), reviewPath: null } satisfies SourceWrite
+                return { status: existing.status, source: toSource(filed, kb.id), reviewPath: null, deduplicated: true } satisfies SourceWrite
               }
               yield* withinCap(actor, kb.id)
               const row: SourceRow = {
@@ -275,7 +276,8 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               return {
                 status: row.status,
                 source: toSource(row, kb.id),
-                reviewPath: reviewed ? `/review/${row.id}` : null
+                reviewPath: reviewed ? reviewPathOf(kb.id, row.id) : null,
+                deduplicated: false
               } satisfies SourceWrite
             })
           )
