@@ -239,7 +239,9 @@ describe("pages, sources, search, changes and export", () => {
     await call("post", `/knowledgebases/${unknownId()}/pages`, 404, { body: { title: "Nowhere" } })
     await enableReview(true)
     try {
-      await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending" } })
+      const pending = await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending" } })
+      await call("get", pending.body.reviewPath, 200)
+      await call("get", `/knowledgebases/${kb}/reviews/${unknownId()}`, 404)
       const reviewed = { "idempotency-key": "contract-page-review" }
       await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending twice" }, headers: reviewed })
       await call("post", `/knowledgebases/${kb}/pages`, 202, { body: { title: "Pending twice" }, headers: reviewed })

@@ -95,7 +95,8 @@ export class ReviewService extends Effect.Service<ReviewService>()("svc/ReviewSe
       /** Everything waiting, oldest first. */
       list: (organizationId: string) =>
         Effect.map(Effect.zip(pages.pendingReviews(organizationId), sources.pendingReviews(organizationId)), ([pageItems, sourceItems]) =>
-          [...pageItems, ...sourceItems].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+          // A stable sort by time alone keeps each list's own write order among items of the same instant.
+          [...pageItems, ...sourceItems].sort((a, b) => a.createdAt.localeCompare(b.createdAt))
         ),
       /** Approves a page write (it goes live) or an upload (it starts indexing). */
       approve: (organizationId: string, id: string) =>

@@ -177,7 +177,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
       pending: (organizationId: string) =>
         orDie(
           sql<SourceRow>`SELECT * FROM sources WHERE organization_id = ${organizationId} AND status = 'pending_review'
-            ORDER BY created_at, id`
+            ORDER BY created_at, rowid`
         ),
 
       enqueue: (sourceId: string, at: string) =>
