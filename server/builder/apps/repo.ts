@@ -1,8 +1,8 @@
 /** SQL for Apps: the published listing (each App's pinned version) and the listing with drafts. */
 import { Effect } from "effect"
-import type { PageRequest } from "../platform/pagination.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
-import type { AppDraftItem, PublishedApp } from "./domain.js"
+import type { PageRequest } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
+import type { AppDraftItem, PublishedApp } from "../agents/domain.js"
 
 interface PublishedRow {
   readonly id: string

@@ -1,7 +1,7 @@
 /** SQL for Agents. */
 import { Effect } from "effect"
-import type { PageRequest } from "../platform/pagination.js"
-import { ReadConnection } from "../platform/sql/read-connection.js"
+import type { PageRequest } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { AgentSummary } from "./domain.js"
 
 const selectPublished =

@@ -1,7 +1,7 @@
 /** Agents: reads of published Agents. Knows nothing of HTTP. */
 import { Effect } from "effect"
-import type { Principal } from "../platform/accounts/domain.js"
-import { Cursors } from "../platform/pagination.js"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { Cursors } from "../../platform/pagination.js"
 import type { AgentSummary } from "./domain.js"
 import { AgentRepo } from "./repo.js"
 

@@ -1,7 +1,7 @@
 /** The `agents` and `apps` features: what an organization builds and runs. */
-import { defineFeature } from "../platform/feature.js"
+import { defineFeature } from "../../platform/feature.js"
 import { AgentsContract, AppsContract } from "./api.js"
-import { AppService } from "./app-service.js"
+import { AppService } from "../apps/service.js"
 import { AgentsHttpLive, AppsHttpLive } from "./http.js"
 import { AgentService } from "./service.js"
 

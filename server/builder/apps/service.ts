@@ -1,10 +1,10 @@
 /** Apps: the published listing and the listing with drafts. Knows nothing of HTTP. */
 import { Effect } from "effect"
-import type { Principal } from "../platform/accounts/domain.js"
-import { InsufficientScope } from "../platform/errors.js"
-import { Cursors, type PageRequest } from "../platform/pagination.js"
-import { AppRepo, type Positioned } from "./app-repo.js"
-import type { AppDraftItem, PublishedApp } from "./domain.js"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { InsufficientScope } from "../../platform/errors.js"
+import { Cursors, type PageRequest } from "../../platform/pagination.js"
+import { AppRepo, type Positioned } from "./repo.js"
+import type { AppDraftItem, PublishedApp } from "../agents/domain.js"
 
 /** How to list Apps. */
 export interface AppListRequest {

@@ -1,6 +1,6 @@
 /** Agents, Flows and Apps as the builder keeps them: the resource schemas of the contract. */
 import { Schema } from "effect"
-import { DateTime, Uuid } from "../knowledge/knowledgebases/domain.js"
+import { DateTime, Uuid } from "../../knowledge/knowledgebases/domain.js"
 
 /** A published Agent as listed. */
 export const AgentSummary = Schema.Struct({

@@ -2,9 +2,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AgentsContract, AppsContract } from "./api.js"
-import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { parseFields, project } from "../platform/pagination.js"
-import { AppService } from "./app-service.js"
+import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { parseFields, project } from "../../platform/pagination.js"
+import { AppService } from "../apps/service.js"
 import { agentFields, draftAppFields, publishedAppFields } from "./domain.js"
 import { AgentService } from "./service.js"
 

@@ -1,11 +1,11 @@
 /** The Agents endpoints of the contract. */
-import { featureContract } from "../platform/http/contract.js"
+import { featureContract } from "../../platform/http/contract.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../platform/http/authentication.js"
-import { ErrorResponse } from "../platform/http/error-catalog.js"
-import { gate, scope } from "../platform/http/policy.js"
-import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../platform/pagination.js"
+import { Authentication } from "../../platform/http/authentication.js"
+import { ErrorResponse } from "../../platform/http/error-catalog.js"
+import { gate, scope } from "../../platform/http/policy.js"
+import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../../platform/pagination.js"
 import { AgentSummary, AppDraftItem, PublishedApp } from "./domain.js"
 
 const AgentList = ListOf("agents", Narrowable(AgentSummary, "AgentListItem")).annotations({ identifier: "AgentList" })
