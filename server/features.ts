@@ -2,7 +2,8 @@
  * The registry of features. The API joins their contracts, the server merges their services,
  * handlers and workers, and administration their services; a new feature is one line here.
  */
-import { agentsFeature, appsFeature } from "./builder/agents/feature.js"
+import { agentsFeature } from "./builder/agents/feature.js"
+import { appsFeature } from "./builder/apps/feature.js"
 import { knowledgebasesFeature } from "./knowledge/feature.js"
 import { pagesFeature } from "./knowledge/pages/feature.js"
 import { sourcesFeature } from "./knowledge/sources/feature.js"

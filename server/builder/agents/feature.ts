@@ -1,8 +1,7 @@
-/** The `agents` and `apps` features: what an organization builds and runs. */
+/** The `agents` feature: what an organization builds and runs as Agents. */
 import { defineFeature } from "../../platform/feature.js"
-import { AgentsContract, AppsContract } from "./api.js"
-import { AppService } from "../apps/service.js"
-import { AgentsHttpLive, AppsHttpLive } from "./http.js"
+import { AgentsContract } from "./api.js"
+import { AgentsHttpLive } from "./http.js"
 import { AgentService } from "./service.js"
 
 /** Agents. */
@@ -11,12 +10,4 @@ export const agentsFeature = defineFeature({
   contract: AgentsContract,
   http: AgentsHttpLive,
   services: AgentService.Default
-})
-
-/** Apps. */
-export const appsFeature = defineFeature({
-  name: "apps",
-  contract: AppsContract,
-  http: AppsHttpLive,
-  services: AppService.Default
 })

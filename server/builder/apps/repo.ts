@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
-import type { AppDraftItem, PublishedApp } from "../agents/domain.js"
+import type { AppDraftItem, PublishedApp } from "./domain.js"
 
 interface PublishedRow {
   readonly id: string

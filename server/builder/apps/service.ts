@@ -4,7 +4,7 @@ import type { Principal } from "../../platform/accounts/domain.js"
 import { InsufficientScope } from "../../platform/errors.js"
 import { Cursors, type PageRequest } from "../../platform/pagination.js"
 import { AppRepo, type Positioned } from "./repo.js"
-import type { AppDraftItem, PublishedApp } from "../agents/domain.js"
+import type { AppDraftItem, PublishedApp } from "./domain.js"
 
 /** How to list Apps. */
 export interface AppListRequest {

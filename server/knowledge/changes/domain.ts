@@ -1,6 +1,6 @@
 /** The changes feed: one entry per change of a page, folder or source. */
 import { Schema } from "effect"
-import { DateTime, Uuid } from "../knowledgebases/domain.js"
+import { DateTime, Uuid } from "../../platform/schema.js"
 
 /** One entry of the changes feed: one change of a page, folder or source (every change is kept). */
 export const Change = Schema.Struct({

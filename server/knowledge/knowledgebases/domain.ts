@@ -1,13 +1,7 @@
 /** Knowledgebases, their page index and their sources: the resource schemas of the contract. */
 import { Schema } from "effect"
+import { DateTime, Uuid } from "../../platform/schema.js"
 
-/** A UUID string. */
-export const Uuid = Schema.UUID.annotations({ examples: ["3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11"] })
-/** An ISO 8601 date-time string. */
-export const DateTime = Schema.String.annotations({
-  format: "date-time",
-  examples: ["2026-11-21T10:00:00.000Z"]
-})
 
 /** How many sources and pages a Knowledgebase holds. */
 export const KnowledgebaseCounts = Schema.Struct({

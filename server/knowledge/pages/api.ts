@@ -8,7 +8,8 @@ import { scope } from "../../platform/http/policy.js"
 import { KeptJson } from "../../platform/http/kept-json.js"
 import { IdempotencyHeaders } from "../../platform/http/responses.js"
 import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../../platform/pagination.js"
-import { PageIndexItem, Uuid } from "../knowledgebases/domain.js"
+import { PageIndexItem } from "../knowledgebases/domain.js"
+import { Uuid } from "../../platform/schema.js"
 import { AppendPage, CreatePage, MovePage, Page, PageRevision, PageSummary, PageWrite, PatchPage } from "./domain.js"
 
 const PagePath = Schema.Struct({ id: Schema.String, pageId: Schema.String })

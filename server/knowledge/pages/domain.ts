@@ -1,6 +1,6 @@
 /** Pages and folders of a Knowledgebase: the resource and body schemas of the contract. */
 import { Schema } from "effect"
-import { DateTime, Uuid } from "../knowledgebases/domain.js"
+import { DateTime, Uuid } from "../../platform/schema.js"
 import { Links } from "./links.js"
 import { PatchOperations } from "./patch.js"
 

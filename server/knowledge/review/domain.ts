@@ -1,6 +1,6 @@
 /** A review item (a page write or an upload waiting for a person) as the API reads it. */
 import { Schema } from "effect"
-import { DateTime, Uuid } from "../knowledgebases/domain.js"
+import { DateTime, Uuid } from "../../platform/schema.js"
 
 /** How much of the proposed text a review item shows. */
 export const reviewPreviewChars = 500

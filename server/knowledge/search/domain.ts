@@ -1,6 +1,6 @@
 /** Search across a Knowledgebase's documents, pages and memories: the request and answer of the contract. */
 import { Schema } from "effect"
-import { Uuid } from "../knowledgebases/domain.js"
+import { Uuid } from "../../platform/schema.js"
 
 /** Search kinds. */
 export const SearchKind = Schema.Literal("documents", "pages", "memories")

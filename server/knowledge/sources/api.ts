@@ -7,7 +7,8 @@ import { ErrorResponse } from "../../platform/http/error-catalog.js"
 import { scope } from "../../platform/http/policy.js"
 import { IdempotencyHeaders } from "../../platform/http/responses.js"
 import { FieldsParam, listQuery, Narrowable, UpdatedSinceParam } from "../../platform/pagination.js"
-import { Source, Uuid } from "../knowledgebases/domain.js"
+import { Source } from "../knowledgebases/domain.js"
+import { Uuid } from "../../platform/schema.js"
 import { CreateSourceJson, CreateSourceUpload, MoveSource, SourceWrite } from "./domain.js"
 
 const SourcePath = Schema.Struct({ id: Schema.String, sourceId: Schema.String })

@@ -1,7 +1,8 @@
 /** Sources (documents): upload bodies, answers and list fields of the contract. */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Source, Uuid } from "../knowledgebases/domain.js"
+import { Source } from "../knowledgebases/domain.js"
+import { Uuid } from "../../platform/schema.js"
 
 /** Inline content (`contentMarkdown`, `contentText`) is limited to 1 MB. */
 export const maxInlineContentBytes = 1_000_000
