@@ -6,33 +6,24 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { countKnowledgebases, expectError } from "../support/fixtures.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { type DocumentFixture, startDocumentFixture } from "../support/operations.js"
+import type { TestServer } from "../support/server.js"
 import { sourceTableCounts } from "../support/sources.js"
 
 let server: TestServer
-let doc: any
-const ids: Record<string, string> = {}
+let fixture: DocumentFixture
 beforeAll(async () => {
-  server = await startTestServer({ server: { ingestionWorker: false, requestsPerMinute: 1_000_000 } })
-  doc = (await server.request("GET", "/openapi.json", { key: null })).body
-  ids.id = (await server.request("POST", "/knowledgebases", { body: { name: "Content types" } })).body.knowledgebase.id
-  const kb = `/knowledgebases/${ids.id}`
-  ids.pageId = (await server.request("POST", `${kb}/pages`, { body: { title: "A page", bodyMarkdown: "Words." } })).body.page.id
-  ids.sourceId = (await server.request("POST", `${kb}/sources`, { body: { name: "Notes", contentText: "Some notes." } })).body.source.id
+  fixture = await startDocumentFixture("Content types")
+  server = fixture.server
 })
 afterAll(() => server.stop())
 
 /** Every operation of the document that declares a request body, its path filled with real ids. */
 const operationsWithBodies = (): Array<{ method: string; path: string; accepted: Array<string> }> =>
-  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([template, item]) =>
-    Object.entries(item)
-      .filter(([, operation]) => operation?.requestBody !== undefined)
-      .map(([method, operation]) => ({
-        method: method.toUpperCase(),
-        path: template.replace("/api/v1", "").replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? name),
-        accepted: Object.keys(operation.requestBody.content)
-      }))
-  )
+  fixture
+    .operations()
+    .filter(({ operation }) => operation.requestBody !== undefined)
+    .map(({ method, path, operation }) => ({ method, path, accepted: Object.keys(operation.requestBody.content) }))
 
 const wrongBodies: ReadonlyArray<readonly [label: string, contentType: string, body: string]> = [
   ["multipart/form-data without a boundary", "multipart/form-data", "--xyz\r\nbroken"],

@@ -5,33 +5,25 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { countKnowledgebases, expectError } from "../support/fixtures.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { type DocumentFixture, startDocumentFixture } from "../support/operations.js"
+import type { TestServer } from "../support/server.js"
 
 let server: TestServer
-let doc: any
-const ids: Record<string, string> = {}
+let fixture: DocumentFixture
 beforeAll(async () => {
-  server = await startTestServer({ server: { ingestionWorker: false, requestsPerMinute: 1_000_000 } })
-  doc = (await server.request("GET", "/openapi.json", { key: null })).body
-  ids.id = (await server.request("POST", "/knowledgebases", { body: { name: "Query parameters" } })).body.knowledgebase.id
-  const kb = `/knowledgebases/${ids.id}`
-  ids.pageId = (await server.request("POST", `${kb}/pages`, { body: { title: "A page", bodyMarkdown: "Words." } })).body.page.id
-  ids.sourceId = (await server.request("POST", `${kb}/sources`, { body: { name: "Notes", contentText: "Some notes." } })).body.source.id
+  fixture = await startDocumentFixture("Query parameters")
+  server = fixture.server
 })
 afterAll(() => server.stop())
 
 /** Every operation of the document, its path filled with real ids, and the query names it declares. */
 const operations = (): Array<{ method: string; path: string; declared: Array<string>; takesBody: boolean }> =>
-  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([template, item]) =>
-    Object.entries(item)
-      .filter(([method]) => ["get", "post", "put", "patch", "delete"].includes(method))
-      .map(([method, operation]) => ({
-        method: method.toUpperCase(),
-        path: template.replace("/api/v1", "").replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? name),
-        declared: (operation.parameters ?? []).filter((p: any) => p.in === "query").map((p: any) => p.name as string),
-        takesBody: operation.requestBody !== undefined
-      }))
-  )
+  fixture.operations().map(({ method, path, operation }) => ({
+    method,
+    path,
+    declared: (operation.parameters ?? []).filter((p: any) => p.in === "query").map((p: any) => p.name as string),
+    takesBody: operation.requestBody !== undefined
+  }))
 
 describe("unknown query parameters", () => {
   it("the document lists GET operations with and without query parameters (sanity)", () => {
@@ -60,13 +52,13 @@ describe("unknown query parameters", () => {
   })
 
   it("all the unknown names are given", async () => {
-    const message = expectError(await server.request("GET", `/knowledgebases/${ids.id}?one=1&two=2`), 400, "invalid_request")
+    const message = expectError(await server.request("GET", `/knowledgebases/${fixture.ids.id}?one=1&two=2`), 400, "invalid_request")
     expect(message).toContain("one")
     expect(message).toContain("two")
   })
 
   it("declared parameters are still taken", async () => {
     expect((await server.request("GET", "/knowledgebases?limit=1&fields=id,name")).status).toBe(200)
-    expect((await server.request("GET", `/knowledgebases/${ids.id}/pages?limit=1`)).status).toBe(200)
+    expect((await server.request("GET", `/knowledgebases/${fixture.ids.id}/pages?limit=1`)).status).toBe(200)
   })
 })

@@ -2,7 +2,7 @@
  * HTTP over a bare TCP socket, for requests `fetch` cannot make faithfully: a chunked body with no
  * `Content-Length`, read back even when the server closes the connection early.
  */
-import { connect } from "node:net"
+import { connect, type Socket } from "node:net"
 
 /** What came back: the parsed response if one arrived, and the socket error if any. */
 export interface RawResponse {
@@ -42,64 +42,13 @@ const parse = (raw: Buffer, socketError: string | null): RawResponse => {
 }
 
 /**
- * Sends `POST url` with `Transfer-Encoding: chunked` and the given chunks (then the final empty
- * chunk), and resolves with whatever the server answered once it closes the connection, or after
- * `timeoutMs`.
- */
-export const postChunked = (
-  url: string,
-  headers: Record<string, string>,
-  chunks: Iterable<string>,
-  timeoutMs = 10_000
-): Promise<RawResponse> =>
-  new Promise((resolve) => {
-    const target = new URL(url)
-    const socket = connect(Number(target.port), target.hostname)
-    const received: Array<Buffer> = []
-    let socketError: string | null = null
-    let settled = false
-    const finish = () => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      socket.destroy()
-      resolve(parse(Buffer.concat(received), socketError))
-    }
-    const timer = setTimeout(finish, timeoutMs)
-    socket.on("data", (data: Buffer) => received.push(data))
-    socket.on("error", (error: NodeJS.ErrnoException) => {
-      socketError = error.code ?? error.message
-    })
-    socket.on("close", finish)
-    socket.on("connect", async () => {
-      const head = Object.entries({ ...headers, host: target.host, "transfer-encoding": "chunked", connection: "close" })
-        .map(([name, value]) => `${name}: ${value}\r\n`)
-        .join("")
-      socket.write(`POST ${target.pathname}${target.search} HTTP/1.1\r\n${head}\r\n`)
-      for (const chunk of chunks) {
-        if (socket.destroyed) return
-        const size = Buffer.byteLength(chunk)
-        if (!socket.write(`${size.toString(16)}\r\n${chunk}\r\n`)) {
-          await new Promise((resume) => {
-            socket.once("drain", resume)
-            socket.once("close", resume)
-          })
-        }
-      }
-      if (!socket.destroyed) socket.write("0\r\n\r\n")
-    })
-  })
-
-/**
- * Sends `head` (the request line and headers, without the blank line) and `body` exactly as given,
- * with a `Content-Length` of the body's size unless `head` has one, and resolves with what came
+ * Connects to `origin`, lets `send` write the request once connected, and resolves with what came
  * back once the server closes the connection, or after `timeoutMs` (then `timedOut` is true).
  */
-export const sendRaw = (
+const exchange = (
   origin: string,
-  head: string,
-  body: string | Uint8Array = "",
-  timeoutMs = 5_000
+  send: (socket: Socket) => void | Promise<void>,
+  timeoutMs: number
 ): Promise<RawResponse & { readonly timedOut: boolean }> =>
   new Promise((resolve) => {
     const target = new URL(origin)
@@ -124,10 +73,62 @@ export const sendRaw = (
       socketError = error.code ?? error.message
     })
     socket.on("close", finish)
-    socket.on("connect", () => {
-      const bytes = typeof body === "string" ? Buffer.from(body) : Buffer.from(body)
+    socket.on("connect", () => void send(socket))
+  })
+
+/**
+ * Sends `POST url` with `Transfer-Encoding: chunked` and the given chunks (then the final empty
+ * chunk), and resolves with whatever the server answered once it closes the connection, or after
+ * `timeoutMs`.
+ */
+export const postChunked = (
+  url: string,
+  headers: Record<string, string>,
+  chunks: Iterable<string>,
+  timeoutMs = 10_000
+): Promise<RawResponse> => {
+  const target = new URL(url)
+  return exchange(
+    url,
+    async (socket) => {
+      const head = Object.entries({ ...headers, host: target.host, "transfer-encoding": "chunked", connection: "close" })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("")
+      socket.write(`POST ${target.pathname}${target.search} HTTP/1.1\r\n${head}\r\n`)
+      for (const chunk of chunks) {
+        if (socket.destroyed) return
+        const size = Buffer.byteLength(chunk)
+        if (!socket.write(`${size.toString(16)}\r\n${chunk}\r\n`)) {
+          await new Promise((resume) => {
+            socket.once("drain", resume)
+            socket.once("close", resume)
+          })
+        }
+      }
+      if (!socket.destroyed) socket.write("0\r\n\r\n")
+    },
+    timeoutMs
+  )
+}
+
+/**
+ * Sends `head` (the request line and headers, without the blank line) and `body` exactly as given,
+ * with a `Content-Length` of the body's size unless `head` has one, and resolves with what came
+ * back once the server closes the connection, or after `timeoutMs` (then `timedOut` is true).
+ */
+export const sendRaw = (
+  origin: string,
+  head: string,
+  body: string | Uint8Array = "",
+  timeoutMs = 5_000
+): Promise<RawResponse & { readonly timedOut: boolean }> =>
+  exchange(
+    origin,
+    (socket) => {
+      const bytes = Buffer.from(body)
       const length = /\r\ncontent-length:/i.test(`\r\n${head}`) ? "" : `content-length: ${bytes.byteLength}\r\n`
       socket.write(`${head.replace(/\r\n$/, "")}\r\n${length}connection: close\r\n\r\n`)
       socket.write(bytes)
-    })
-  })
+    },
+    timeoutMs
+  )
