@@ -38,6 +38,12 @@ export class InsufficientCreditsError extends SvcError {
   static readonly code = "insufficient_credits"
 }
 
+/** `insufficient_role` (HTTP 403): `insufficient_role`: The operation needs a role the caller lacks. */
+export class InsufficientRoleError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "insufficient_role"
+}
+
 /** `insufficient_scope` (HTTP 403): `insufficient_scope`: The key lacks the endpoint's scope (or the member's role no longer allows it). */
 export class InsufficientScopeError extends SvcError {
   /** The error code this class stands for. */
@@ -100,6 +106,7 @@ export const errorClasses: ErrorClassMap = {
   "export_too_large": ExportTooLargeError,
   "groups_disabled": GroupsDisabledError,
   "insufficient_credits": InsufficientCreditsError,
+  "insufficient_role": InsufficientRoleError,
   "insufficient_scope": InsufficientScopeError,
   "invalid_api_key": InvalidApiKeyError,
   "invalid_request": InvalidRequestError,

@@ -15,19 +15,100 @@ export type AgentsListResponse = operations["agents.list"]["responses"][200]["co
 export type AgentsListItem = AgentsListResponse["agents"][number]
 /** The query parameters of `agents.list`. */
 export type AgentsListParams = QueryParams<NonNullable<operations["agents.list"]["parameters"]["query"]>>
+/** The answer of `agents.create`. */
+export type AgentsCreateResponse = operations["agents.create"]["responses"][201]["content"]["application/json"]
+/** The request body of `agents.create`. */
+export type AgentsCreateBody = NonNullable<operations["agents.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `agents.get`. */
+export type AgentsGetResponse = operations["agents.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `agents.delete`. */
+export type AgentsDeleteResponse = operations["agents.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `agents.getDraft`. */
+export type AgentsGetDraftResponse = operations["agents.getDraft"]["responses"][200]["content"]["application/json"]
+/** The answer of `agents.updateDraft`. */
+export type AgentsUpdateDraftResponse = operations["agents.updateDraft"]["responses"][200]["content"]["application/json"]
+/** The request body of `agents.updateDraft`. */
+export type AgentsUpdateDraftBody = NonNullable<operations["agents.updateDraft"]["requestBody"]>["content"]["application/json"]
+/** The answer of `agents.publish`. */
+export type AgentsPublishResponse = operations["agents.publish"]["responses"][200]["content"]["application/json"]
 
 /** The `agents` operations. */
 export class AgentsResource extends Resource {
   /**
-   * List published Agents
+   * List Agents
    *
-   * The id, name and description of each published Agent, oldest first.
+   * The id, name and description of each published Agent (its published version), oldest first; with `include=drafts` every Agent with its `published` flag.
    *
    * `GET /agents` (scope `agents:read`).
    * Await it for the first page; iterate it with `for await` for every item of every page.
    */
   list(params?: AgentsListParams, options?: RequestOptions): PagePromise<AgentsListItem, AgentsListResponse> {
     return this.client.list<AgentsListItem, AgentsListResponse>({ method: "GET", path: "/agents", query: params, options }, "agents")
+  }
+
+  /**
+   * Create an Agent
+   *
+   * Creates an unpublished Agent and answers its draft. `knowledgebaseIds` and `flowIds` must be the organization's (every problem named). Takes `Idempotency-Key`.
+   *
+   * `POST /agents` (scope `agents:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(body: AgentsCreateBody, options?: RequestOptions): Promise<AgentsCreateResponse> {
+    return this.client.request<AgentsCreateResponse>({ method: "POST", path: "/agents", body, idempotent: true, options })
+  }
+
+  /**
+   * Read a published Agent
+   *
+   * The published version, as it runs. An Agent never published is `not_found`.
+   *
+   * `GET /agents/{id}` (scope `agents:read`).
+   */
+  get(id: operations["agents.get"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AgentsGetResponse> {
+    return this.client.request<AgentsGetResponse>({ method: "GET", path: "/agents/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Delete an Agent
+   *
+   * Deletes the Agent with its draft and every version. Needs the Admin role: an organization key, or a personal key of an Admin (else 403 `insufficient_role`).
+   *
+   * `DELETE /agents/{id}` (scope `agents:write`).
+   */
+  delete(id: operations["agents.delete"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AgentsDeleteResponse> {
+    return this.client.request<AgentsDeleteResponse>({ method: "DELETE", path: "/agents/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Read an Agent's draft
+   *
+   * `GET /agents/{id}/draft` (scope `agents:write`).
+   */
+  getDraft(id: operations["agents.getDraft"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AgentsGetDraftResponse> {
+    return this.client.request<AgentsGetDraftResponse>({ method: "GET", path: "/agents/{id}/draft", pathParams: { id }, options })
+  }
+
+  /**
+   * Edit an Agent's draft
+   *
+   * Changes the given properties (at least one). The published version is untouched until the next publish.
+   *
+   * `PATCH /agents/{id}/draft` (scope `agents:write`).
+   */
+  updateDraft(id: operations["agents.updateDraft"]["parameters"]["path"]["id"], body: AgentsUpdateDraftBody, options?: RequestOptions): Promise<AgentsUpdateDraftResponse> {
+    return this.client.request<AgentsUpdateDraftResponse>({ method: "PATCH", path: "/agents/{id}/draft", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Publish an Agent
+   *
+   * Copies the draft into the next immutable numbered version (1, 2, …), which runs from now on.
+   *
+   * `POST /agents/{id}/publish` (scope `agents:write`).
+   */
+  publish(id: operations["agents.publish"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AgentsPublishResponse> {
+    return this.client.request<AgentsPublishResponse>({ method: "POST", path: "/agents/{id}/publish", pathParams: { id }, options })
   }
 }
 
@@ -39,6 +120,22 @@ export type AppsListResponse = operations["apps.list"]["responses"][200]["conten
 export type AppsListItem = AppsListResponse["apps"][number]
 /** The query parameters of `apps.list`. */
 export type AppsListParams = QueryParams<NonNullable<operations["apps.list"]["parameters"]["query"]>>
+/** The answer of `apps.create`. */
+export type AppsCreateResponse = operations["apps.create"]["responses"][201]["content"]["application/json"]
+/** The request body of `apps.create`. */
+export type AppsCreateBody = NonNullable<operations["apps.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `apps.get`. */
+export type AppsGetResponse = operations["apps.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `apps.delete`. */
+export type AppsDeleteResponse = operations["apps.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `apps.getDraft`. */
+export type AppsGetDraftResponse = operations["apps.getDraft"]["responses"][200]["content"]["application/json"]
+/** The answer of `apps.updateDraft`. */
+export type AppsUpdateDraftResponse = operations["apps.updateDraft"]["responses"][200]["content"]["application/json"]
+/** The request body of `apps.updateDraft`. */
+export type AppsUpdateDraftBody = NonNullable<operations["apps.updateDraft"]["requestBody"]>["content"]["application/json"]
+/** The answer of `apps.publish`. */
+export type AppsPublishResponse = operations["apps.publish"]["responses"][200]["content"]["application/json"]
 
 /** The `apps` operations. */
 export class AppsResource extends Resource {
@@ -52,6 +149,71 @@ export class AppsResource extends Resource {
    */
   list(params?: AppsListParams, options?: RequestOptions): PagePromise<AppsListItem, AppsListResponse> {
     return this.client.list<AppsListItem, AppsListResponse>({ method: "GET", path: "/apps", query: params, options }, "apps")
+  }
+
+  /**
+   * Create an App
+   *
+   * Creates an unpublished App and answers its draft. `agentIds` and `flowIds` must be the organization's (every problem named); the Transaction Service is set with `PATCH /apps/{id}/draft`. Takes `Idempotency-Key`.
+   *
+   * `POST /apps` (scope `apps:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(body: AppsCreateBody, options?: RequestOptions): Promise<AppsCreateResponse> {
+    return this.client.request<AppsCreateResponse>({ method: "POST", path: "/apps", body, idempotent: true, options })
+  }
+
+  /**
+   * Read a published App
+   *
+   * The published version with its contract and the member Agent and Flow versions it pinned. An App never published is `not_found`.
+   *
+   * `GET /apps/{id}` (scope `apps:read`).
+   */
+  get(id: operations["apps.get"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AppsGetResponse> {
+    return this.client.request<AppsGetResponse>({ method: "GET", path: "/apps/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Delete an App
+   *
+   * Deletes the App with its draft and every version. Needs the Admin role: an organization key, or a personal key of an Admin (else 403 `insufficient_role`).
+   *
+   * `DELETE /apps/{id}` (scope `apps:write`).
+   */
+  delete(id: operations["apps.delete"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AppsDeleteResponse> {
+    return this.client.request<AppsDeleteResponse>({ method: "DELETE", path: "/apps/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Read an App's draft
+   *
+   * `GET /apps/{id}/draft` (scope `apps:write`).
+   */
+  getDraft(id: operations["apps.getDraft"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AppsGetDraftResponse> {
+    return this.client.request<AppsGetDraftResponse>({ method: "GET", path: "/apps/{id}/draft", pathParams: { id }, options })
+  }
+
+  /**
+   * Edit an App's draft
+   *
+   * Changes the given properties (at least one); `api` sets the Transaction Service (`transactionEnabled`, and `inputSchema`/`outputSchema`, which must be valid JSON Schema 2020-12). Takes effect after republishing.
+   *
+   * `PATCH /apps/{id}/draft` (scope `apps:write`).
+   */
+  updateDraft(id: operations["apps.updateDraft"]["parameters"]["path"]["id"], body: AppsUpdateDraftBody, options?: RequestOptions): Promise<AppsUpdateDraftResponse> {
+    return this.client.request<AppsUpdateDraftResponse>({ method: "PATCH", path: "/apps/{id}/draft", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Publish an App
+   *
+   * Copies the draft into the next immutable numbered version, pinning the published version of each member Agent and Flow; a member never published is refused by name.
+   *
+   * `POST /apps/{id}/publish` (scope `apps:write`).
+   */
+  publish(id: operations["apps.publish"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<AppsPublishResponse> {
+    return this.client.request<AppsPublishResponse>({ method: "POST", path: "/apps/{id}/publish", pathParams: { id }, options })
   }
 }
 

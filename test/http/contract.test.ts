@@ -10,7 +10,7 @@ import addFormatsModule from "ajv-formats"
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/platform/accounts/service.js"
-import { insertAgents, insertKnowledgebases, organizationId, sql, unknownId } from "../support/fixtures.js"
+import { insertAgents, insertKnowledgebases, organizationId, personalKey, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 import { uploadFile, waitForSource } from "../support/source-helpers.js"
 
@@ -185,6 +185,61 @@ describe("agents and apps", () => {
     await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["apps"] })))
     await call("get", "/apps", 403)
     await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["apps"] })))
+    expectConformance()
+  })
+})
+
+describe("authoring agents and apps", () => {
+  it("creates, edits, publishes, reads, lists and deletes Agents, and refuses what it must", async () => {
+    const kb = (await server.request("POST", "/knowledgebases", { body: { name: "Agent knowledge" } })).body.knowledgebase.id as string
+    const created = await call("post", "/agents", 201, { body: { name: "Contract agent", knowledgebaseIds: [kb] } })
+    const id = created.body.agent.id as string
+    await call("post", "/agents", 201, { body: { name: "Keyed agent" }, headers: { "idempotency-key": "contract-agent" } })
+    await call("post", "/agents", 201, { body: { name: "Keyed agent" }, headers: { "idempotency-key": "contract-agent" } })
+    await call("post", "/agents", 409, { body: { name: "Other agent" }, headers: { "idempotency-key": "contract-agent" } })
+    await call("post", "/agents", 400, { body: { name: "Refs", flowIds: [unknownId()] } })
+    await call("get", `/agents/${id}`, 404)
+    await call("get", `/agents/${id}/draft`, 200)
+    await call("get", `/agents/${unknownId()}/draft`, 404)
+    await call("patch", `/agents/${id}/draft`, 200, { body: { instructions: "Be brief.", greeting: null } })
+    await call("patch", `/agents/${id}/draft`, 400, { body: {} })
+    await call("patch", `/agents/${unknownId()}/draft`, 404, { body: { name: "x" } })
+    await call("post", `/agents/${id}/publish`, 200)
+    await call("post", `/agents/${unknownId()}/publish`, 404)
+    await call("get", `/agents/${id}`, 200)
+    await call("get", "/agents?include=drafts&fields=id,published&updatedSince=2026-01-01T00:00:00Z", 200)
+    const member = await personalKey(server, { email: "member@contract.test", role: "member" })
+    await call("delete", `/agents/${id}`, 403, { key: member })
+    await call("delete", `/agents/${id}`, 200)
+    await call("delete", `/agents/${id}`, 404)
+    expectConformance()
+  })
+
+  it("creates, edits, publishes, reads and deletes Apps, and refuses what it must", async () => {
+    const agent = (await server.request("POST", "/agents", { body: { name: "App member" } })).body.agent.id as string
+    const created = await call("post", "/apps", 201, { body: { name: "Contract app", greeting: "Hi", agentIds: [agent] } })
+    const id = created.body.app.id as string
+    await call("post", "/apps", 201, { body: { name: "Keyed app" }, headers: { "idempotency-key": "contract-app" } })
+    await call("post", "/apps", 201, { body: { name: "Keyed app" }, headers: { "idempotency-key": "contract-app" } })
+    await call("post", "/apps", 409, { body: { name: "Other app" }, headers: { "idempotency-key": "contract-app" } })
+    await call("post", "/apps", 400, { body: { name: "Refs", agentIds: [unknownId()] } })
+    await call("get", `/apps/${id}/draft`, 200)
+    await call("get", `/apps/${unknownId()}/draft`, 404)
+    const schema = { type: "object", properties: { sku: { type: "string" } } }
+    await call("patch", `/apps/${id}/draft`, 200, { body: { api: { transactionEnabled: true, inputSchema: schema, outputSchema: schema } } })
+    await call("patch", `/apps/${id}/draft`, 400, { body: { api: { inputSchema: { type: 12 } } } })
+    await call("patch", `/apps/${unknownId()}/draft`, 404, { body: { name: "x" } })
+    await call("post", `/apps/${id}/publish`, 400)
+    await call("get", `/apps/${id}`, 404)
+    await server.request("POST", `/agents/${agent}/publish`)
+    await call("post", `/apps/${id}/publish`, 200)
+    await call("post", `/apps/${unknownId()}/publish`, 404)
+    await call("get", `/apps/${id}`, 200)
+    await call("get", "/apps", 200)
+    const member = await personalKey(server, { email: "member@contract-apps.test", role: "member" })
+    await call("delete", `/apps/${id}`, 403, { key: member })
+    await call("delete", `/apps/${id}`, 200)
+    await call("delete", `/apps/${id}`, 404)
     expectConformance()
   })
 })

@@ -75,7 +75,7 @@ export const insertKnowledgebases = async (
   return rows.map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at }))
 }
 
-/** Inserts Agents directly (published unless told otherwise), oldest first. */
+/** Inserts Agents directly (published unless told otherwise, with a version 1 row), oldest first. */
 export const insertAgents = async (
   server: TestServer,
   options: { readonly org?: string; readonly count: number; readonly published?: boolean; readonly prefix?: string }
@@ -95,6 +95,10 @@ export const insertAgents = async (
     }
   })
   if (rows.length > 0) await sql(server, (db) => db`INSERT INTO agents ${db.insert(rows)}`)
+  const versions = rows
+    .filter((row) => row.published_version !== null)
+    .map((row) => ({ agent_id: row.id, version: 1, name: row.name, description: row.description, definition: "{}", published_at: row.created_at }))
+  if (versions.length > 0) await sql(server, (db) => db`INSERT INTO agent_versions ${db.insert(versions)}`)
   return rows.map(({ id, name, description }) => ({ id, name, description }))
 }
 

@@ -1,39 +1,15 @@
-/** SQL for Agents. */
+/** SQL for Agents: the versioned-item store over `agents` and `agent_versions`. */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
-import type { AgentSummary } from "./domain.js"
-
-const selectPublished =
-  "SELECT id, name, description, created_at FROM agents WHERE organization_id = ? AND published_version IS NOT NULL"
-
-interface AgentRow {
-  readonly id: string
-  readonly name: string
-  readonly description: string
-  readonly created_at: string
-}
+import { versionedStore } from "../versions/store.js"
 
 /** Agents in SQL. */
 export class AgentRepo extends Effect.Service<AgentRepo>()("svc/AgentRepo", {
   effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
-    return {
-      /** Up to `limit + 1` published Agents after the page position, oldest first (read connection). */
-      listPublished: (organizationId: string, page: PageRequest) =>
-        Effect.orDie(
-          page.after === null
-            ? reader.all<AgentRow>(`${selectPublished} ORDER BY created_at, id LIMIT ?`, [organizationId, page.limit + 1])
-            : reader.all<AgentRow>(`${selectPublished} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`, [
-                organizationId,
-                page.after[0] ?? "",
-                page.after[1] ?? "",
-                page.limit + 1
-              ])
-        )
-    }
+    return versionedStore(sql, reader, { items: "agents", versions: "agent_versions", itemColumn: "agent_id" })
   }),
   dependencies: [ReadConnection.Default]
 }) {}
-
-export type { AgentSummary }

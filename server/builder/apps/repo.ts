@@ -1,7 +1,13 @@
-/** SQL for Apps: the published listing (each App's pinned version) and the listing with drafts. */
+/**
+ * SQL for Apps: the versioned-item store over `apps` and `app_versions` (whose rows also keep the
+ * Transaction Service contract in columns), the published listing (each App's pinned version) and
+ * the listing with drafts.
+ */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { versionedStore } from "../versions/store.js"
 import type { AppDraftItem, PublishedApp } from "./domain.js"
 
 interface PublishedRow {
@@ -33,17 +39,17 @@ export interface Positioned<A> {
 
 const parseSchema = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>))
 
+/** A published version's contract: its services, and its schemas while the Transaction Service is on. */
+export const contractOf = (row: Omit<PublishedRow, "id" | "created_at" | "name" | "description">) => ({
+  services: { conversation: row.conversation_enabled === 1, transaction: row.transaction_enabled === 1 },
+  inputSchema: row.transaction_enabled === 1 ? parseSchema(row.input_schema) : null,
+  outputSchema: row.transaction_enabled === 1 ? parseSchema(row.output_schema) : null
+})
+
 const toPublished = (row: PublishedRow): Positioned<PublishedApp> => ({
   id: row.id,
   createdAt: row.created_at,
-  item: {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    services: { conversation: row.conversation_enabled === 1, transaction: row.transaction_enabled === 1 },
-    inputSchema: row.transaction_enabled === 1 ? parseSchema(row.input_schema) : null,
-    outputSchema: row.transaction_enabled === 1 ? parseSchema(row.output_schema) : null
-  }
+  item: { id: row.id, name: row.name, description: row.description, ...contractOf(row) }
 })
 
 const toDraft = (row: DraftRow): Positioned<AppDraftItem> => ({
@@ -61,11 +67,22 @@ const toDraft = (row: DraftRow): Positioned<AppDraftItem> => ({
 const afterClause = (page: PageRequest) => (page.after === null ? "" : "AND (a.created_at, a.id) > (?, ?)")
 const afterParams = (page: PageRequest) => (page.after === null ? [] : [page.after[0] ?? "", page.after[1] ?? ""])
 
-/** Apps in SQL (read connection). */
+/** The contract columns of an App's version row. */
+export interface AppContractColumns {
+  readonly conversation_enabled: number
+  readonly transaction_enabled: number
+  readonly input_schema: string | null
+  readonly output_schema: string | null
+}
+
+/** Apps in SQL. */
 export class AppRepo extends Effect.Service<AppRepo>()("svc/AppRepo", {
   effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
+    const store = versionedStore(sql, reader, { items: "apps", versions: "app_versions", itemColumn: "app_id" })
     return {
+      ...store,
       /** Up to `limit + 1` published Apps (their pinned version), published at or after `since`. */
       listPublished: (organizationId: string, since: string | null, page: PageRequest) =>
         Effect.orDie(
