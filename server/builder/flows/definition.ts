@@ -5,8 +5,9 @@
  * layer executes and the listings describe.
  */
 import { Either, ParseResult, Schema } from "effect"
-import { FlowDefinition, type QuestionType } from "./domain.js"
+import { FlowDefinition, maxQuestions, maxSteps, type QuestionType } from "./domain.js"
 import { deriveParameters, type LabelAt } from "./parameters.js"
+import { reportedProblems } from "./problems.js"
 import { checkVariables, parseTemplate, type StepTemplates, type Template } from "./templates.js"
 
 /** The variable holding the user's message in a Flow without questions (called like an Agent). */
@@ -50,7 +51,7 @@ export interface CheckedFlow {
   readonly inputVariables: ReadonlyArray<string>
 }
 
-/** Why a definition was refused: every problem, each naming its field path. */
+/** Why a definition was refused: every problem, each naming its field path (see `reportedProblems`). */
 export interface FlowDefinitionProblems {
   readonly problems: ReadonlyArray<string>
 }
@@ -114,8 +115,10 @@ const rawSteps = (steps: ReadonlyArray<unknown>): ReadonlyArray<StepTemplates> =
     }
   })
 
+/** The rules beyond the schema, on a body whose lists are within their bounds (else the schema says so). */
 const ruleProblems = (body: Record<string, unknown>): ReadonlyArray<string> => {
-  if (!Array.isArray(body.questions)) return []
+  if (!Array.isArray(body.questions) || body.questions.length > maxQuestions) return []
+  if (Array.isArray(body.steps) && body.steps.length > maxSteps) return []
   const derived = deriveParameters(rawLabels(body.questions))
   const parameters = new Map<string, string>(
     body.questions.length === 0
@@ -177,7 +180,7 @@ const checkedFlow = (definition: FlowDefinition): CheckedFlow => {
 export const checkFlowDefinition = (body: unknown): Either.Either<CheckedFlow, FlowDefinitionProblems> => {
   const decoded = schemaProblems(body)
   const rules = isRecord(body) ? ruleProblems(body) : []
-  const problems = [...new Set([...(Either.isLeft(decoded) ? decoded.left : []), ...rules])]
+  const problems = reportedProblems([...(Either.isLeft(decoded) ? decoded.left : []), ...rules])
   if (problems.length > 0 || Either.isLeft(decoded)) return Either.left({ problems })
   return Either.right(checkedFlow(decoded.right))
 }

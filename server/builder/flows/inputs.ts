@@ -8,6 +8,7 @@ import addFormatsModule from "ajv-formats"
 import { Either } from "effect"
 import type { CheckedQuestion } from "./definition.js"
 import type { FlowInput } from "./domain.js"
+import { reportedProblems } from "./problems.js"
 import type { TemplateValue } from "./templates.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
@@ -86,7 +87,7 @@ export const flowInputsSchema = (flow: FlowQuestions): JsonSchema => ({
 })
 
 /** The one Ajv instance (draft 2020-12, with formats) inputs schemas are compiled in. */
-export const inputsAjv = new Ajv2020({ allErrors: true, strict: true, verbose: true })
+export const inputsAjv = new Ajv2020({ allErrors: true, strict: true, verbose: true, ownProperties: true })
 addFormats(inputsAjv)
 
 /** Most compiled inputs schemas kept; the least recently used is dropped beyond it. */
@@ -186,7 +187,7 @@ const describeError = (error: ErrorObject, questions: ReadonlyMap<string, Checke
 /**
  * Validates a run's `inputs` against the Flow's inputs schema: the values keyed by parameter name,
  * or every problem (one per input, each naming it: `inputs.budget: expected a number, got a
- * string`). Absent `inputs` is an empty object.
+ * string`; bounded by `reportedProblems`). Absent `inputs` is an empty object.
  */
 export const validateFlowInputs = (flow: FlowQuestions, inputs: unknown): Either.Either<FlowInputValues, ReadonlyArray<string>> => {
   const value = inputs === undefined ? {} : inputs
@@ -198,5 +199,5 @@ export const validateFlowInputs = (flow: FlowQuestions, inputs: unknown): Either
     const [path, message] = describeError(error, questions)
     if (!byPath.has(path)) byPath.set(path, message)
   }
-  return Either.left([...byPath].map(([path, message]) => `${path}: ${message}`))
+  return Either.left(reportedProblems([...byPath].map(([path, message]) => `${path}: ${message}`)))
 }

@@ -195,6 +195,24 @@ describe("checkFlowDefinition: refusals", () => {
   })
 })
 
+describe("checkFlowDefinition: bounded answers", () => {
+  it("leaves the rules to the schema's size refusal when a list is over its bound", () => {
+    const questions = Array.from({ length: 51 }, () => ({ label: "Same", type: "text" }))
+    expect(problems({ ...lead, questions })).toEqual(["questions: a Flow may ask at most 50 questions"])
+    const steps = Array.from({ length: 21 }, () => ({ type: "template", name: "same", template: "{{nope}}" }))
+    expect(problems({ ...lead, steps })).toEqual(["steps: a Flow may run at most 20 steps"])
+  })
+
+  it("names at most 100 problems and counts the rest", () => {
+    const template = Array.from({ length: 10 }, (_, index) => `{{v${index}}}`).join(" ")
+    const steps = Array.from({ length: 15 }, (_, index) => ({ type: "template", name: `s${index}`, template }))
+    const found = problems({ ...lead, steps })
+    expect(found).toHaveLength(101)
+    expect(found[0]).toBe("steps[0] (s0): unknown variable {{v0}} in template")
+    expect(found[100]).toBe("… and 50 more problems")
+  })
+})
+
 describe("fieldPath", () => {
   it("writes indexes in brackets and keys with dots", () => {
     expect(fieldPath(["questions", 2, "options", 0])).toBe("questions[2].options[0]")

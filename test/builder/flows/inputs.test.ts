@@ -200,6 +200,30 @@ describe("validateFlowInputs: the messages", () => {
     expect(problemsOf(flow, "x")).toEqual(["inputs: expected an object keyed by parameter name, got a string"])
   })
 
+  it("names at most 100 problems and counts the rest", () => {
+    const unknown = Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`extra_${index}`, index]))
+    const found = problemsOf(flow, { ...valid, ...unknown })
+    expect(found).toHaveLength(101)
+    expect(found[0]).toMatch(/^inputs\.extra_0: unknown input/)
+    expect(found[100]).toBe("… and 50 more problems")
+  })
+
+  it("handles parameter names that are also names of object properties", () => {
+    const odd = checked({
+      name: "Odd",
+      questions: [{ label: "Constructor", type: "text", required: true }, { label: "To String", type: "text" }],
+      steps: [{ type: "template", name: "out", template: "{{constructor}}{{to_string}}" }]
+    })
+    expect(validateFlowInputs(odd, { constructor: "x" })).toEqual(Either.right({ constructor: "x" }))
+    expect(problemsOf(odd, {})).toEqual(['inputs.constructor: missing; "Constructor" is required'])
+    expect(problemsOf(odd, { constructor: "x", hasOwnProperty: "y" })).toEqual([
+      "inputs.hasOwnProperty: unknown input; this Flow takes constructor, to_string"
+    ])
+    expect(problemsOf(odd, JSON.parse('{"constructor": "x", "__proto__": {"to_string": 1}}'))).toEqual([
+      "inputs.__proto__: unknown input; this Flow takes constructor, to_string"
+    ])
+  })
+
   it("names every problem at once", () => {
     const { seats: _seats, trial: _trial, ...rest } = valid
     expect(problemsOf(flow, { ...rest, plan: "Gold", channels: ["fax", "email", "sms"], work_email: 3, budget: 1 })).toEqual([
