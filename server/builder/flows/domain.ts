@@ -84,7 +84,7 @@ export const StepName = Schema.String.pipe(
   Schema.pattern(/^[a-z_][a-z0-9_]{0,63}$/, {
     message: () => "a step name must be 1 to 64 lowercase letters, digits or underscores, not starting with a digit"
   })
-)
+).annotations({ description: "The variable this step binds, for later steps and `output`." })
 
 /** One question of a Flow; its parameter name derives from `label`. */
 export const Question = Schema.Struct({

@@ -1,3 +1,4 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Either, JSONSchema, ParseResult, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import {
@@ -114,6 +115,18 @@ describe("FlowDefinition", () => {
     const jsonSchema = JSONSchema.make(FlowDefinition) as { $defs: Record<string, unknown> }
     expect(jsonSchema.$defs).toHaveProperty("FlowQuestion")
     expect(jsonSchema.$defs).toHaveProperty("FlowPromptStep")
+    expect(jsonSchema.$defs.FlowQuestion).toMatchObject({ additionalProperties: false, required: ["label", "type"] })
+  })
+
+  it("describes the bodies and the inputs item in an OpenAPI document", () => {
+    const group = HttpApiGroup.make("flows")
+      .add(HttpApiEndpoint.post("create", "/flows").setPayload(FlowDefinition).addSuccess(Schema.Array(FlowInput)))
+      .add(HttpApiEndpoint.patch("patchDraft", "/flows/:id/draft").setPayload(FlowDraftPatch))
+    const document = OpenApi.fromApi(HttpApi.make("flows-test").add(group))
+    const schemas = document.components.schemas as Record<string, { properties?: Record<string, unknown>; minProperties?: number }>
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(["FlowDefinition", "FlowDraftPatch", "FlowInput", "FlowStep"]))
+    expect(schemas.FlowDraftPatch?.minProperties).toBe(1)
+    expect(schemas.FlowInput?.properties).toHaveProperty("options")
   })
 })
 
