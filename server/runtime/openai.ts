@@ -2,12 +2,13 @@
  * Models behind an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), through
  * the `openai` client: streamed chat completions, text forwarded as it arrives, tool calls gathered
  * from the stream, run through the tools' `run` and answered, in a loop bounded by `maxSteps` model
- * calls and `timeBudgetMs`. The client's own retries are off: 429, 5xx, refused connections and
- * requests unanswered in `requestTimeoutMs` are tried `maxAttempts` times, waiting `backoffMs`
- * doubled each time, or what `Retry-After` asks up to `maxRetryAfterMs`. A request is only retried
- * before its stream started (text already forwarded is never sent twice). Tools the model asks for on its last allowed step are not run: the turn fails
- * instead. Interrupting the turn
- * aborts the request in flight.
+ * calls and `timeBudgetMs`. Tools the model asks for on its last allowed step are not run: the turn
+ * fails instead. The client's own retries are off: 429, 5xx, refused connections and requests
+ * unanswered in `requestTimeoutMs` are tried `maxAttempts` times, waiting `backoffMs` doubled each
+ * time, or what `Retry-After` asks up to `maxRetryAfterMs`. A request is only retried before its
+ * stream started (text already forwarded is never sent twice); a stream that ends without a finish
+ * reason is an answer cut short and fails the run. Interrupting the turn aborts the request in
+ * flight.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -109,6 +110,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
     Effect.gen(function* () {
       const iterator = stream[Symbol.asyncIterator]()
       let text = ""
+      let finished = false
       const calls = new Map<number, { id: string; name: string; arguments: string }>()
       for (;;) {
         const next = yield* Effect.tryPromise({
@@ -116,7 +118,10 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           catch: (error) => providerFailed(`broke off its answer (${describeStreamError(error, apiKey)})`)
         })
         if (next.done === true) break
-        const delta = next.value.choices[0]?.delta
+        const choice = next.value.choices[0]
+        if (choice === undefined) continue
+        if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = true
+        const delta = choice.delta
         if (delta === undefined) continue
         if (typeof delta.content === "string" && delta.content !== "") {
           text += delta.content
@@ -131,6 +136,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           })
         }
       }
+      if (!finished) return yield* Effect.fail(providerFailed("broke off its answer (the stream ended before a finish reason)"))
       const ordered = [...calls.entries()].sort(([a], [b]) => a - b)
       return { text, calls: ordered.map(([index, call]) => ({ ...call, id: call.id === "" ? `call_${index}` : call.id })) }
     })

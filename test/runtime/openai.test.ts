@@ -109,6 +109,26 @@ describe("streamed completions", () => {
   })
 })
 
+describe("answers cut short", () => {
+  it("fails the run, after forwarding what arrived, when the stream ends without a finish reason", async () => {
+    const server = await start([{ parts: [{ kind: "text", text: "Half an" }, { kind: "end" }] }, say("never asked")])
+    const events: Array<Timed> = []
+    const failure = failureOf(await runTurn(settingsFor(server), request(), events))
+    expect(failure.message).toBe("The model provider broke off its answer (the stream ended before a finish reason).")
+    expect(deltas(events)).toEqual(["Half an"])
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it("fails the run, without retrying, when the connection drops mid-stream", async () => {
+    const server = await start([{ parts: [{ kind: "text", text: "Half an" }, { kind: "wait", ms: 50 }, { kind: "drop" }] }, say("never asked")])
+    const events: Array<Timed> = []
+    const failure = failureOf(await runTurn(settingsFor(server), request(), events))
+    expect(failure.message).toMatch(/^The model provider broke off its answer \(.+\)\.$/)
+    expect(deltas(events)).toEqual(["Half an"])
+    expect(server.requests).toHaveLength(1)
+  })
+})
+
 describe("tool calls", () => {
   it("runs the tool with the parsed arguments, sends its result back and returns the final answer", async () => {
     const server = await start([callTool("weather", { city: "Paris" }, "call_1"), say("It is sunny ", "in Paris.")])

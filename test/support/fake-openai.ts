@@ -15,6 +15,10 @@ export type FakePart =
   | { readonly kind: "wait"; readonly ms: number }
   /** Stops sending, leaving the stream open until the client goes away. */
   | { readonly kind: "hang" }
+  /** Ends the response cleanly here, with no finishing chunk and no `[DONE]`. */
+  | { readonly kind: "end" }
+  /** Destroys the connection here. */
+  | { readonly kind: "drop" }
 
 /** One scripted response. */
 export interface FakeResponse {
@@ -123,6 +127,8 @@ export const startFakeOpenAi = async (script: FakeScript): Promise<FakeOpenAi> =
       if (closed) return
       if (part.kind === "wait") await sleep(part.ms)
       else if (part.kind === "hang") return
+      else if (part.kind === "end") return void res.end()
+      else if (part.kind === "drop") return void res.destroy()
       else if (part.kind === "text") send(chunk(model, { content: part.text }, null))
       else {
         calledTool = true
