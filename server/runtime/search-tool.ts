@@ -4,6 +4,7 @@
  * `builtin` calls it and reads its answer back, an OpenAI-compatible model reads the same JSON.
  */
 import { Effect, Schema } from "effect"
+import type { SearchResult } from "../knowledge/search/domain.js"
 import { RunFailed } from "../platform/errors.js"
 import type { JsonSchemaObject } from "./model.js"
 
@@ -51,3 +52,16 @@ export const decodeSearchToolOutput = (text: string): Effect.Effect<SearchToolOu
   decodeOutput(text).pipe(
     Effect.mapError(() => new RunFailed({ message: `The ${searchToolName} tool answered in an unexpected shape.` }))
   )
+
+/**
+ * A search hit as the tool answers it: the snippet's text, cited by the document source's name and
+ * section, the page's title, or "Memory".
+ */
+export const passageOfSearchResult = (result: SearchResult): typeof SearchToolPassage.Encoded => {
+  const { citation } = result
+  if (citation.kind === "document") {
+    return { text: result.snippet, source: citation.sourceName ?? result.title, section: citation.section ?? null }
+  }
+  if (citation.kind === "page") return { text: result.snippet, source: citation.title ?? result.title, section: null }
+  return { text: result.snippet, source: "Memory", section: null }
+}

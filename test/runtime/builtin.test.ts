@@ -10,6 +10,7 @@ import { builtinImplementation, routeByDescription } from "../../server/runtime/
 import type { ModelTool, TurnEvent, TurnRequest } from "../../server/runtime/model.js"
 import {
   encodeSearchToolOutput,
+  passageOfSearchResult,
   searchToolDescription,
   searchToolName,
   searchToolParameters,
@@ -175,5 +176,40 @@ describe("routeByDescription", () => {
     expect(routeByDescription("What is the weather like?", members)).toBeNull()
     expect(routeByDescription("the and of about", members)).toBeNull()
     expect(routeByDescription("refund", [])).toBeNull()
+  })
+})
+
+describe("passageOfSearchResult", () => {
+  const kb = "9b2c7d3e-1f4a-4c5b-8e6d-7a8b9c0d1e2f"
+  it("cites a document by its source and section, a page by its title, a memory as such", () => {
+    const document = passageOfSearchResult({
+      kind: "document",
+      id: "12",
+      title: "Handbook.pdf",
+      snippet: "Refunds within **30** days.",
+      score: 1,
+      citation: { kind: "document", knowledgebaseId: kb, sourceId: kb, sourceName: "Handbook.pdf", passageId: "12", section: "page 3" }
+    })
+    const page = passageOfSearchResult({
+      kind: "page",
+      id: kb,
+      title: "Returns",
+      snippet: "Store credit after 30 days.",
+      score: 1,
+      citation: { kind: "page", knowledgebaseId: kb, pageId: kb, title: "Returns" }
+    })
+    const memory = passageOfSearchResult({
+      kind: "memory",
+      id: kb,
+      title: "Memory",
+      snippet: "Prefers email.",
+      score: 1,
+      citation: { kind: "memory", knowledgebaseId: null, memoryId: kb }
+    })
+    expect([document, page, memory]).toEqual([
+      { text: "Refunds within **30** days.", source: "Handbook.pdf", section: "page 3" },
+      { text: "Store credit after 30 days.", source: "Returns", section: null },
+      { text: "Prefers email.", source: "Memory", section: null }
+    ])
   })
 })
