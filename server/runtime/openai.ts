@@ -105,7 +105,10 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
     return attempt(1)
   }
 
-  /** Reads a stream to its end, forwarding text as `delta` events and gathering tool calls. */
+  /**
+   * Reads a stream to its end, forwarding text as `delta` events and gathering tool calls by index
+   * (the first name and id given win; argument pieces are joined).
+   */
   const consume = (stream: ChunkStream, onEvent: TurnSink): Effect.Effect<ModelAnswer, RunFailed> =>
     Effect.gen(function* () {
       const iterator = stream[Symbol.asyncIterator]()
@@ -131,7 +134,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           const call = calls.get(part.index) ?? { id: "", name: "", arguments: "" }
           calls.set(part.index, {
             id: part.id ?? call.id,
-            name: call.name + (part.function?.name ?? ""),
+            name: call.name === "" ? (part.function?.name ?? "") : call.name,
             arguments: call.arguments + (part.function?.arguments ?? "")
           })
         }

@@ -162,6 +162,27 @@ describe("tool calls", () => {
     ])
   })
 
+  it("gathers parallel tool calls by index, whatever order their pieces come in, and runs them in index order", async () => {
+    const server = await start([
+      {
+        parts: [
+          { kind: "tool", index: 1, id: "call_b", name: "weather", arguments: '{"city":' },
+          { kind: "tool", index: 0, id: "call_a", name: "weather", arguments: '{"city":"Oslo"}' },
+          { kind: "tool", index: 1, id: "call_b", name: "weather", arguments: '"Rome"}' }
+        ]
+      },
+      say("Both.")
+    ])
+    const ran: Array<unknown> = []
+    const result = resultOf(await runTurn(settingsFor(server), request({ tools: [weatherTool(ran)] })))
+    expect(ran).toEqual([{ city: "Oslo" }, { city: "Rome" }])
+    expect(result.toolsCalled.map((call) => call.arguments)).toEqual([{ city: "Oslo" }, { city: "Rome" }])
+    expect(server.requests[1]!.body.messages.slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "call_a", content: "sunny, 21 °C" },
+      { role: "tool", tool_call_id: "call_b", content: "sunny, 21 °C" }
+    ])
+  })
+
   it("does not run a tool on arguments its schema refuses, and tells the model what was wrong", async () => {
     const server = await start([callTool("weather", { town: "Paris" }), callTool("nowhere", {}), say("Sorry.")])
     const ran: Array<unknown> = []
