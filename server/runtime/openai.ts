@@ -1,0 +1,226 @@
+/**
+ * Models behind an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), through
+ * the `openai` client: streamed chat completions, text forwarded as it arrives, tool calls gathered
+ * from the stream, run through the tools' `run` and answered, in a loop bounded by `maxSteps` model
+ * calls and `timeBudgetMs`. Tools the model asks for on its last allowed step are not run: the turn
+ * fails instead. The client's own retries are off: 429, 5xx, refused connections and requests
+ * unanswered in `requestTimeoutMs` are tried `maxAttempts` times, waiting `backoffMs` doubled each
+ * time, or what `Retry-After` asks up to `maxRetryAfterMs`. A request is only retried before its
+ * stream started (text already forwarded is never sent twice); a stream that ends without a finish
+ * reason is an answer cut short and fails the run. Interrupting the turn aborts the request in
+ * flight.
+ */
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
+import addFormatsModule from "ajv-formats"
+import { Clock, Duration, Effect } from "effect"
+import OpenAI from "openai"
+import { RunFailed } from "../platform/errors.js"
+import type { ModelSettings } from "./config.js"
+import {
+  type JsonSchemaObject,
+  type ModelImplementation,
+  type ModelTool,
+  type ToolCall,
+  type TurnRequest,
+  type TurnResult,
+  type TurnSink,
+  type TurnStep,
+  timedStep
+} from "./model.js"
+import { classifyProviderError, describeStreamError } from "./provider-errors.js"
+
+type Message = OpenAI.Chat.ChatCompletionMessageParam
+type ChunkStream = AsyncIterable<OpenAI.Chat.ChatCompletionChunk>
+
+/** A tool call as the stream spelled it. */
+interface StreamedCall {
+  readonly id: string
+  readonly name: string
+  readonly arguments: string
+}
+
+/** What one model call answered. */
+interface ModelAnswer {
+  readonly text: string
+  readonly calls: ReadonlyArray<StreamedCall>
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
+const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }))
+const validators = new WeakMap<JsonSchemaObject, ValidateFunction>()
+
+/** The validator of a tool's parameters, compiled once per schema object. */
+const validatorOf = (schema: JsonSchemaObject): ValidateFunction => {
+  let validate = validators.get(schema)
+  if (validate === undefined) {
+    validate = ajv.compile(schema)
+    validators.set(schema, validate)
+  }
+  return validate
+}
+
+/** "500 ms", "1 second", "120 seconds". */
+const seconds = (ms: number) => {
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  const n = Math.max(1, Math.round(ms / 1000))
+  return `${n} ${n === 1 ? "second" : "seconds"}`
+}
+
+/** The model implementation behind `settings.baseUrl`. */
+export const makeOpenAiImplementation = (settings: ModelSettings & { readonly baseUrl: string }): ModelImplementation => {
+  const apiKey = settings.apiKey
+  const client = new OpenAI({
+    baseURL: settings.baseUrl,
+    apiKey: apiKey ?? "",
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    timeout: settings.requestTimeoutMs,
+    logLevel: "off",
+    ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {})
+  })
+
+  const providerFailed = (description: string) => new RunFailed({ message: `The model provider ${description}.` })
+
+  /** Opens a streamed completion, retrying what the policy retries. */
+  const open = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, signal: AbortSignal): Effect.Effect<ChunkStream, RunFailed> => {
+    const attempt = (n: number): Effect.Effect<ChunkStream, RunFailed> =>
+      Effect.tryPromise({ try: () => client.chat.completions.create(body, { signal }), catch: (error) => error }).pipe(
+        Effect.catchAll((error) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const failure = classifyProviderError(error, apiKey, now)
+            if (!failure.retryable) return Effect.fail(providerFailed(failure.description))
+            if (n >= settings.maxAttempts) {
+              return Effect.fail(providerFailed(`${failure.description} on ${n} ${n === 1 ? "attempt" : "attempts"}`))
+            }
+            if (failure.retryAfterMs !== undefined && failure.retryAfterMs > settings.maxRetryAfterMs) {
+              return Effect.fail(providerFailed(`${failure.description} and asked to wait ${seconds(failure.retryAfterMs)}`))
+            }
+            const wait = failure.retryAfterMs ?? settings.backoffMs * 2 ** (n - 1)
+            return Effect.zipRight(Effect.sleep(Duration.millis(wait)), attempt(n + 1))
+          })
+        )
+      )
+    return attempt(1)
+  }
+
+  /**
+   * Reads a stream to its end, forwarding text as `delta` events and gathering tool calls by index
+   * (the first name and id given win; argument pieces are joined).
+   */
+  const consume = (stream: ChunkStream, onEvent: TurnSink): Effect.Effect<ModelAnswer, RunFailed> =>
+    Effect.gen(function* () {
+      const iterator = stream[Symbol.asyncIterator]()
+      let text = ""
+      let finished = false
+      const calls = new Map<number, { id: string; name: string; arguments: string }>()
+      for (;;) {
+        const next = yield* Effect.tryPromise({
+          try: () => iterator.next(),
+          catch: (error) => providerFailed(`broke off its answer (${describeStreamError(error, apiKey)})`)
+        })
+        if (next.done === true) break
+        const choice = next.value.choices[0]
+        if (choice === undefined) continue
+        if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = true
+        const delta = choice.delta
+        if (delta === undefined) continue
+        if (typeof delta.content === "string" && delta.content !== "") {
+          text += delta.content
+          yield* onEvent({ type: "delta", text: delta.content })
+        }
+        for (const part of delta.tool_calls ?? []) {
+          const call = calls.get(part.index) ?? { id: "", name: "", arguments: "" }
+          calls.set(part.index, {
+            id: part.id ?? call.id,
+            name: call.name === "" ? (part.function?.name ?? "") : call.name,
+            arguments: call.arguments + (part.function?.arguments ?? "")
+          })
+        }
+      }
+      if (!finished) return yield* Effect.fail(providerFailed("broke off its answer (the stream ended before a finish reason)"))
+      const ordered = [...calls.entries()].sort(([a], [b]) => a - b)
+      return { text, calls: ordered.map(([index, call]) => ({ ...call, id: call.id === "" ? `call_${index}` : call.id })) }
+    })
+
+  /** One model call: its own abort controller, aborted when the call ends or is interrupted. */
+  const callModel = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, onEvent: TurnSink) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const controller = yield* Effect.acquireRelease(
+          Effect.sync(() => new AbortController()),
+          (controller) => Effect.sync(() => controller.abort())
+        )
+        const stream = yield* open(body, controller.signal)
+        return yield* consume(stream, onEvent)
+      })
+    )
+
+  const runTurn = (request: TurnRequest, onEvent: TurnSink): Effect.Effect<TurnResult, RunFailed> =>
+    Effect.gen(function* () {
+      const steps: Array<TurnStep> = []
+      const toolsCalled: Array<ToolCall> = []
+      const tools = new Map<string, ModelTool>(request.tools.map((tool) => [tool.name, tool]))
+      const checks = new Map(request.tools.map((tool) => [tool.name, validatorOf(tool.parameters)]))
+      const offered: Array<OpenAI.Chat.ChatCompletionTool> = request.tools.map((tool) => ({
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown> }
+      }))
+      const messages: Array<Message> = [
+        ...(request.instructions.trim() === "" ? [] : [{ role: "system", content: request.instructions } as const]),
+        ...request.history.map((turn): Message => ({ role: turn.role, content: turn.text })),
+        { role: "user", content: request.message }
+      ]
+
+      /** Runs one call the model asked for; what the model gets back (a result or what was wrong). */
+      const answerCall = (call: StreamedCall): Effect.Effect<string, RunFailed> =>
+        Effect.gen(function* () {
+          const tool = tools.get(call.name)
+          if (tool === undefined) return `Error: there is no tool named "${call.name}".`
+          let args: unknown
+          try {
+            args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments)
+          } catch {
+            return `Error: the arguments of ${call.name} are not valid JSON.`
+          }
+          const validate = checks.get(call.name)!
+          if (!validate(args)) return `Error: invalid arguments for ${call.name}: ${ajv.errorsText(validate.errors, { dataVar: "arguments" })}.`
+          yield* onEvent({ type: "tool", name: call.name, arguments: args })
+          toolsCalled.push({ name: call.name, arguments: args })
+          return yield* timedStep("tool", call.name, steps, onEvent, tool.run(args))
+        })
+
+      let reply = ""
+      for (let step = 1; step <= settings.maxSteps; step += 1) {
+        const body: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+          model: request.model,
+          messages: [...messages],
+          stream: true,
+          ...(offered.length === 0 ? {} : { tools: offered })
+        }
+        const answer = yield* timedStep("model", request.model, steps, onEvent, callModel(body, onEvent))
+        reply += answer.text
+        if (answer.calls.length === 0) return { reply, toolsCalled, steps }
+        if (step === settings.maxSteps) break
+        messages.push({
+          role: "assistant",
+          content: answer.text === "" ? null : answer.text,
+          tool_calls: answer.calls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }))
+        })
+        for (const call of answer.calls) {
+          messages.push({ role: "tool", tool_call_id: call.id, content: yield* answerCall(call) })
+        }
+      }
+      return yield* Effect.fail(
+        new RunFailed({ message: `The model was still calling tools after ${settings.maxSteps} steps, the most one turn may take.` })
+      )
+    }).pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(settings.timeBudgetMs),
+        onTimeout: () => new RunFailed({ message: `The model did not finish within ${seconds(settings.timeBudgetMs)}, the most one turn may take.` })
+      })
+    )
+
+  return { runTurn }
+}
