@@ -49,7 +49,7 @@ describe("unknown routes and wrong methods", () => {
     ["DELETE", "/knowledgebases"],
     ["PUT", "/knowledgebases"],
     ["PATCH", "/agents"],
-    ["POST", "/agents"]
+    ["PUT", "/agents"]
   ])("%s %s → 404 not_found (docs/decisions.md), writing nothing", async (method, path) => {
     await expectNothingWritten(async () => {
       expectError(await server.request(method, path, { body: { name: "x" } }), 404, "not_found")
