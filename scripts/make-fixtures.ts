@@ -70,14 +70,40 @@ const stamp = (doc: PDFDocument, title: string): void => {
   doc.setModificationDate(fixedDate)
 }
 
-/** Builds `handbook.pdf`: one page per {@link handbookPages} entry, paragraphs separated by a blank line. */
-export const buildHandbookPdf = async (): Promise<Uint8Array> => {
+/** The demo's price list and product sheet (`demo/price-list.pdf`), page by page. */
+export const priceListPages: ReadonlyArray<HandbookPage> = [
+  {
+    heading: "Northwind price list",
+    paragraphs: [
+      "Refurbished office furniture, inspected and cleaned in Rotterdam. Prices in EUR, VAT excluded, valid until the end of the year.",
+      "Ergonomic task chair, graded A: 189. Graded B (small marks on the frame): 149. Conference chair, stackable: 59.",
+      "Height-adjustable desk, 160 by 80 cm, electric: 429. Fixed desk, 140 by 70 cm: 119. Meeting table for eight: 349."
+    ]
+  },
+  {
+    heading: "Volume discounts",
+    paragraphs: [
+      "Orders of 20 chairs or more get 10% off the chairs; orders over 5,000 EUR get free delivery anywhere in the EU.",
+      "Teams of more than 50 people can book a free planning call: we measure the floor plan and propose a layout within a week."
+    ]
+  },
+  {
+    heading: "Product care",
+    paragraphs: [
+      "Clean upholstery with a damp cloth and mild soap; never use solvents on the armrests.",
+      "Tighten the seat bolts after the first month of use. Castors for carpet and for hard floors are swapped without tools."
+    ]
+  }
+]
+
+/** Builds a text PDF: one page per entry, a bold heading, paragraphs separated by a blank line. */
+const buildTextPdf = async (title: string, pages: ReadonlyArray<HandbookPage>): Promise<Uint8Array> => {
   const doc = await PDFDocument.create({ updateMetadata: false })
-  stamp(doc, "Acme Field Handbook")
+  stamp(doc, title)
   const body = await doc.embedFont(StandardFonts.Helvetica)
   const bold = await doc.embedFont(StandardFonts.HelveticaBold)
   const maxWidth = pageSize[0] - 2 * margin
-  for (const { heading, paragraphs } of handbookPages) {
+  for (const { heading, paragraphs } of pages) {
     const page = doc.addPage(pageSize)
     let y = pageSize[1] - margin
     page.drawText(heading, { x: margin, y, size: headingSize, font: bold })
@@ -104,6 +130,9 @@ export const buildHandbookPdf = async (): Promise<Uint8Array> => {
   }
   return doc.save()
 }
+
+/** Builds `handbook.pdf`: one page per {@link handbookPages} entry. */
+export const buildHandbookPdf = (): Promise<Uint8Array> => buildTextPdf("Acme Field Handbook", handbookPages)
 
 /** Builds `scanned.pdf`: a page of drawn shapes with no text operators at all. */
 export const buildScannedPdf = async (): Promise<Uint8Array> => {
@@ -159,7 +188,8 @@ export const buildPdfFixtures = async (): Promise<Record<string, Uint8Array>> =>
   "handbook.pdf": await buildHandbookPdf(),
   "scanned.pdf": await buildScannedPdf(),
   "encrypted.pdf": await buildEncryptedPdf(),
-  "broken.pdf": await buildBrokenPdf()
+  "broken.pdf": await buildBrokenPdf(),
+  "demo/price-list.pdf": await buildTextPdf("Northwind price list", priceListPages)
 })
 
 /** The repository root: the nearest folder above this file holding a `package.json`. */
@@ -177,6 +207,7 @@ const writeFixtures = async (outDir: string): Promise<void> => {
   mkdirSync(outDir, { recursive: true })
   for (const [name, bytes] of Object.entries(await buildPdfFixtures())) {
     const target = join(outDir, name)
+    mkdirSync(dirname(target), { recursive: true })
     writeFileSync(target, bytes)
     console.log(`wrote ${relative(process.cwd(), target)} (${bytes.length} bytes)`)
   }

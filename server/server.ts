@@ -7,6 +7,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
+import { type DemoIds, seedDemo } from "./demo/seed.js"
 import { features } from "./features.js"
 import { ActivityLog } from "./knowledge/activity/service.js"
 import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
@@ -41,7 +42,7 @@ export interface ServerOptions {
   readonly webhookRetryDelays?: readonly [number, number, number] | undefined
   /** Overrides the per-key rate of 120 requests per minute (benchmarks only). */
   readonly requestsPerMinute?: number | undefined
-  /** Seeds demo content on start. */
+  /** Seeds demo content on the first start of an empty data directory (`svc serve --demo`). */
   readonly demo?: boolean | undefined
   /** Runs the ingestion worker (default true; tests of restarts start servers without it). */
   readonly ingestionWorker?: boolean | undefined
@@ -58,6 +59,8 @@ export interface RunningServer {
   readonly organization: { readonly id: string; readonly slug: string } | null
   /** The all-scopes key of the default organization, on the first start only. */
   readonly bootstrapKey: string | null
+  /** What `demo` seeded on this start, or null. */
+  readonly demo: DemoIds | null
   /** Writes what background work still holds in memory (recent activity), as shutdown does. */
   readonly flush: () => Promise<void>
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
@@ -119,6 +122,8 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
         Layer.buildWithScope(mergeLayers(features.map((feature) => feature.workers)).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
       )
     }
+    const demo =
+      options.demo && boot.secret !== null ? await Effect.runPromise(seedDemo(boot.secret).pipe(Effect.provide(core))) : null
     const http = await Effect.runPromise(
       Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )
@@ -132,6 +137,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
       dataDir: options.dataDir,
       organization: boot.organization,
       bootstrapKey: boot.secret,
+      demo,
       flush: () => Effect.runPromise(Effect.flatMap(ActivityLog, (activity) => activity.flush).pipe(Effect.provide(core))),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }

@@ -26,7 +26,8 @@ export const readyJson = (server: RunningServer) => ({
   mcpUrl: null,
   dataDir: server.dataDir,
   organization: server.organization && { id: server.organization.id, slug: server.organization.slug },
-  bootstrapKey: server.bootstrapKey
+  bootstrapKey: server.bootstrapKey,
+  demo: server.demo
 })
 
 /** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown. */
@@ -51,6 +52,18 @@ const banner = (server: RunningServer, lostKey: string | null, quiet: boolean): 
         } as const
       ]),
   ...(lostKey === null ? [] : [{ kind: "note", tone: "warning", text: lostKey } as const]),
+  ...(server.demo === null
+    ? []
+    : [
+        {
+          kind: "fields",
+          rows: [
+            ["Demo Knowledgebase", server.demo.knowledgebaseId],
+            ["Demo Agent", server.demo.agentId],
+            ["Demo App", server.demo.appId]
+          ]
+        } as const
+      ]),
   {
     kind: "note",
     text: quiet ? "Press Ctrl+C to stop." : "Logs go to stderr, one line per request (--quiet for none). Press Ctrl+C to stop."

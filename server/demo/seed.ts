@@ -1,0 +1,58 @@
+/**
+ * `svc serve --demo`: on the first start of an empty data directory, seeds a real demo through the
+ * same services the API uses: a Knowledgebase of handbook pages and a price list PDF, a published
+ * support Agent on it, and a published App (with a Transaction Service) combining the Agent with
+ * a lead-qualification Flow once Flows can be authored.
+ */
+import { Effect, Schema } from "effect"
+import { CreateAgent } from "../builder/agents/domain.js"
+import { AgentService } from "../builder/agents/service.js"
+import { CreateApp, PatchAppDraft } from "../builder/apps/domain.js"
+import { AppService } from "../builder/apps/service.js"
+import { PageService } from "../knowledge/pages/service.js"
+import { KnowledgebaseService } from "../knowledge/service.js"
+import { SourceService } from "../knowledge/sources/service.js"
+import { AccountsService } from "../platform/accounts/service.js"
+import { readDemoContent } from "./content.js"
+
+/** What the demo created, by id. */
+export interface DemoIds {
+  readonly knowledgebaseId: string
+  readonly agentId: string
+  readonly appId: string
+}
+
+/** Seeds the demo as the holder of `secret` (the bootstrap key); fails loudly on any refusal. */
+export const seedDemo = (secret: string) =>
+  Effect.gen(function* () {
+    const actor = yield* (yield* AccountsService).authenticate(secret)
+    const knowledgebases = yield* KnowledgebaseService
+    const pages = yield* PageService
+    const sources = yield* SourceService
+    const agents = yield* AgentService
+    const apps = yield* AppService
+    const content = readDemoContent()
+
+    const kb = yield* knowledgebases.create(actor, {
+      name: "Northwind handbook",
+      description: "What Northwind's support team answers from: refunds, shipping, warranty and billing."
+    })
+    for (const page of content.pages) yield* pages.create(actor, kb.id, { title: page.title, bodyMarkdown: page.markdown })
+    const upload = yield* sources.prepare(actor, kb.id, {
+      name: content.pdf.name,
+      parentPageId: null,
+      content: { kind: "file", type: "pdf", bytes: content.pdf.bytes, contentType: "application/pdf" },
+      createdVia: "api"
+    })
+    yield* sources.write(actor, upload)
+    yield* sources.wakeWorker
+
+    const agent = yield* agents.create(actor, yield* Schema.decodeUnknown(CreateAgent)({ ...content.agent, knowledgebaseIds: [kb.id] }))
+    yield* agents.publish(actor, agent.id)
+
+    const { api, ...appFields } = content.app
+    const app = yield* apps.create(actor, yield* Schema.decodeUnknown(CreateApp)({ ...appFields, agentIds: [agent.id] }))
+    yield* apps.updateDraft(actor, app.id, yield* Schema.decodeUnknown(PatchAppDraft)({ api }))
+    yield* apps.publish(actor, app.id)
+    return { knowledgebaseId: kb.id, agentId: agent.id, appId: app.id } satisfies DemoIds
+  }).pipe(Effect.withLogSpan("demo"))
