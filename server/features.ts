@@ -4,9 +4,10 @@
  */
 import { agentsFeature } from "./builder/agents/feature.js"
 import { appsFeature } from "./builder/apps/feature.js"
+import { flowsFeature } from "./builder/flows/feature.js"
 import { knowledgebasesFeature } from "./knowledge/feature.js"
 import { pagesFeature } from "./knowledge/pages/feature.js"
 import { sourcesFeature } from "./knowledge/sources/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
-export const features = [agentsFeature, appsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature] as const
+export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature] as const

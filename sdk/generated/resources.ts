@@ -217,6 +217,111 @@ export class AppsResource extends Resource {
   }
 }
 
+// flows
+
+/** The answer of `flows.list`. */
+export type FlowsListResponse = operations["flows.list"]["responses"][200]["content"]["application/json"]
+/** One item of `flows.list`. */
+export type FlowsListItem = FlowsListResponse["flows"][number]
+/** The query parameters of `flows.list`. */
+export type FlowsListParams = QueryParams<NonNullable<operations["flows.list"]["parameters"]["query"]>>
+/** The answer of `flows.create`. */
+export type FlowsCreateResponse = operations["flows.create"]["responses"][201]["content"]["application/json"]
+/** The request body of `flows.create`. */
+export type FlowsCreateBody = NonNullable<operations["flows.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `flows.get`. */
+export type FlowsGetResponse = operations["flows.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `flows.delete`. */
+export type FlowsDeleteResponse = operations["flows.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `flows.getDraft`. */
+export type FlowsGetDraftResponse = operations["flows.getDraft"]["responses"][200]["content"]["application/json"]
+/** The answer of `flows.updateDraft`. */
+export type FlowsUpdateDraftResponse = operations["flows.updateDraft"]["responses"][200]["content"]["application/json"]
+/** The request body of `flows.updateDraft`. */
+export type FlowsUpdateDraftBody = NonNullable<operations["flows.updateDraft"]["requestBody"]>["content"]["application/json"]
+/** The answer of `flows.publish`. */
+export type FlowsPublishResponse = operations["flows.publish"]["responses"][200]["content"]["application/json"]
+
+/** The `flows` operations. */
+export class FlowsResource extends Resource {
+  /**
+   * List Flows
+   *
+   * Published Flows (their published version), oldest first, each with its `inputs` (parameter name, label, type, options, required) and the same list as a JSON Schema (`inputsSchema`, draft 2020-12); with `include=drafts` every Flow with its `published` flag.
+   *
+   * `GET /flows` (scope `flows:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: FlowsListParams, options?: RequestOptions): PagePromise<FlowsListItem, FlowsListResponse> {
+    return this.client.list<FlowsListItem, FlowsListResponse>({ method: "GET", path: "/flows", query: params, options }, "flows")
+  }
+
+  /**
+   * Create a Flow
+   *
+   * Creates an unpublished Flow and answers its draft. Parameter names derive from labels (`Company name` -> `company_name`); colliding names, unknown `{{variables}}` and references (`agentId`, `knowledgebaseIds`) that are not the organization's are refused, every problem named in one 400. Takes `Idempotency-Key`.
+   *
+   * `POST /flows` (scope `flows:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(body: FlowsCreateBody, options?: RequestOptions): Promise<FlowsCreateResponse> {
+    return this.client.request<FlowsCreateResponse>({ method: "POST", path: "/flows", body, idempotent: true, options })
+  }
+
+  /**
+   * Read a published Flow
+   *
+   * The published version's inputs and their JSON Schema. A Flow never published is `not_found`.
+   *
+   * `GET /flows/{id}` (scope `flows:read`).
+   */
+  get(id: operations["flows.get"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<FlowsGetResponse> {
+    return this.client.request<FlowsGetResponse>({ method: "GET", path: "/flows/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Delete a Flow
+   *
+   * Deletes the Flow with its draft and every version. Needs the Admin role: an organization key, or a personal key of an Admin (else 403 `insufficient_role`).
+   *
+   * `DELETE /flows/{id}` (scope `flows:write`).
+   */
+  delete(id: operations["flows.delete"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<FlowsDeleteResponse> {
+    return this.client.request<FlowsDeleteResponse>({ method: "DELETE", path: "/flows/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * Read a Flow's draft
+   *
+   * `GET /flows/{id}/draft` (scope `flows:write`).
+   */
+  getDraft(id: operations["flows.getDraft"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<FlowsGetDraftResponse> {
+    return this.client.request<FlowsGetDraftResponse>({ method: "GET", path: "/flows/{id}/draft", pathParams: { id }, options })
+  }
+
+  /**
+   * Edit a Flow's draft
+   *
+   * Replaces the given properties (at least one; `output: null` removes the output template); the whole draft is checked again, every problem named. The published version is untouched until the next publish.
+   *
+   * `PATCH /flows/{id}/draft` (scope `flows:write`).
+   */
+  updateDraft(id: operations["flows.updateDraft"]["parameters"]["path"]["id"], body: FlowsUpdateDraftBody, options?: RequestOptions): Promise<FlowsUpdateDraftResponse> {
+    return this.client.request<FlowsUpdateDraftResponse>({ method: "PATCH", path: "/flows/{id}/draft", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Publish a Flow
+   *
+   * Copies the draft into the next immutable numbered version (1, 2, …), which runs from now on. An Agent or Knowledgebase the draft names that no longer exists is refused by path.
+   *
+   * `POST /flows/{id}/publish` (scope `flows:write`).
+   */
+  publish(id: operations["flows.publish"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<FlowsPublishResponse> {
+    return this.client.request<FlowsPublishResponse>({ method: "POST", path: "/flows/{id}/publish", pathParams: { id }, options })
+  }
+}
+
 // knowledgebases
 
 /** The answer of `knowledgebases.list`. */
@@ -534,6 +639,8 @@ export class SvcResources extends ApiClient {
   readonly agents: AgentsResource = new AgentsResource(this)
   /** The `apps` operations. */
   readonly apps: AppsResource = new AppsResource(this)
+  /** The `flows` operations. */
+  readonly flows: FlowsResource = new FlowsResource(this)
   /** The `knowledgebases` operations. */
   readonly knowledgebases: KnowledgebasesResource = new KnowledgebasesResource(this)
   /** The `pages` operations. */

@@ -244,6 +244,59 @@ describe("authoring agents and apps", () => {
   })
 })
 
+describe("authoring flows", () => {
+  it("creates, edits, publishes, reads, lists and deletes Flows, and refuses what it must", async () => {
+    const body = {
+      name: "Contract flow",
+      questions: [
+        { label: "Company name", type: "text", required: true },
+        { label: "Budget", type: "select", options: ["small", "large"] }
+      ],
+      steps: [{ type: "template", name: "summary", template: "{{company_name}} {{budget}}" }],
+      output: "{{summary}}"
+    }
+    const created = await call("post", "/flows", 201, { body })
+    const id = created.body.flow.id as string
+    await call("post", "/flows", 201, { body: { ...body, name: "Keyed flow" }, headers: { "idempotency-key": "contract-flow" } })
+    await call("post", "/flows", 201, { body: { ...body, name: "Keyed flow" }, headers: { "idempotency-key": "contract-flow" } })
+    await call("post", "/flows", 409, { body: { ...body, name: "Other flow" }, headers: { "idempotency-key": "contract-flow" } })
+    await call("post", "/flows", 400, { body: { ...body, questions: [{ label: "Company name", type: "text" }, { label: "company name", type: "text" }] } })
+    await call("post", "/flows", 400, { body: { ...body, steps: [{ type: "agent", name: "asked", agentId: unknownId(), message: "{{company_name}}" }] } })
+    await call("get", `/flows/${id}`, 404)
+    await call("get", `/flows/${id}/draft`, 200)
+    await call("get", `/flows/${unknownId()}/draft`, 404)
+    await call("patch", `/flows/${id}/draft`, 200, { body: { description: "Qualifies leads.", output: null } })
+    await call("patch", `/flows/${id}/draft`, 400, { body: {} })
+    await call("patch", `/flows/${id}/draft`, 400, { body: { steps: [{ type: "template", name: "summary", template: "{{nope}}" }] } })
+    await call("patch", `/flows/${unknownId()}/draft`, 404, { body: { name: "x" } })
+    await call("post", `/flows/${id}/publish`, 200)
+    await call("post", `/flows/${unknownId()}/publish`, 404)
+    await call("get", `/flows/${id}`, 200)
+    await call("get", "/flows", 200)
+    await call("get", "/flows?fields=id,inputs,inputsSchema&limit=1", 200)
+    await call("get", "/flows?include=drafts&fields=id,published&updatedSince=2026-01-01T00:00:00Z", 200)
+    await call("get", "/flows?fields=published", 400)
+    const member = await personalKey(server, { email: "member@contract-flows.test", role: "member" })
+    await call("delete", `/flows/${id}`, 403, { key: member })
+    await call("delete", `/flows/${id}`, 200)
+    await call("delete", `/flows/${id}`, 404)
+    expectConformance()
+  })
+
+  it("refuses publishing a draft whose Agent was deleted since", async () => {
+    const agent = (await server.request("POST", "/agents", { body: { name: "Flow step agent" } })).body.agent.id as string
+    const body = {
+      name: "Asks an agent",
+      questions: [],
+      steps: [{ type: "agent", name: "asked", agentId: agent, message: "{{message}}" }]
+    }
+    const id = (await call("post", "/flows", 201, { body })).body.flow.id as string
+    await server.request("DELETE", `/agents/${agent}`)
+    await call("post", `/flows/${id}/publish`, 400)
+    expectConformance()
+  })
+})
+
 describe("knowledgebases", () => {
   it("creates (also idempotently), lists, reads, and refuses what it must", async () => {
     const created = await call("post", "/knowledgebases", 201, { body: { name: "Contract", description: "Checked." } })

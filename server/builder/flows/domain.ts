@@ -4,7 +4,8 @@
  * variables, step names) are checked by `checkFlowDefinition` in `definition.ts`.
  */
 import { Schema } from "effect"
-import { Uuid } from "../../platform/schema.js"
+import { DateTime, Uuid } from "../../platform/schema.js"
+import { draftListItemFields } from "../versions/domain.js"
 
 const strict = { onExcessProperty: "error", errors: "all" } as const
 
@@ -232,3 +233,70 @@ export const FlowInput = Schema.Struct({
   examples: [{ name: "company_name", label: "Company name", type: "text", required: true }]
 })
 export type FlowInput = typeof FlowInput.Type
+
+/** A Flow's inputs as one JSON Schema (draft 2020-12): what `POST /flows/{id}/run` takes as `inputs`. */
+export const FlowInputsSchema = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "FlowInputsSchema",
+  description: "The inputs as a JSON Schema (draft 2020-12): an object with a property per parameter, required ones listed, nothing else allowed."
+})
+
+const derivedFields = {
+  conversational: Schema.Boolean.annotations({
+    description: "True for a Flow without questions: it is run with `message` and `conversation_id`, like an Agent."
+  }),
+  inputs: Schema.Array(FlowInput),
+  inputsSchema: FlowInputsSchema
+}
+
+/** A Flow's draft (`POST /flows`, `GET/PATCH /flows/{id}/draft`): the definition with what derives from it. */
+export const FlowDraft = Schema.Struct({
+  id: Uuid,
+  name: Schema.String,
+  description: Schema.String,
+  questions: Schema.Array(Question),
+  steps: Schema.Array(Step),
+  output: Schema.NullOr(Schema.String).annotations({ description: "The output template; null: the last step's variable." }),
+  ...derivedFields,
+  publishedVersion: Schema.NullOr(Schema.Int).annotations({ description: "The published version; null until the first publish." }),
+  createdAt: DateTime,
+  updatedAt: DateTime
+}).annotations({ identifier: "FlowDraft" })
+export type FlowDraft = typeof FlowDraft.Type
+
+/** A published Flow (`GET /flows/{id}`, `GET /flows`): its published version's inputs. */
+export const Flow = Schema.Struct({
+  id: Uuid,
+  name: Schema.String,
+  description: Schema.String,
+  ...derivedFields,
+  version: Schema.Int,
+  publishedAt: DateTime
+}).annotations({
+  identifier: "Flow",
+  examples: [
+    {
+      id: "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+      name: "Lead qualification",
+      description: "",
+      conversational: false,
+      inputs: [{ name: "company_name", label: "Company name", type: "text", required: true }],
+      inputsSchema: {
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        properties: { company_name: { title: "Company name", type: "string", minLength: 1 } },
+        required: ["company_name"],
+        additionalProperties: false
+      },
+      version: 1,
+      publishedAt: "2026-11-21T10:00:00.000Z"
+    }
+  ]
+})
+export type Flow = typeof Flow.Type
+
+/** A Flow as listed with `include=drafts`. */
+export const FlowDraftItem = Schema.Struct(draftListItemFields).annotations({ identifier: "FlowDraftItem" })
+export type FlowDraftItem = typeof FlowDraftItem.Type
+
+/** Fields the published listing may be narrowed to. */
+export const flowFields = ["id", "name", "description", "conversational", "inputs", "inputsSchema", "version", "publishedAt"] as const
