@@ -60,6 +60,7 @@ const banner = (server: RunningServer, lostKey: string | null, quiet: boolean): 
           rows: [
             ["Demo Knowledgebase", server.demo.knowledgebaseId],
             ["Demo Agent", server.demo.agentId],
+            ["Demo Flow", server.demo.flowId],
             ["Demo App", server.demo.appId]
           ]
         } as const

@@ -1,14 +1,15 @@
 /**
  * `svc serve --demo`: on the first start of an empty data directory, seeds a real demo through the
  * same services the API uses: a Knowledgebase of handbook pages and a price list PDF, a published
- * support Agent on it, and a published App (with a Transaction Service) combining the Agent with
- * a lead-qualification Flow once Flows can be authored.
+ * support Agent on it, a published lead-qualification Flow with typed questions, and a published
+ * App (with a Transaction Service) combining them.
  */
 import { Effect, Schema } from "effect"
 import { CreateAgent } from "../builder/agents/domain.js"
 import { AgentService } from "../builder/agents/service.js"
 import { CreateApp, PatchAppDraft } from "../builder/apps/domain.js"
 import { AppService } from "../builder/apps/service.js"
+import { FlowService } from "../builder/flows/service.js"
 import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
 import { SourceService } from "../knowledge/sources/service.js"
@@ -19,6 +20,7 @@ import { readDemoContent } from "./content.js"
 export interface DemoIds {
   readonly knowledgebaseId: string
   readonly agentId: string
+  readonly flowId: string
   readonly appId: string
 }
 
@@ -30,6 +32,7 @@ export const seedDemo = (secret: string) =>
     const pages = yield* PageService
     const sources = yield* SourceService
     const agents = yield* AgentService
+    const flows = yield* FlowService
     const apps = yield* AppService
     const content = readDemoContent()
 
@@ -50,9 +53,15 @@ export const seedDemo = (secret: string) =>
     const agent = yield* agents.create(actor, yield* Schema.decodeUnknown(CreateAgent)({ ...content.agent, knowledgebaseIds: [kb.id] }))
     yield* agents.publish(actor, agent.id)
 
+    const flowSteps = (content.flow.steps as ReadonlyArray<Record<string, unknown>>).map((step) =>
+      step.type === "search" ? { ...step, knowledgebaseIds: [kb.id] } : step
+    )
+    const flow = yield* flows.create(actor, { ...content.flow, steps: flowSteps })
+    yield* flows.publish(actor, flow.id)
+
     const { api, ...appFields } = content.app
-    const app = yield* apps.create(actor, yield* Schema.decodeUnknown(CreateApp)({ ...appFields, agentIds: [agent.id] }))
+    const app = yield* apps.create(actor, yield* Schema.decodeUnknown(CreateApp)({ ...appFields, agentIds: [agent.id], flowIds: [flow.id] }))
     yield* apps.updateDraft(actor, app.id, yield* Schema.decodeUnknown(PatchAppDraft)({ api }))
     yield* apps.publish(actor, app.id)
-    return { knowledgebaseId: kb.id, agentId: agent.id, appId: app.id } satisfies DemoIds
+    return { knowledgebaseId: kb.id, agentId: agent.id, flowId: flow.id, appId: app.id } satisfies DemoIds
   }).pipe(Effect.withLogSpan("demo"))

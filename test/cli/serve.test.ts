@@ -12,9 +12,10 @@ describe("svc serve", slow, () => {
     const first = await serveProcess(dataDir, ["--json"])
     try {
       const ready = parseOneDocument(first.stdout())
-      expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "mcpUrl", "organization"])
+      expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "demo", "mcpUrl", "organization"])
       expect(ready.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/)
       expect(ready.mcpUrl).toBeNull()
+      expect(ready.demo).toBeNull()
       expect(ready.dataDir).toBe(dataDir)
       expect(Object.keys(ready.organization).sort()).toEqual(["id", "slug"])
       expect(ready.organization.slug).toBe("default")

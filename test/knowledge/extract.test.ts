@@ -66,7 +66,7 @@ const sliceOf = (document: ExtractedDocument, label: string): string => {
 describe("PDF", () => {
   it("the committed PDF fixtures are exactly what scripts/make-fixtures.ts builds", async () => {
     const built = await buildPdfFixtures()
-    expect(Object.keys(built).sort()).toEqual(["broken.pdf", "encrypted.pdf", "handbook.pdf", "scanned.pdf"])
+    expect(Object.keys(built).sort()).toEqual(["broken.pdf", "demo/price-list.pdf", "encrypted.pdf", "handbook.pdf", "scanned.pdf"])
     for (const [name, content] of Object.entries(built)) {
       expect(Buffer.from(fixture(name)).equals(Buffer.from(content)), name).toBe(true)
     }

@@ -100,12 +100,14 @@ afterAll(() => {
 })
 
 describe("the packed package", () => {
-  it("holds the built CLI, server and SDK, the bin, the stub and the README; no sources, tests or benchmarks", () => {
+  it("holds the built CLI, server and SDK, the bin, the stub, the demo's content and the README; no sources, tests or benchmarks", () => {
     for (const file of ["bin/svc.js", "dist/cli/main.js", "dist/server/server.js", "dist/sdk/index.js", "dist/sdk/index.d.ts", "README.md", "package.json"]) {
       expect(files).toContain(file)
     }
     expect(files).toContain("packaging/msgpackr-extract-stub/package.json")
-    expect(files.filter((file) => /^(server|cli|sdk|test|bench|scripts|fixtures)\//.test(file) || /^dist\/(test|bench|scripts)\//.test(file))).toEqual([])
+    expect(files).toContain("fixtures/demo/price-list.pdf")
+    expect(files).toContain("fixtures/demo/pages/02-refunds.md")
+    expect(files.filter((file) => /^(server|cli|sdk|test|bench|scripts)\//.test(file) || /^fixtures\/(?!demo\/)/.test(file) || /^dist\/(test|bench|scripts)\//.test(file))).toEqual([])
   })
 
   it("installed from the tarball, `svc --help` and `svc --version` run (better-sqlite3 left unbuilt)", () => {

@@ -1,0 +1,83 @@
+/**
+ * `svc serve --demo` on an empty data directory: a Knowledgebase of handbook pages and a price list
+ * PDF (indexed), a published support Agent on it, a published lead-qualification Flow with typed
+ * questions, and a published App combining them with a Transaction Service; a later start of the
+ * same data directory seeds nothing again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startTestServer, type TestServer } from "../support/server.js"
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer({ server: { demo: true } })
+})
+afterAll(() => server?.stop())
+
+const waitForReady = async (knowledgebaseId: string) => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const listed = await server.request("GET", `/knowledgebases/${knowledgebaseId}/sources`)
+    if (listed.body.sources.every((source: { status: string }) => source.status === "ready")) return listed.body.sources
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error("the demo's PDF was never indexed")
+}
+
+describe("svc serve --demo", () => {
+  it("names what it seeded", () => {
+    expect(server.demo).toEqual({
+      knowledgebaseId: expect.any(String),
+      agentId: expect.any(String),
+      flowId: expect.any(String),
+      appId: expect.any(String)
+    })
+  })
+
+  it("seeds a Knowledgebase of real pages and an indexed PDF that search cites", async () => {
+    const { knowledgebaseId } = server.demo!
+    const kb = (await server.request("GET", `/knowledgebases/${knowledgebaseId}`)).body.knowledgebase
+    expect(kb.name).toBe("Northwind handbook")
+    expect(kb.counts).toEqual({ pages: 5, sources: 1 })
+    const [pdf] = await waitForReady(knowledgebaseId)
+    expect(pdf).toMatchObject({ name: "Price list and product care.pdf", type: "pdf", status: "ready" })
+    const found = await server.request("POST", `/knowledgebases/${knowledgebaseId}/search`, { body: { query: "volume discount" } })
+    expect(found.status).toBe(200)
+    expect(found.body.results[0]).toMatchObject({ kind: "document", citation: { sourceName: "Price list and product care.pdf" } })
+    const refunds = await server.request("POST", `/knowledgebases/${knowledgebaseId}/search`, { body: { query: "refund receipt", kinds: ["pages"] } })
+    expect(refunds.body.results[0]).toMatchObject({ kind: "page", title: "Refunds and returns" })
+  })
+
+  it("publishes the support Agent on it, the Flow with typed questions, and the App combining them", async () => {
+    const { knowledgebaseId, agentId, flowId, appId } = server.demo!
+    const agent = (await server.request("GET", `/agents/${agentId}`)).body.agent
+    expect(agent).toMatchObject({ name: "Support agent", knowledgebaseIds: [knowledgebaseId], version: 1 })
+    const flow = (await server.request("GET", `/flows/${flowId}`)).body.flow
+    expect(flow.name).toBe("Lead qualification")
+    expect(flow.inputs.map((input: { name: string; type: string }) => `${input.name}:${input.type}`)).toEqual([
+      "company_name:text",
+      "contact_email:email",
+      "team_size:select",
+      "budget:number",
+      "needed_by:date",
+      "items:multi_select",
+      "notes:long_text"
+    ])
+    const app = (await server.request("GET", `/apps/${appId}`)).body.app
+    expect(app).toMatchObject({
+      name: "Northwind desk",
+      services: { conversation: true, transaction: true },
+      agents: [{ id: agentId, version: 1 }],
+      flows: [{ id: flowId, version: 1 }]
+    })
+  })
+
+  it("seeds nothing on a later start of the same data directory", async () => {
+    await server.flush()
+    const again = await startTestServer({ dataDir: server.dataDir, key: server.key, server: { demo: true } })
+    try {
+      expect(again.demo).toBeNull()
+      expect((await again.request("GET", "/agents")).body.agents).toHaveLength(1)
+    } finally {
+      await again.stop()
+    }
+  })
+})
