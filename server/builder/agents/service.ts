@@ -6,25 +6,19 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InsufficientScope, InvalidRequest, NotFound } from "../../platform/errors.js"
+import { InvalidRequest, NotFound } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 import { Cursors, type PageRequest } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { emptyPatchMessage, type PublishedVersion } from "../versions/domain.js"
 import { existingIds, referenceProblems, refuseProblems } from "../versions/references.js"
-import { requireAdmin } from "../versions/roles.js"
+import { draftListItem, type ItemListRequest, listName, removeItem, requireDraftsScope } from "../versions/operations.js"
 import { agentDefinitionText, parseAgentDefinition, toAgent, toAgentDraft } from "./definition.js"
 import type { Agent, AgentDefinition, AgentDraft, AgentDraftItem, AgentSummary, CreateAgent, PatchAgentDraft } from "./domain.js"
 import { AgentRepo } from "./repo.js"
 
 /** How to list Agents. */
-export interface AgentListRequest {
-  readonly includeDrafts: boolean
-  /** ISO 8601; inclusive. */
-  readonly updatedSince: string | null
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
+export type AgentListRequest = ItemListRequest
 
 /** Agent operations for a calling principal. */
 export class AgentService extends Effect.Service<AgentService>()("svc/AgentService", {
@@ -116,12 +110,7 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
 
       /** Deletes the Agent and its versions (Admin role). */
       remove: (actor: Principal, id: string) =>
-        Effect.gen(function* () {
-          yield* requireAdmin(actor, "an Agent")
-          const existed = yield* inTransaction(repo.remove(actor.organization.id, id))
-          if (!existed) return yield* notFound(id)
-          return { ok: true as const }
-        }),
+        removeItem(actor, "an Agent", inTransaction(repo.remove(actor.organization.id, id)), () => notFound(id)),
 
       /** The published Agent as it runs; a never-published Agent is `not_found`. */
       get: (actor: Principal, id: string): Effect.Effect<Agent, NotFound> =>
@@ -134,8 +123,7 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
       list: (actor: Principal, request: AgentListRequest) =>
         Effect.gen(function* () {
           const org = actor.organization.id
-          // The cursor is bound to the filters, so it cannot be replayed against another listing.
-          const list = `agents:${org}:${request.includeDrafts ? "drafts" : "published"}:${request.updatedSince ?? ""}`
+          const list = listName("agents", org, request)
           if (!request.includeDrafts) {
             const page = yield* pageOf(list, request, (p) => repo.listPublished(org, request.updatedSince, p))
             return {
@@ -143,20 +131,10 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
               nextCursor: page.nextCursor
             }
           }
-          if (!actor.scopes.has("agents:write")) {
-            return yield* new InsufficientScope({ message: "Listing drafts (include=drafts) needs the scope 'agents:write'." })
-          }
+          yield* requireDraftsScope(actor, "agents:write")
           const page = yield* pageOf(list, request, (p) => repo.listWithDrafts(org, request.updatedSince, p))
           return {
-            items: page.items.map(
-              (row): AgentSummary | AgentDraftItem => ({
-                id: row.id,
-                name: row.name,
-                description: row.description,
-                published: row.published_version !== null,
-                updatedAt: row.updated_at
-              })
-            ),
+            items: page.items.map((row): AgentSummary | AgentDraftItem => draftListItem(row)),
             nextCursor: page.nextCursor
           }
         })

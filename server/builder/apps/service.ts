@@ -7,26 +7,20 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InsufficientScope, InvalidRequest, NotFound } from "../../platform/errors.js"
+import { InvalidRequest, NotFound } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 import { Cursors, type PageRequest } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { emptyPatchMessage, type PublishedVersion } from "../versions/domain.js"
 import { existingIds, pinProblems, publishedVersions, referenceProblems, refuseProblems } from "../versions/references.js"
-import { requireAdmin } from "../versions/roles.js"
+import { draftListItem, type ItemListRequest, listName, removeItem, requireDraftsScope } from "../versions/operations.js"
 import { appDefinitionText, type AppVersionDefinition, parseAppDefinition, toApp, toAppDraft } from "./definition.js"
 import type { App, AppDefinition, AppDraft, AppDraftItem, CreateApp, PatchAppDraft, PublishedApp } from "./domain.js"
 import { jsonSchemaProblems } from "./json-schema.js"
 import { type AppContractColumns, AppRepo, type Positioned } from "./repo.js"
 
 /** How to list Apps. */
-export interface AppListRequest {
-  readonly includeDrafts: boolean
-  /** ISO 8601; inclusive. */
-  readonly updatedSince: string | null
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
+export type AppListRequest = ItemListRequest
 
 /** App operations for a calling principal. */
 export class AppService extends Effect.Service<AppService>()("svc/AppService", {
@@ -150,12 +144,7 @@ export class AppService extends Effect.Service<AppService>()("svc/AppService", {
 
       /** Deletes the App and its versions (Admin role). */
       remove: (actor: Principal, id: string) =>
-        Effect.gen(function* () {
-          yield* requireAdmin(actor, "an App")
-          const existed = yield* inTransaction(repo.remove(actor.organization.id, id))
-          if (!existed) return yield* notFound(id)
-          return { ok: true as const }
-        }),
+        removeItem(actor, "an App", inTransaction(repo.remove(actor.organization.id, id)), () => notFound(id)),
 
       /** The published App with its pinned members; a never-published App is `not_found`. */
       get: (actor: Principal, id: string): Effect.Effect<App, NotFound> =>
@@ -170,16 +159,13 @@ export class AppService extends Effect.Service<AppService>()("svc/AppService", {
       list: (actor: Principal, request: AppListRequest) =>
         Effect.gen(function* () {
           const org = actor.organization.id
-          // The cursor is bound to the filters, so it cannot be replayed against another listing.
-          const list = `apps:${org}:${request.includeDrafts ? "drafts" : "published"}:${request.updatedSince ?? ""}`
+          const list = listName("apps", org, request)
           if (!request.includeDrafts) {
             return yield* pageOf<PublishedApp | AppDraftItem>(list, request, (page) =>
               repo.listPublished(org, request.updatedSince, page)
             )
           }
-          if (!actor.scopes.has("apps:write")) {
-            return yield* new InsufficientScope({ message: "Listing drafts (include=drafts) needs the scope 'apps:write'." })
-          }
+          yield* requireDraftsScope(actor, "apps:write")
           return yield* pageOf<PublishedApp | AppDraftItem>(list, request, (page) =>
             repo.listWithDrafts(org, request.updatedSince, page)
           )

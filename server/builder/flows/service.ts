@@ -8,13 +8,13 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InsufficientScope, InvalidRequest, NotFound } from "../../platform/errors.js"
+import { InvalidRequest, NotFound } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 import { Cursors, type PageRequest } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { emptyPatchMessage, type PublishedVersion } from "../versions/domain.js"
 import { refuseProblems } from "../versions/references.js"
-import { requireAdmin } from "../versions/roles.js"
+import { draftListItem, type ItemListRequest, listName, removeItem, requireDraftsScope } from "../versions/operations.js"
 import { type CheckedFlow, checkFlowDefinition } from "./definition.js"
 import { applyDraftPatch, type Flow, type FlowDefinition, type FlowDraft, type FlowDraftItem, FlowDraftPatch } from "./domain.js"
 import { referenceProblemsOf } from "./references.js"
@@ -22,13 +22,7 @@ import { FlowRepo } from "./repo.js"
 import { flowDefinitionText, storedFlowDefinition, toFlow, toFlowDraft } from "./stored.js"
 
 /** How to list Flows. */
-export interface FlowListRequest {
-  readonly includeDrafts: boolean
-  /** ISO 8601; inclusive. */
-  readonly updatedSince: string | null
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
+export type FlowListRequest = ItemListRequest
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -140,12 +134,7 @@ export class FlowService extends Effect.Service<FlowService>()("svc/FlowService"
 
       /** Deletes the Flow and its versions (Admin role). */
       remove: (actor: Principal, id: string) =>
-        Effect.gen(function* () {
-          yield* requireAdmin(actor, "a Flow")
-          const existed = yield* inTransaction(repo.remove(actor.organization.id, id))
-          if (!existed) return yield* notFound(id)
-          return { ok: true as const }
-        }),
+        removeItem(actor, "a Flow", inTransaction(repo.remove(actor.organization.id, id)), () => notFound(id)),
 
       /** The published Flow with its inputs; a never-published Flow is `not_found`. */
       get: (actor: Principal, id: string): Effect.Effect<Flow, NotFound> =>
@@ -158,26 +147,15 @@ export class FlowService extends Effect.Service<FlowService>()("svc/FlowService"
       list: (actor: Principal, request: FlowListRequest) =>
         Effect.gen(function* () {
           const org = actor.organization.id
-          // The cursor is bound to the filters, so it cannot be replayed against another listing.
-          const list = `flows:${org}:${request.includeDrafts ? "drafts" : "published"}:${request.updatedSince ?? ""}`
+          const list = listName("flows", org, request)
           if (!request.includeDrafts) {
             const page = yield* pageOf(list, request, (p) => repo.listPublished(org, request.updatedSince, p))
             return { items: page.items.map((row): Flow | FlowDraftItem => toFlow(row)), nextCursor: page.nextCursor }
           }
-          if (!actor.scopes.has("flows:write")) {
-            return yield* new InsufficientScope({ message: "Listing drafts (include=drafts) needs the scope 'flows:write'." })
-          }
+          yield* requireDraftsScope(actor, "flows:write")
           const page = yield* pageOf(list, request, (p) => repo.listWithDrafts(org, request.updatedSince, p))
           return {
-            items: page.items.map(
-              (row): Flow | FlowDraftItem => ({
-                id: row.id,
-                name: row.name,
-                description: row.description,
-                published: row.published_version !== null,
-                updatedAt: row.updated_at
-              })
-            ),
+            items: page.items.map((row): Flow | FlowDraftItem => draftListItem(row)),
             nextCursor: page.nextCursor
           }
         })
