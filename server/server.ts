@@ -23,6 +23,7 @@ import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.j
 import { StderrLogger } from "./platform/logging.js"
 import { DatabaseLive } from "./platform/sql/database.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
+import { ModelConfig, type ModelSettings } from "./runtime/config.js"
 
 /** How to run the server. */
 export interface ServerOptions {
@@ -47,6 +48,8 @@ export interface ServerOptions {
   readonly ingestionWorker?: boolean | undefined
   /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
   readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
+  /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. */
+  readonly model?: Partial<ModelSettings> | undefined
 }
 
 /** A running server. */
@@ -67,7 +70,7 @@ export interface RunningServer {
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
 export const CoreLive = (
-  options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion">
+  options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion" | "model">
 ) =>
   Layer.mergeAll(
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
@@ -79,6 +82,7 @@ export const CoreLive = (
     ReadConnection.Default
   ).pipe(
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
+    Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
     Layer.provideMerge(DatabaseLive(options.dataDir))
   )
