@@ -3,10 +3,13 @@
  * execution and one credit per turn, conversations kept and checked, refusals that write and
  * charge nothing, concurrent runs on the last credit, draft runs, execution and conversation reads.
  */
+import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, organizationId, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
+import { AccountsService } from "../../server/platform/accounts/service.js"
+import { RunService } from "../../server/runtime/runs/service.js"
 import { count, createAgent, openStream } from "./support.js"
 
 let server: TestServer
@@ -168,6 +171,27 @@ describe("credits", () => {
     const org = await organizationOf(server)
     expect(org.creditsRemaining).toBe(0)
     expect(await count(server, "SELECT count(*) AS n FROM executions WHERE organization_id = ?", [orgId])).toBe(before + 1)
+  })
+})
+
+describe("the credit is reserved by one conditional UPDATE", () => {
+  it("turns that all passed their checks with one credit left: exactly one runs, the others are refused before writing", async () => {
+    await setCredits(server, 1)
+    const before = await rowsWritten()
+    const exits = await server.admin(
+      Effect.gen(function* () {
+        const actor = yield* Effect.flatMap(AccountsService, (accounts) => accounts.authenticate(server.key))
+        const runs = yield* RunService
+        const prepared = yield* Effect.forEach([1, 2, 3], (i) => runs.prepareAgentTurn(actor, handbookAgent, { message: `${term} ${i}` }, { draft: false }))
+        return yield* Effect.forEach(prepared, (turn) => Effect.exit(runs.runAgentTurn(turn)), { concurrency: "unbounded" })
+      })
+    )
+    expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+    const refusals = exits.filter(Exit.isFailure).map((exit) => JSON.stringify(exit.cause))
+    expect(refusals).toHaveLength(2)
+    for (const refusal of refusals) expect(refusal).toContain("insufficient_credits")
+    expect(await credits()).toBe(0)
+    expect(await rowsWritten()).toEqual({ executions: before.executions + 1, messages: before.messages + 2, conversations: before.conversations + 1 })
   })
 })
 

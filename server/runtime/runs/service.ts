@@ -13,7 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Exit, Option } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InsufficientCredits, InsufficientScope, NotFound, RunFailed } from "../../platform/errors.js"
+import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunFailed } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 import { Cursors, type Page } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
@@ -248,6 +248,16 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       )
     }
 
+    /** A conversation of the organization whose target kind's `:execute` scope the caller holds. */
+    const readableConversation = (actor: Principal, id: string) =>
+      Effect.gen(function* () {
+        const row = yield* repo.conversation(actor.organization.id, id)
+        if (!row) return yield* notFound("conversation", id)
+        const needed = executeScopeOf[row.target_kind]
+        if (!actor.scopes.has(needed)) return yield* new InsufficientScope({ message: `Reading this conversation needs the scope '${needed}'.` })
+        return row
+      })
+
     return {
       prepareAgentTurn,
       runAgentTurn,
@@ -258,25 +268,22 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
 
       /** A conversation of the caller's organization; reading it needs the `:execute` scope of its target's kind. */
       conversation: (actor: Principal, id: string): Effect.Effect<Conversation, NotFound | InsufficientScope> =>
-        Effect.gen(function* () {
-          const row = yield* repo.conversation(actor.organization.id, id)
-          if (!row) return yield* notFound("conversation", id)
-          const needed = executeScopeOf[row.target_kind]
-          if (!actor.scopes.has(needed)) return yield* new InsufficientScope({ message: `Reading this conversation needs the scope '${needed}'.` })
-          return { id: row.id, targetKind: row.target_kind, targetId: row.target_id, createdAt: row.created_at, updatedAt: row.updated_at }
-        }),
+        Effect.map(readableConversation(actor, id), (row) => ({
+          id: row.id,
+          targetKind: row.target_kind,
+          targetId: row.target_id,
+          createdAt: row.created_at,
+          updatedAt: row.updated_at
+        })),
 
       /** One page of a conversation's messages, oldest first. */
       messages: (
         actor: Principal,
         id: string,
         params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
-      ): Effect.Effect<Page<Message>, NotFound | InsufficientScope | import("../../platform/errors.js").InvalidRequest> =>
+      ): Effect.Effect<Page<Message>, NotFound | InsufficientScope | InvalidRequest> =>
         Effect.gen(function* () {
-          const row = yield* repo.conversation(actor.organization.id, id)
-          if (!row) return yield* notFound("conversation", id)
-          const needed = executeScopeOf[row.target_kind]
-          if (!actor.scopes.has(needed)) return yield* new InsufficientScope({ message: `Reading this conversation needs the scope '${needed}'.` })
+          const row = yield* readableConversation(actor, id)
           const list = `messages:${row.id}`
           const page = yield* cursors.request(list, params)
           const rows = yield* repo.messages(row.id, page)
