@@ -18,7 +18,9 @@ let server: TestServer
 let agent: string
 beforeAll(async () => {
   fake = await startFakeOpenAi((request, n) => answer(request, n))
-  server = await startTestServer({ server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 2 } } })
+  server = await startTestServer({
+    server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 2 }, runs: { keepAliveMs: 100 } }
+  })
   agent = await createAgent(server, { instructions: "You are terse.", model: "fake-model" })
 })
 afterAll(async () => {
@@ -96,6 +98,19 @@ describe("streaming", () => {
     expect(rest.map((e) => e.event)).toEqual(["delta", "delta", "done"])
     expect(rest.slice(0, 2).map((e) => e.data)).toEqual([{ text: "Hel" }, { text: "lo" }])
     expect(rest[2]!.data).toEqual({ reply: "Hello", conversation_id: start!.data.conversation_id, executionId: start!.data.executionId })
+  })
+
+  it("sends a keep-alive comment while the model is silent", async () => {
+    answer = () => ({ headersDelayMs: 450, parts: [{ kind: "text", text: "late" }] })
+    const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "take your time", stream: true })
+    const events = await streamed.all()
+    const names = events.map((e) => e.event)
+    expect(names[0]).toBe("start")
+    expect(names.at(-1)).toBe("done")
+    const comments = events.filter((e) => e.event === "comment")
+    expect(comments.length).toBeGreaterThanOrEqual(2)
+    expect(comments.every((e) => e.data === "keep-alive")).toBe(true)
+    expect(names.indexOf("comment")).toBeLessThan(names.indexOf("delta"))
   })
 
   it("a client that disconnects mid-stream stops the provider call; the execution is cancelled with the partial reply, nothing charged", async () => {

@@ -6,18 +6,20 @@ import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { RunsContract } from "./api.js"
 import type { ConversationTurn } from "./domain.js"
 import { RunService } from "./service.js"
+import { RunSettings } from "./settings.js"
 import { streamRun } from "./sse.js"
 
 /** Handlers of the `runs` group. */
 export const RunsHttpLive = HttpApiBuilder.group(RunsContract, "runs", (handlers) =>
   Effect.gen(function* () {
     const runs = yield* RunService
+    const { keepAliveMs } = yield* RunSettings
 
     /** A turn: checks first (refusals answer as JSON), then the run, streamed or not. */
     const agentTurn = (actor: Principal, agentId: string, body: ConversationTurn, draft: boolean) =>
       Effect.gen(function* () {
         const prepared = yield* runs.prepareAgentTurn(actor, agentId, body, { draft })
-        if (body.stream === true) return yield* streamRun((onEvent) => runs.runAgentTurn(prepared, onEvent))
+        if (body.stream === true) return yield* streamRun((onEvent) => runs.runAgentTurn(prepared, onEvent), keepAliveMs)
         return yield* runs.runAgentTurn(prepared)
       })
 

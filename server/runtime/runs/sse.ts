@@ -1,6 +1,6 @@
 /**
  * A run answered as Server-Sent Events: the turn runs in its own fiber, its events go through a
- * queue to the response body, a keep-alive comment goes out every 15 s, and the stream ends with
+ * queue to the response body, a keep-alive comment goes out every `keepAliveMs` (15 s by default), and the stream ends with
  * exactly one `done` or `error`. When the client goes away the body stream is interrupted, which
  * interrupts the turn (and through it the model call).
  */
@@ -9,9 +9,6 @@ import { Cause, Effect, Fiber, Option, Queue, Schedule, Stream } from "effect"
 import { envelopeBody, isApiFailure } from "../../platform/http/error-catalog.js"
 import { ServerError } from "../../platform/errors.js"
 import type { RunSink } from "./service.js"
-
-/** Interval of the keep-alive comment. */
-export const keepAliveMs = 15_000
 
 const encoder = new TextEncoder()
 
@@ -36,7 +33,7 @@ const errorEnvelope = <E>(cause: Cause.Cause<E>) => {
  * Streams `run` (given the sink for its events) as `text/event-stream`: its events as they come,
  * then `done` with its answer or `error` with the envelope of its failure.
  */
-export const streamRun = <A, E>(run: (onEvent: RunSink) => Effect.Effect<A, E>) =>
+export const streamRun = <A, E>(run: (onEvent: RunSink) => Effect.Effect<A, E>, keepAliveMs: number) =>
   Effect.gen(function* () {
     const frames = yield* Queue.unbounded<Frame>()
     const onEvent: RunSink = (event) => {
