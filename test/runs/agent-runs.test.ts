@@ -3,7 +3,11 @@
  * execution and one credit per turn, conversations kept and checked, refusals that write and
  * charge nothing, concurrent runs on the last credit, draft runs, execution and conversation reads.
  */
+import { SqlClient } from "@effect/sql"
 import { Effect, Exit } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, organizationId, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -212,5 +216,43 @@ describe("streaming with the builtin model", () => {
     const plain = await talk(handbookAgent, { message: `${term} refund` })
     expect(Object.keys(done.data).sort()).toEqual(Object.keys(plain.body).sort())
     expect(done.data.reply).toBe(plain.body.reply)
+  })
+})
+
+describe("a restart", () => {
+  it("finishes executions a stopped server left running as failed and gives their credits back", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-runs-restart-"))
+    const first = await startTestServer({ dataDir, server: { model: {} } })
+    const key = first.key
+    try {
+      await setCredits(first, 5)
+      const agent = await createAgent(first, { name: "Interrupted" })
+      const turn = await first.request("POST", `/agents/${agent}/conversation`, { body: { message: "hello" } })
+      expect(turn.status).toBe(200)
+      // A run the process never finished: its credit reserved, its execution running.
+      const org = await organizationId(first)
+      await first.admin(
+        Effect.flatMap(SqlClient.SqlClient, (db) =>
+          Effect.all([
+            db`UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ${org}`,
+            db`UPDATE executions SET status = 'running', finished_at = NULL WHERE id = ${turn.body.executionId}`
+          ])
+        ).pipe(Effect.orDie)
+      )
+      expect((await organizationOf(first)).creditsRemaining).toBe(3)
+    } finally {
+      await first.stop()
+    }
+    const second = await startTestServer({ dataDir, key, server: { model: {} } })
+    try {
+      expect((await organizationOf(second)).creditsRemaining).toBe(4)
+      const executions = await count(second, "SELECT count(*) AS n FROM executions WHERE status = 'running'")
+      expect(executions).toBe(0)
+      const failed = await count(second, "SELECT count(*) AS n FROM executions WHERE status = 'failed' AND credits_charged = 0 AND error LIKE 'The server stopped%'")
+      expect(failed).toBe(1)
+    } finally {
+      await second.stop()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   })
 })

@@ -167,6 +167,17 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
             WHERE id = ${id}`
         ),
 
+      /** Executions still `running` (write connection): at start-up, runs a stopped server never finished. */
+      running: () =>
+        Effect.orDie(sql<{ id: string; organization_id: string; credits_charged: number }>`SELECT id, organization_id, credits_charged
+          FROM executions WHERE status = 'running' ORDER BY started_at, id`),
+
+      /** Finishes an abandoned execution `failed`, charging nothing and keeping what it recorded. */
+      abandon: (id: string, at: string, error: string) =>
+        Effect.orDie(
+          sql`UPDATE executions SET status = 'failed', credits_charged = 0, finished_at = ${at}, error = ${error} WHERE id = ${id}`
+        ),
+
       /** An execution of the organization (read connection), or null. */
       execution: (organizationId: string, id: string) =>
         Effect.orDie(

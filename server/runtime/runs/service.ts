@@ -50,6 +50,9 @@ export interface PreparedTurn {
   readonly conversationId: string | null
 }
 
+/** The reason recorded on an execution a stopped server never finished. */
+export const abandonedByServer = "The server stopped before the run finished."
+
 /** The reason recorded on an execution cut short by its client. */
 export const cancelledByClient = "The client disconnected before the reply was complete."
 
@@ -261,6 +264,22 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     return {
       prepareAgentTurn,
       runAgentTurn,
+
+      /**
+       * Finishes the executions a stopped server left `running` as `failed`, giving their reserved
+       * credits back (run at start-up, before any turn); answers how many there were.
+       */
+      recoverAbandoned: inTransaction(
+        Effect.gen(function* () {
+          const abandoned = yield* repo.running()
+          const at = now()
+          for (const execution of abandoned) {
+            if (execution.credits_charged > 0) yield* repo.returnCredit(execution.organization_id)
+            yield* repo.abandon(execution.id, at, abandonedByServer)
+          }
+          return abandoned.length
+        })
+      ),
 
       /** An execution of the caller's organization; `summary` leaves out tool arguments. */
       execution: (actor: Principal, id: string, summary: boolean): Effect.Effect<Execution, NotFound> =>
