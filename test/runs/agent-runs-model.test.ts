@@ -7,9 +7,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError } from "../support/fixtures.js"
-import { type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
+import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { organizationOf, setCredits } from "../support/source-helpers.js"
+import { insertKnowledgebases } from "../support/fixtures.js"
+import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
 import { count, createAgent, eventually, openStream } from "./support.js"
 
 let fake: FakeOpenAi
@@ -56,6 +57,32 @@ describe("history", () => {
       ["user", "What is my name?"]
     ])
     expect(fake.requests[seen]!.body.model).toBe("fake-model")
+  })
+})
+
+describe("the Knowledgebase search tool", () => {
+  it("is offered to the model, answers passages with citations, and is recorded and streamed as a tool event", async () => {
+    const [kb] = await insertKnowledgebases(server, { count: 1, prefix: "Tooling" })
+    await readySource(server, kb!.id, { name: "Shipping guide", markdown: true, text: "# Shipping\n\nParcels to Zanzibarra ship every Tuesday.\n" })
+    const searcher = await createAgent(server, { name: "Searcher", model: "fake-model", knowledgebaseIds: [kb!.id] })
+    answer = (request) =>
+      request.body.messages.some((m: any) => m.role === "tool") ? say("Tuesdays, per the Shipping guide.") : callTool("search_knowledgebases", { query: "Zanzibarra" })
+    const before = await credits()
+    const seen = fake.requests.length
+    const streamed = await openStream(server, `/agents/${searcher}/conversation`, { message: "When do parcels to Zanzibarra ship?", stream: true })
+    const events = (await streamed.all()).filter((e) => e.event !== "comment")
+    expect(events.map((e) => e.event)).toEqual(["start", "tool", "delta", "done"])
+    expect(events[1]!.data).toEqual({ name: "search_knowledgebases" })
+    const offered = fake.requests[seen]!.body.tools.map((tool: any) => tool.function.name)
+    expect(offered).toEqual(["search_knowledgebases"])
+    const toolMessage = fake.requests[seen + 1]!.body.messages.find((m: any) => m.role === "tool")
+    const passages = JSON.parse(toolMessage.content).passages
+    expect(passages[0]).toMatchObject({ source: "Shipping guide", text: expect.stringContaining("Tuesday") })
+    const execution = (await server.request("GET", `/executions/${events[0]!.data.executionId}`)).body.execution
+    expect(execution.toolsCalled).toEqual([{ name: "search_knowledgebases", arguments: { query: "Zanzibarra" } }])
+    expect(execution.steps.map((step: any) => step.type)).toEqual(["model", "tool", "model"])
+    // One credit for the run; the tool's document search costs nothing of its own.
+    expect(await credits()).toBe(before - 1)
   })
 })
 
