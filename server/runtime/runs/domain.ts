@@ -12,7 +12,9 @@ export const ConversationTurn = Schema.Struct({
     jsonSchema: { type: "string", minLength: 1, maxLength: maxMessageChars }
   }),
   conversation_id: Schema.optional(Uuid.annotations({ description: "Continues a conversation (returned by the first call)." })),
-  stream: Schema.optional(Schema.Boolean.annotations({ description: "true answers `text/event-stream` (events `start`, `delta`, `tool`, then `done` or `error`)." }))
+  stream: Schema.optional(
+    Schema.Boolean.annotations({ description: "true answers `text/event-stream` (events `start`, `delta`, `tool`, then `done` or `error`)." })
+  )
 }).annotations({
   identifier: "ConversationTurn",
   parseOptions: { onExcessProperty: "error", errors: "all" },

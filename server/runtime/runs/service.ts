@@ -57,7 +57,8 @@ export const abandonedByServer = "The server stopped before the run finished."
 export const cancelledByClient = "The client disconnected before the reply was complete."
 
 const notFound = (what: string, id: string) => new NotFound({ message: `No ${what} '${id}' in this organization.` })
-const noCredits = () => new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
+const noCredits = () =>
+  new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
 const executeScopeOf = { agent: "agents:execute", app: "apps:execute", flow: "flows:execute" } as const
 
 /** An execution as the contract shows it; `summary` leaves out tool arguments. */
@@ -204,7 +205,10 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
      * reply. Interrupting it (a client that went away) stops the model call and records the
      * execution `cancelled` with what was produced.
      */
-    const runAgentTurn = (turn: PreparedTurn, onEvent: RunSink = () => Effect.void): Effect.Effect<ConversationReply, RunFailed | InsufficientCredits> => {
+    const runAgentTurn = (
+      turn: PreparedTurn,
+      onEvent: RunSink = () => Effect.void
+    ): Effect.Effect<ConversationReply, RunFailed | InsufficientCredits> => {
       const conversationId = turn.conversationId ?? newId()
       const executionId = newId()
       return locks.withLock(
@@ -224,7 +228,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               partial += event.text
               return onEvent({ type: "delta", text: event.text })
             }
-            const tools = turn.definition.knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, turn.actor, turn.definition.knowledgebaseIds)]
+            const { knowledgebaseIds } = turn.definition
+            const tools = knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, turn.actor, knowledgebaseIds)]
             const exit = yield* Effect.exit(
               restore(
                 Effect.zipRight(
@@ -238,12 +243,17 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             )
             if (Exit.isSuccess(exit)) {
               const result = exit.value
-              yield* finish(turn, conversationId, executionId, { status: "succeeded", reply: result.reply, steps: result.steps, toolsCalled: result.toolsCalled, error: null })
+              const { reply, steps: taken, toolsCalled: called } = result
+              yield* finish(turn, conversationId, executionId, { status: "succeeded", reply, steps: taken, toolsCalled: called, error: null })
               return { reply: result.reply, conversation_id: conversationId, executionId }
             }
             const failure = Cause.failureOption(exit.cause)
             const status = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "failed"
-            const error = Option.isSome(failure) ? failure.value.message : status === "cancelled" ? cancelledByClient : "The run failed on the server."
+            const error = Option.isSome(failure)
+              ? failure.value.message
+              : status === "cancelled"
+                ? cancelledByClient
+                : "The run failed on the server."
             yield* finish(turn, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
             return yield* Effect.failCause(exit.cause)
           })
@@ -283,7 +293,9 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
 
       /** An execution of the caller's organization; `summary` leaves out tool arguments. */
       execution: (actor: Principal, id: string, summary: boolean): Effect.Effect<Execution, NotFound> =>
-        Effect.flatMap(repo.execution(actor.organization.id, id), (row) => (row ? Effect.succeed(toExecution(row, summary)) : Effect.fail(notFound("execution", id)))),
+        Effect.flatMap(repo.execution(actor.organization.id, id), (row) =>
+          row ? Effect.succeed(toExecution(row, summary)) : Effect.fail(notFound("execution", id))
+        ),
 
       /** A conversation of the caller's organization; reading it needs the `:execute` scope of its target's kind. */
       conversation: (actor: Principal, id: string): Effect.Effect<Conversation, NotFound | InsufficientScope> =>
