@@ -68,6 +68,11 @@ const camel = (text: string): string => {
   return /^[0-9]/.test(ident) ? `_${ident}` : ident
 }
 
+/** ` (scope `a`)`, or ` (any of the scopes `a`, `b`)` for an operation admitting several; empty for none. */
+const scopeNote = (declared: unknown): string => {
+  if (Array.isArray(declared)) return ` (any of the scopes ${declared.map((scope) => `\`${String(scope)}\``).join(", ")})`
+  return declared ? ` (scope \`${String(declared)}\`)` : ""
+}
 const quote = (text: string): string => JSON.stringify(text)
 
 const statusKey = (status: string): string => (/^\d+$/.test(status) ? status : quote(status))
@@ -299,7 +304,7 @@ const renderMethod = (op: Operation, upload?: { readonly name: string; readonly 
     "options",
     ...(upload ? ["onProgress: options?.onProgress"] : [])
   ].join(", ")
-  const route = `\`${op.httpMethod} ${op.path}\`${op.doc["x-required-scope"] ? ` (scope \`${op.doc["x-required-scope"]}\`)` : ""}`
+  const route = `\`${op.httpMethod} ${op.path}\`${scopeNote(op.doc["x-required-scope"])}`
   const doc = upload
     ? [
         `${op.doc.summary ? String(op.doc.summary) : op.method}: a file, sent as \`multipart/form-data\`.`,

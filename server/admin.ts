@@ -11,6 +11,7 @@ import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
 import { databaseFile, DatabaseLive } from "./platform/sql/database.js"
 import { StderrLogger } from "./platform/logging.js"
+import { ModelConfig } from "./runtime/config.js"
 
 /**
  * Whether `dataDir` is a data directory: it holds the database. Administration opens only these
@@ -22,6 +23,7 @@ export const isDataDirectory = (dataDir: string): boolean => existsSync(database
 export const AdminLive = (dataDir: string) =>
   Layer.merge(AccountsService.Default, mergeLayers(features.map((feature) => feature.services))).pipe(
     Layer.provideMerge(IngestionConfig.layer()),
+    Layer.provideMerge(ModelConfig.fromEnv()),
     Layer.provideMerge(AppClock.system),
     Layer.provideMerge(DatabaseLive(dataDir)),
     Layer.provide(StderrLogger())

@@ -24,6 +24,8 @@ import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.j
 import { StderrLogger } from "./platform/logging.js"
 import { DatabaseLive } from "./platform/sql/database.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
+import { ModelConfig, type ModelSettings } from "./runtime/config.js"
+import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
 
 /** How to run the server. */
 export interface ServerOptions {
@@ -48,6 +50,10 @@ export interface ServerOptions {
   readonly ingestionWorker?: boolean | undefined
   /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
   readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
+  /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. */
+  readonly model?: Partial<ModelSettings> | undefined
+  /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
+  readonly runs?: Partial<RunSettingsShape> | undefined
 }
 
 /** A running server. */
@@ -70,7 +76,7 @@ export interface RunningServer {
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
 export const CoreLive = (
-  options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion">
+  options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion" | "model" | "runs">
 ) =>
   Layer.mergeAll(
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
@@ -82,6 +88,8 @@ export const CoreLive = (
     ReadConnection.Default
   ).pipe(
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
+    Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
+    Layer.provideMerge(RunSettings.layer(options.runs)),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
     Layer.provideMerge(DatabaseLive(options.dataDir))
   )

@@ -86,6 +86,12 @@ export class RateLimitedError extends SvcError {
   static readonly code = "rate_limited"
 }
 
+/** `run_failed` (HTTP 502): `run_failed`: The model provider failed, or a Transaction reply did not match its output schema. */
+export class RunFailedError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "run_failed"
+}
+
 /** `server_error` (HTTP 500): `server_error`: A server-side fault; safe to retry. */
 export class ServerError extends SvcError {
   /** The error code this class stands for. */
@@ -114,6 +120,7 @@ export const errorClasses: ErrorClassMap = {
   "payload_too_large": PayloadTooLargeError,
   "plan_limit": PlanLimitError,
   "rate_limited": RateLimitedError,
+  "run_failed": RunFailedError,
   "server_error": ServerError,
   "unauthorized": UnauthorizedError
 }

@@ -633,6 +633,88 @@ export class SourcesResource extends Resource {
   }
 }
 
+// runs
+
+/** The answer of `runs.agentConversation`. */
+export type RunsAgentConversationResponse = operations["runs.agentConversation"]["responses"][200]["content"]["application/json"]
+/** The request body of `runs.agentConversation`. */
+export type RunsAgentConversationBody = NonNullable<operations["runs.agentConversation"]["requestBody"]>["content"]["application/json"]
+/** The answer of `runs.agentDraftRun`. */
+export type RunsAgentDraftRunResponse = operations["runs.agentDraftRun"]["responses"][200]["content"]["application/json"]
+/** The request body of `runs.agentDraftRun`. */
+export type RunsAgentDraftRunBody = NonNullable<operations["runs.agentDraftRun"]["requestBody"]>["content"]["application/json"]
+/** The answer of `runs.getExecution`. */
+export type RunsGetExecutionResponse = operations["runs.getExecution"]["responses"][200]["content"]["application/json"]
+/** The query parameters of `runs.getExecution`. */
+export type RunsGetExecutionParams = QueryParams<NonNullable<operations["runs.getExecution"]["parameters"]["query"]>>
+/** The answer of `runs.getConversation`. */
+export type RunsGetConversationResponse = operations["runs.getConversation"]["responses"][200]["content"]["application/json"]
+/** The answer of `runs.listMessages`. */
+export type RunsListMessagesResponse = operations["runs.listMessages"]["responses"][200]["content"]["application/json"]
+/** One item of `runs.listMessages`. */
+export type RunsListMessagesItem = RunsListMessagesResponse["messages"][number]
+/** The query parameters of `runs.listMessages`. */
+export type RunsListMessagesParams = QueryParams<NonNullable<operations["runs.listMessages"]["parameters"]["query"]>>
+
+/** The `runs` operations. */
+export class RunsResource extends Resource {
+  /**
+   * Talk to an Agent
+   *
+   * Runs the Agent's published version on `message` (a never-published Agent is `not_found`), continuing `conversation_id` when given (prior turns restored on the server). One execution and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   *
+   * `POST /agents/{id}/conversation` (scope `agents:execute`).
+   */
+  agentConversation(id: operations["runs.agentConversation"]["parameters"]["path"]["id"], body: RunsAgentConversationBody, options?: RequestOptions): Promise<RunsAgentConversationResponse> {
+    return this.client.request<RunsAgentConversationResponse>({ method: "POST", path: "/agents/{id}/conversation", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run an Agent's draft
+   *
+   * Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   *
+   * `POST /agents/{id}/draft/run` (scope `agents:write`).
+   */
+  agentDraftRun(id: operations["runs.agentDraftRun"]["parameters"]["path"]["id"], body: RunsAgentDraftRunBody, options?: RequestOptions): Promise<RunsAgentDraftRunResponse> {
+    return this.client.request<RunsAgentDraftRunResponse>({ method: "POST", path: "/agents/{id}/draft/run", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Read an execution
+   *
+   * What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.
+   *
+   * `GET /executions/{id}` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   */
+  getExecution(id: operations["runs.getExecution"]["parameters"]["path"]["id"], params?: RunsGetExecutionParams, options?: RequestOptions): Promise<RunsGetExecutionResponse> {
+    return this.client.request<RunsGetExecutionResponse>({ method: "GET", path: "/executions/{id}", pathParams: { id }, query: params, options })
+  }
+
+  /**
+   * Read a conversation
+   *
+   * Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).
+   *
+   * `GET /conversations/{id}` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   */
+  getConversation(id: operations["runs.getConversation"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<RunsGetConversationResponse> {
+    return this.client.request<RunsGetConversationResponse>({ method: "GET", path: "/conversations/{id}", pathParams: { id }, options })
+  }
+
+  /**
+   * List a conversation's messages
+   *
+   * Oldest first. Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).
+   *
+   * `GET /conversations/{id}/messages` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  listMessages(id: operations["runs.listMessages"]["parameters"]["path"]["id"], params?: RunsListMessagesParams, options?: RequestOptions): PagePromise<RunsListMessagesItem, RunsListMessagesResponse> {
+    return this.client.list<RunsListMessagesItem, RunsListMessagesResponse>({ method: "GET", path: "/conversations/{id}/messages", pathParams: { id }, query: params, options }, "messages")
+  }
+}
+
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
@@ -647,4 +729,6 @@ export class SvcResources extends ApiClient {
   readonly pages: PagesResource = new PagesResource(this)
   /** The `sources` operations. */
   readonly sources: SourcesResource = new SourcesResource(this)
+  /** The `runs` operations. */
+  readonly runs: RunsResource = new RunsResource(this)
 }

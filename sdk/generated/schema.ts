@@ -562,6 +562,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/{id}/conversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Talk to an Agent
+         * @description Runs the Agent's published version on `message` (a never-published Agent is `not_found`), continuing `conversation_id` when given (prior turns restored on the server). One execution and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         */
+        post: operations["runs.agentConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/draft/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an Agent's draft
+         * @description Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         */
+        post: operations["runs.agentDraftRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an execution
+         * @description What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.
+         */
+        get: operations["runs.getExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a conversation
+         * @description Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).
+         */
+        get: operations["runs.getConversation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a conversation's messages
+         * @description Oldest first. Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).
+         */
+        get: operations["runs.listMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2241,6 +2341,140 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
             source: components["schemas"]["Source"];
+        };
+        /**
+         * @example {
+         *       "message": "How do refunds work?"
+         *     }
+         */
+        ConversationTurn: {
+            message: string;
+            /**
+             * Format: uuid
+             * @description Continues a conversation (returned by the first call).
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            conversation_id?: string;
+            /** @description true answers `text/event-stream` (events `start`, `delta`, `tool`, then `done` or `error`). */
+            stream?: boolean;
+        };
+        ConversationReply: {
+            reply: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            conversation_id: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            executionId: string;
+        };
+        /**
+         * @description `run_failed`: The model provider failed, or a Transaction reply did not match its output schema.
+         * @example {
+         *       "error": {
+         *         "code": "run_failed",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_RunFailed: {
+            error: {
+                /** @enum {string} */
+                code: "run_failed";
+                message: string;
+            };
+        };
+        ExecutionResponse: {
+            execution: components["schemas"]["Execution"];
+        };
+        Execution: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /** @enum {string} */
+            kind: "agent" | "flow" | "app" | "transaction";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            targetId: string;
+            /** @description The published version that ran; null for a draft run. */
+            version: components["schemas"]["Int"] | null;
+            draft: boolean;
+            conversationId: string | null;
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed" | "cancelled";
+            steps: components["schemas"]["ExecutionStep"][];
+            toolsCalled: components["schemas"]["ToolCalled"][];
+            creditsCharged: components["schemas"]["Int"];
+            /** @example 2026-11-21T10:00:00.000Z */
+            startedAt: string;
+            finishedAt: string | null;
+            error: string | null;
+        };
+        ExecutionStep: {
+            type: string;
+            name: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            startedAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            finishedAt: string;
+        };
+        ToolCalled: {
+            name: string;
+            /** unknown */
+            arguments?: unknown;
+        };
+        ConversationResponse: {
+            conversation: components["schemas"]["Conversation"];
+        };
+        Conversation: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /** @enum {string} */
+            targetKind: "agent" | "app" | "flow";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            targetId: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+        };
+        MessageList: {
+            messages: components["schemas"]["Message"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        Message: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /** @enum {string} */
+            role: "user" | "assistant";
+            text: string;
+            executionId: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
         };
     };
     responses: never;
@@ -6123,6 +6357,531 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SourceMoved"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runs.agentConversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConversationTurn"];
+            };
+        };
+        responses: {
+            /** @description ConversationReply */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationReply"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientCredits */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientCredits"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+            /** @description an instance of RunFailed */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunFailed"];
+                };
+            };
+        };
+    };
+    "runs.agentDraftRun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConversationTurn"];
+            };
+        };
+        responses: {
+            /** @description ConversationReply */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationReply"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientCredits */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientCredits"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+            /** @description an instance of RunFailed */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunFailed"];
+                };
+            };
+        };
+    };
+    "runs.getExecution": {
+        parameters: {
+            query?: {
+                /** @description `summary` leaves out tool arguments. */
+                view?: "summary";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ExecutionResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runs.getConversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ConversationResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runs.listMessages": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description MessageList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */

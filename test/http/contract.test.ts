@@ -12,20 +12,24 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/platform/accounts/service.js"
 import { insertAgents, insertKnowledgebases, organizationId, personalKey, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
-import { uploadFile, waitForSource } from "../support/source-helpers.js"
+import { type FakeOpenAi, startFakeOpenAi } from "../support/fake-openai.js"
+import { setCredits, uploadFile, waitForSource } from "../support/source-helpers.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 const docId = "svc-openapi.json"
 const methods = ["get", "post", "put", "patch", "delete"] as const
 
 let server: TestServer
+/** A provider that always fails, for the runs' 502. */
+let failingModel: FakeOpenAi
 let doc: any
 let ajv: Ajv2020
 /** Operations seen, by operation id. */
 const exercised = new Set<string>()
 
 beforeAll(async () => {
-  server = await startTestServer()
+  failingModel = await startFakeOpenAi(() => ({ status: 500, error: "provider down" }))
+  server = await startTestServer({ server: { model: { baseUrl: failingModel.baseUrl, maxAttempts: 1 } } })
   const response = await server.request("GET", "/openapi.json", { key: null })
   expect(response.status).toBe(200)
   doc = response.body
@@ -33,7 +37,10 @@ beforeAll(async () => {
   addFormats(ajv)
   ajv.addSchema({ ...withoutIds(doc), $id: docId })
 })
-afterAll(() => server.stop())
+afterAll(async () => {
+  await server.stop()
+  await failingModel.close()
+})
 // Each test starts with a fresh rate-limit window (120 requests per minute per key).
 beforeEach(() => server.clock.advance(60_000))
 
@@ -293,6 +300,38 @@ describe("authoring flows", () => {
     const id = (await call("post", "/flows", 201, { body })).body.flow.id as string
     await server.request("DELETE", `/agents/${agent}`)
     await call("post", `/flows/${id}/publish`, 400)
+    expectConformance()
+  })
+})
+
+describe("runs", () => {
+  it("talks to Agents (published and draft), reads executions and conversations, and refuses what it must", async () => {
+    const agent = (await server.request("POST", "/agents", { body: { name: "Contract runner" } })).body.agent.id as string
+    await call("post", `/agents/${agent}/conversation`, 404, { body: { message: "hi" } })
+    await call("post", `/agents/${agent}/draft/run`, 200, { body: { message: "hi" } })
+    await call("post", `/agents/${unknownId()}/draft/run`, 404, { body: { message: "hi" } })
+    await call("post", `/agents/${agent}/draft/run`, 400, { body: { message: "" } })
+    await server.request("POST", `/agents/${agent}/publish`)
+    const turn = await call("post", `/agents/${agent}/conversation`, 200, { body: { message: "hi" } })
+    await call("post", `/agents/${agent}/conversation`, 200, { body: { message: "again", conversation_id: turn.body.conversation_id } })
+    await call("post", `/agents/${agent}/conversation`, 404, { body: { message: "hi", conversation_id: unknownId() } })
+    await call("post", `/agents/${agent}/conversation`, 400, { body: { message: "hi", model: "x" } })
+    await call("get", `/executions/${turn.body.executionId}`, 200)
+    await call("get", `/executions/${turn.body.executionId}?view=summary`, 200)
+    await call("get", `/executions/${unknownId()}`, 404)
+    await call("get", `/conversations/${turn.body.conversation_id}`, 200)
+    await call("get", `/conversations/${unknownId()}`, 404)
+    await call("get", `/conversations/${turn.body.conversation_id}/messages?limit=1`, 200)
+    await call("get", `/conversations/${turn.body.conversation_id}/messages?cursor=bogus`, 400)
+    await call("get", `/conversations/${unknownId()}/messages`, 404)
+    const flowsOnly = await server.createKey({ name: "flows executor", scopes: ["flows:execute"] })
+    await call("get", `/conversations/${turn.body.conversation_id}`, 403, { key: flowsOnly })
+    const remote = (await server.request("POST", "/agents", { body: { name: "Remote", model: "remote-model" } })).body.agent.id as string
+    await server.request("POST", `/agents/${remote}/publish`)
+    await call("post", `/agents/${remote}/conversation`, 502, { body: { message: "hi" } })
+    await setCredits(server, 0)
+    await call("post", `/agents/${agent}/conversation`, 402, { body: { message: "hi" } })
+    await setCredits(server, 1_000)
     expectConformance()
   })
 })

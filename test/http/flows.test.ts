@@ -380,6 +380,7 @@ describe("listings", () => {
       const draftOnly = await create("Draft only")
       solo.clock.advance(1_000)
       const published = await create("Published")
+      solo.clock.advance(1_000)
       const second = await create("Second")
       await solo.request("POST", `/flows/${published}/publish`)
       solo.clock.advance(1_000)
@@ -397,7 +398,7 @@ describe("listings", () => {
       const nextPage = await solo.request("GET", `/flows?limit=1&fields=id,inputs&cursor=${firstPage.body.nextCursor}`)
       expect(nextPage.body).toEqual({ flows: [{ id: second, inputs: expect.any(Array) }], nextCursor: null })
       expectError(await solo.request("GET", `/flows?limit=1&cursor=${firstPage.body.nextCursor}&include=drafts`), 400, "invalid_request")
-      expect((await solo.request("GET", "/flows?updatedSince=2026-11-21T12:00:02.000Z")).body.flows.map((f: any) => f.id)).toEqual([second])
+      expect((await solo.request("GET", "/flows?updatedSince=2026-11-21T12:00:03.000Z")).body.flows.map((f: any) => f.id)).toEqual([second])
       const withDrafts = await solo.request("GET", "/flows?include=drafts&fields=id,name,published")
       expect(withDrafts.body.flows).toEqual([
         { id: draftOnly, name: "Draft only", published: false },

@@ -119,7 +119,8 @@ describe("security", () => {
     for (const { op } of operations()) {
       expect({ op: op.operationId, security: op.security }).toEqual({
         op: op.operationId,
-        security: [{ [bearerName]: [op["x-required-scope"]] }]
+        // One scope, or alternatives (any of them admits) for operations declared with `anyScope`.
+        security: [op["x-required-scope"]].flat().map((scope: string) => ({ [bearerName]: [scope] }))
       })
     }
   })

@@ -231,8 +231,11 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
       new InsufficientCredits({ message: "This organization has no credits left; searching documents costs one credit. Nothing was charged." })
 
     return {
-      /** Searches `knowledgebaseId` (or `all`) for the principal. */
-      search: (actor: Principal, knowledgebaseId: string, request: SearchRequest) =>
+      /**
+       * Searches `knowledgebaseId` (or `all`) for the principal. With `billed: false` (a search
+       * made by a run, which pays its one credit itself) documents are searched without a credit.
+       */
+      search: (actor: Principal, knowledgebaseId: string, request: SearchRequest, options: { readonly billed?: boolean } = {}) =>
         Effect.gen(function* () {
           const organizationId = actor.organization.id
           const personal = actor.key.kind === "personal" && actor.member !== null
@@ -255,7 +258,8 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             scopeIds = [kb.id]
           }
           const searchesDocuments = kinds.includes("documents")
-          if (searchesDocuments && (yield* creditsLeft(organizationId)) <= 0) return yield* noCredits()
+          const billed = searchesDocuments && options.billed !== false
+          if (billed && (yield* creditsLeft(organizationId)) <= 0) return yield* noCredits()
 
           const list = `search:${organizationId}:${knowledgebaseId}:${actor.key.id}:${kinds.join(",")}:${terms.join(" ")}`
           const page = yield* cursors.request(list, { limit: request.limit ?? defaultLimit, cursor: request.cursor })
@@ -319,13 +323,13 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             kinds,
             results: pageItems.map((result) => ({ kind: result.kind, id: result.citation.sourceId ?? result.id, title: result.title }))
           })
-          if (searchesDocuments && !(yield* charge(organizationId))) return yield* noCredits()
+          if (billed && !(yield* charge(organizationId))) return yield* noCredits()
           yield* recorded
           return {
             results: pageItems,
             nextCursor: more ? cursors.encode(list, [offset + page.limit]) : null,
             kinds,
-            creditsCharged: searchesDocuments ? 1 : 0
+            creditsCharged: billed ? 1 : 0
           }
         })
     }

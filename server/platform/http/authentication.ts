@@ -15,7 +15,7 @@ import { AccountsService } from "../accounts/service.js"
 import { ApiDisabled, GroupsDisabled, InsufficientScope, Unauthorized } from "../errors.js"
 import { RateLimiter, RequestRate } from "../rate-limiter.js"
 import { ErrorResponse } from "./error-catalog.js"
-import { type EndpointPolicy, policyIndex } from "./policy.js"
+import { admittingScopes, type EndpointPolicy, policyIndex, type RequiredScopes } from "./policy.js"
 
 /** The caller of the current request. */
 export class CurrentPrincipal extends Context.Tag("svc/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
@@ -43,7 +43,7 @@ const gateError = (gate: Gate) =>
     : new ApiDisabled({ message: `The '${gate}' feature is not enabled for this organization.` })
 
 /** Why `principal` may not call an endpoint with `policy`, if it may not: plan, then gate, then scope. */
-export const authorize = (principal: Principal, policy: EndpointPolicy & { scope: ApiScope }) => {
+export const authorize = (principal: Principal, policy: EndpointPolicy & { scope: RequiredScopes }) => {
   const org = principal.organization
   if (!apiPlans.includes(org.plan)) {
     return new ApiDisabled({
@@ -51,10 +51,12 @@ export const authorize = (principal: Principal, policy: EndpointPolicy & { scope
     })
   }
   if (policy.gate && !org.gates.has(policy.gate)) return gateError(policy.gate)
-  if (!principal.scopes.has(policy.scope)) {
+  const admitting = admittingScopes(policy.scope)
+  if (!admitting.some((one) => principal.scopes.has(one))) {
     const roleNote =
       principal.key.kind === "personal" && principal.member ? ` for a member with role '${principal.member.role}'` : ""
-    return new InsufficientScope({ message: `This key lacks the scope '${policy.scope}'${roleNote}.` })
+    const named = admitting.length === 1 ? `the scope '${admitting[0]}'` : `one of the scopes ${admitting.map((one) => `'${one}'`).join(", ")}`
+    return new InsufficientScope({ message: `This key lacks ${named}${roleNote}.` })
   }
   return null
 }
@@ -81,7 +83,7 @@ export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
             if (!match) return Effect.fail(unauthorized)
             return Effect.flatMap(accounts.authenticate(match[1]!), (principal) => {
               const refusal =
-                limiter.tryTake(requestRate, principal.key.id) ?? authorize(principal, policy as EndpointPolicy & { scope: ApiScope })
+                limiter.tryTake(requestRate, principal.key.id) ?? authorize(principal, policy as EndpointPolicy & { scope: RequiredScopes })
               return refusal ? Effect.fail(refusal) : Effect.succeed(principal)
             })
           })

@@ -6,15 +6,18 @@ import { HttpApi, type HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context } from "effect"
 import type { ApiScope, Gate } from "../accounts/domain.js"
 
+/** The scope an endpoint requires, or the scopes any one of which admits (`anyScope`). */
+export type RequiredScopes = ApiScope | ReadonlyArray<ApiScope>
+
 /** The scope an endpoint requires. */
-export class RequiredScope extends Context.Tag("svc/RequiredScope")<RequiredScope, ApiScope>() {}
+export class RequiredScope extends Context.Tag("svc/RequiredScope")<RequiredScope, RequiredScopes>() {}
 
 /** The organization gate a group of endpoints requires (`apps`, `groups`). */
 export class RequiredGate extends Context.Tag("svc/RequiredGate")<RequiredGate, Gate>() {}
 
 /** An endpoint's requirements. */
 export interface EndpointPolicy {
-  readonly scope: ApiScope | undefined
+  readonly scope: RequiredScopes | undefined
   readonly gate: Gate | undefined
 }
 
@@ -44,6 +47,21 @@ export const scope =
       "x-required-scope": required,
       security: [{ bearer: [required] }]
     })
+
+/**
+ * Annotates an endpoint admitting a key with any one of `required` (e.g. every `:execute` scope):
+ * `x-required-scope` lists them and the security requirements are alternatives.
+ */
+export const anyScope =
+  (...required: readonly [ApiScope, ApiScope, ...Array<ApiScope>]) =>
+  <E extends { annotate: (tag: any, value: any) => E }>(endpoint: E): E =>
+    endpoint.annotate(RequiredScope, required).annotate(OpenApi.Override, {
+      "x-required-scope": required,
+      security: required.map((one) => ({ bearer: [one] }))
+    })
+
+/** The scopes that admit a key to an endpoint. */
+export const admittingScopes = (required: RequiredScopes): ReadonlyArray<ApiScope> => (typeof required === "string" ? [required] : required)
 
 /** Annotates a group with the gate its endpoints need. */
 export const gate =

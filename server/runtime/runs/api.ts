@@ -1,0 +1,83 @@
+/** The run endpoints of the contract: Agent conversation turns (published and draft), executions, conversations. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { featureContract } from "../../platform/http/contract.js"
+import { Authentication } from "../../platform/http/authentication.js"
+import { ErrorResponse } from "../../platform/http/error-catalog.js"
+import { anyScope, scope } from "../../platform/http/policy.js"
+import { ListOf, listQuery } from "../../platform/pagination.js"
+import { Conversation, ConversationReply, ConversationTurn, Execution, Message } from "./domain.js"
+
+const IdPath = Schema.Struct({ id: Schema.String })
+const streamNote =
+  "With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s."
+
+/** `/agents/{id}/conversation`, `/agents/{id}/draft/run`, `/executions/{id}`, `/conversations/{id}` */
+export class RunsApi extends HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.post("agentConversation", "/agents/:id/conversation")
+      .setPath(IdPath)
+      .setPayload(ConversationTurn)
+      .addSuccess(ConversationReply)
+      .addError(ErrorResponse.InvalidRequest)
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.InsufficientCredits)
+      .addError(ErrorResponse.RunFailed)
+      .annotate(OpenApi.Summary, "Talk to an Agent")
+      .annotate(
+        OpenApi.Description,
+        `Runs the Agent's published version on \`message\` (a never-published Agent is \`not_found\`), continuing \`conversation_id\` when given (prior turns restored on the server). One execution and one credit per call; \`insufficient_credits\` before anything runs; a failed run charges nothing. ${streamNote}`
+      )
+      .pipe(scope("agents:execute"))
+  )
+  .add(
+    HttpApiEndpoint.post("agentDraftRun", "/agents/:id/draft/run")
+      .setPath(IdPath)
+      .setPayload(ConversationTurn)
+      .addSuccess(ConversationReply)
+      .addError(ErrorResponse.InvalidRequest)
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.InsufficientCredits)
+      .addError(ErrorResponse.RunFailed)
+      .annotate(OpenApi.Summary, "Run an Agent's draft")
+      .annotate(OpenApi.Description, `Like the conversation endpoint, on the draft. ${streamNote}`)
+      .pipe(scope("agents:write"))
+  )
+  .add(
+    HttpApiEndpoint.get("getExecution", "/executions/:id")
+      .setPath(IdPath)
+      .setUrlParams(
+        Schema.Struct({
+          view: Schema.optional(Schema.Literal("summary").annotations({ description: "`summary` leaves out tool arguments." }))
+        }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
+      )
+      .addSuccess(Schema.Struct({ execution: Execution }).annotations({ identifier: "ExecutionResponse" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Read an execution")
+      .annotate(OpenApi.Description, "What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.")
+      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+  )
+  .add(
+    HttpApiEndpoint.get("getConversation", "/conversations/:id")
+      .setPath(IdPath)
+      .addSuccess(Schema.Struct({ conversation: Conversation }).annotations({ identifier: "ConversationResponse" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Read a conversation")
+      .annotate(OpenApi.Description, "Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).")
+      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+  )
+  .add(
+    HttpApiEndpoint.get("listMessages", "/conversations/:id/messages")
+      .setPath(IdPath)
+      .setUrlParams(listQuery({}))
+      .addSuccess(ListOf("messages", Message).annotations({ identifier: "MessageList" }))
+      .addError(ErrorResponse.NotFound)
+      .addError(ErrorResponse.InvalidRequest)
+      .annotate(OpenApi.Summary, "List a conversation's messages")
+      .annotate(OpenApi.Description, "Oldest first. Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).")
+      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+  )
+  .middleware(Authentication) {}
+
+/** The `runs` group's slice of the contract. */
+export const RunsContract = featureContract(RunsApi)

@@ -1,0 +1,188 @@
+/**
+ * Agent runs over HTTP against a fake OpenAI-compatible provider on a real socket: history sent on
+ * the second turn, a failing provider (502 `run_failed`, execution `failed`, nothing charged),
+ * streaming order, a client that disconnects mid-stream (the provider's connection closes, the
+ * execution is `cancelled` with the partial reply saved, nothing charged), and concurrent turns on
+ * one conversation kept in order.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { expectError } from "../support/fixtures.js"
+import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+import { insertKnowledgebases } from "../support/fixtures.js"
+import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
+import { count, createAgent, eventually, openStream } from "./support.js"
+
+let fake: FakeOpenAi
+let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")
+let server: TestServer
+let agent: string
+beforeAll(async () => {
+  fake = await startFakeOpenAi((request, n) => answer(request, n))
+  server = await startTestServer({
+    server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 2 }, runs: { keepAliveMs: 100 } }
+  })
+  agent = await createAgent(server, { instructions: "You are terse.", model: "fake-model" })
+})
+afterAll(async () => {
+  await server.stop()
+  await fake.close()
+})
+beforeEach(async () => {
+  server.clock.advance(60_000)
+  await setCredits(server, 1_000)
+  answer = () => say("ok")
+})
+
+const credits = async () => (await organizationOf(server)).creditsRemaining
+const talk = (body: unknown) => server.request("POST", `/agents/${agent}/conversation`, { body })
+const lastUser = (request: SeenRequest): string => {
+  const messages = request.body.messages as Array<{ role: string; content: string }>
+  return messages.filter((m) => m.role === "user").at(-1)!.content
+}
+
+describe("history", () => {
+  it("the second turn sends the first turn's messages to the model", async () => {
+    answer = (request) => say(`echo ${lastUser(request)}`)
+    const first = await talk({ message: "My name is Ada." })
+    expect(first.body.reply).toBe("echo My name is Ada.")
+    const seen = fake.requests.length
+    const second = await talk({ message: "What is my name?", conversation_id: first.body.conversation_id })
+    expect(second.status).toBe(200)
+    const sent = fake.requests[seen]!.body.messages.map((m: any) => [m.role, m.content])
+    expect(sent).toEqual([
+      ["system", "You are terse."],
+      ["user", "My name is Ada."],
+      ["assistant", "echo My name is Ada."],
+      ["user", "What is my name?"]
+    ])
+    expect(fake.requests[seen]!.body.model).toBe("fake-model")
+  })
+})
+
+describe("the Knowledgebase search tool", () => {
+  it("is offered to the model, answers passages with citations, and is recorded and streamed as a tool event", async () => {
+    const [kb] = await insertKnowledgebases(server, { count: 1, prefix: "Tooling" })
+    await readySource(server, kb!.id, { name: "Shipping guide", markdown: true, text: "# Shipping\n\nParcels to Zanzibarra ship every Tuesday.\n" })
+    const searcher = await createAgent(server, { name: "Searcher", model: "fake-model", knowledgebaseIds: [kb!.id] })
+    answer = (request) =>
+      request.body.messages.some((m: any) => m.role === "tool") ? say("Tuesdays, per the Shipping guide.") : callTool("search_knowledgebases", { query: "Zanzibarra" })
+    const before = await credits()
+    const seen = fake.requests.length
+    const streamed = await openStream(server, `/agents/${searcher}/conversation`, { message: "When do parcels to Zanzibarra ship?", stream: true })
+    const events = (await streamed.all()).filter((e) => e.event !== "comment")
+    expect(events.map((e) => e.event)).toEqual(["start", "tool", "delta", "done"])
+    expect(events[1]!.data).toEqual({ name: "search_knowledgebases" })
+    const offered = fake.requests[seen]!.body.tools.map((tool: any) => tool.function.name)
+    expect(offered).toEqual(["search_knowledgebases"])
+    const toolMessage = fake.requests[seen + 1]!.body.messages.find((m: any) => m.role === "tool")
+    const passages = JSON.parse(toolMessage.content).passages
+    expect(passages[0]).toMatchObject({ source: "Shipping guide", text: expect.stringContaining("Tuesday") })
+    const execution = (await server.request("GET", `/executions/${events[0]!.data.executionId}`)).body.execution
+    expect(execution.toolsCalled).toEqual([{ name: "search_knowledgebases", arguments: { query: "Zanzibarra" } }])
+    expect(execution.steps.map((step: any) => step.type)).toEqual(["model", "tool", "model"])
+    // One credit for the run; the tool's document search costs nothing of its own.
+    expect(await credits()).toBe(before - 1)
+  })
+})
+
+describe("a failing provider", () => {
+  it("is 502 run_failed, the execution failed, nothing charged and no reply stored", async () => {
+    answer = () => ({ status: 500, error: "upstream exploded" })
+    const before = await credits()
+    const executions = await count(server, "SELECT count(*) AS n FROM executions")
+    expectError(await talk({ message: "hello?" }), 502, "run_failed")
+    expect(await credits()).toBe(before)
+    expect(await count(server, "SELECT count(*) AS n FROM executions")).toBe(executions + 1)
+    const failed = await count(server, "SELECT count(*) AS n FROM executions WHERE status = 'failed' AND credits_charged = 0 AND error IS NOT NULL")
+    expect(failed).toBeGreaterThanOrEqual(1)
+    expect(await count(server, "SELECT count(*) AS n FROM executions WHERE status = 'running'")).toBe(0)
+    expect(await count(server, "SELECT count(*) AS n FROM messages WHERE role = 'assistant' AND text = ''")).toBe(0)
+  })
+
+  it("streamed, ends with one event: error carrying the envelope", async () => {
+    answer = () => ({ status: 503, error: "busy" })
+    const before = await credits()
+    const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "hi", stream: true })
+    const events = (await streamed.all()).filter((e) => e.event !== "comment")
+    expect(events.map((e) => e.event)).toEqual(["start", "error"])
+    expect(events[1]!.data).toEqual({ error: { code: "run_failed", message: expect.any(String) } })
+    const execution = await server.request("GET", `/executions/${events[0]!.data.executionId}`)
+    expect(execution.body.execution).toMatchObject({ status: "failed", creditsCharged: 0 })
+    expect(await credits()).toBe(before)
+  })
+})
+
+describe("streaming", () => {
+  it("sends start before the model answers, then deltas in order and one done", async () => {
+    answer = () => ({ headersDelayMs: 300, parts: [{ kind: "text", text: "Hel" }, { kind: "text", text: "lo" }] })
+    const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "greet me", stream: true })
+    const firstAt = Date.now()
+    const start = await streamed.next()
+    expect(start!.event).toBe("start")
+    expect(Date.now() - firstAt).toBeLessThan(250)
+    const rest = (await streamed.all()).filter((e) => e.event !== "comment")
+    expect(rest.map((e) => e.event)).toEqual(["delta", "delta", "done"])
+    expect(rest.slice(0, 2).map((e) => e.data)).toEqual([{ text: "Hel" }, { text: "lo" }])
+    expect(rest[2]!.data).toEqual({ reply: "Hello", conversation_id: start!.data.conversation_id, executionId: start!.data.executionId })
+  })
+
+  it("sends a keep-alive comment while the model is silent", async () => {
+    answer = () => ({ headersDelayMs: 450, parts: [{ kind: "text", text: "late" }] })
+    const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "take your time", stream: true })
+    const events = await streamed.all()
+    const names = events.map((e) => e.event)
+    expect(names[0]).toBe("start")
+    expect(names.at(-1)).toBe("done")
+    const comments = events.filter((e) => e.event === "comment")
+    expect(comments.length).toBeGreaterThanOrEqual(2)
+    expect(comments.every((e) => e.data === "keep-alive")).toBe(true)
+    expect(names.indexOf("comment")).toBeLessThan(names.indexOf("delta"))
+  })
+
+  it("a client that disconnects mid-stream stops the provider call; the execution is cancelled with the partial reply, nothing charged", async () => {
+    answer = () => ({ parts: [{ kind: "text", text: "partial answer" }, { kind: "hang" }] })
+    const before = await credits()
+    const controller = new AbortController()
+    const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "tell me a long story", stream: true }, controller.signal)
+    const start = await streamed.next()
+    expect(start!.event).toBe("start")
+    const delta = await streamed.next()
+    expect(delta).toEqual({ event: "delta", data: { text: "partial answer" } })
+    const aborted = fake.nextAbort()
+    controller.abort()
+    await aborted
+    const executionId = start!.data.executionId as string
+    await eventually(async () => (await server.request("GET", `/executions/${executionId}`)).body.execution.status !== "running")
+    const execution = (await server.request("GET", `/executions/${executionId}`)).body.execution
+    expect(execution).toMatchObject({ status: "cancelled", creditsCharged: 0, error: expect.stringContaining("disconnected") })
+    expect(await credits()).toBe(before)
+    const messages = await server.request("GET", `/conversations/${start!.data.conversation_id}/messages`)
+    expect(messages.body.messages.map((m: any) => [m.role, m.text])).toEqual([
+      ["user", "tell me a long story"],
+      ["assistant", "partial answer"]
+    ])
+  })
+})
+
+describe("concurrent turns on one conversation", () => {
+  it("run one at a time: every message kept, in order, each turn seeing the ones before", async () => {
+    answer = (request) => ({ parts: [{ kind: "wait", ms: 30 }, { kind: "text", text: `re: ${lastUser(request)}` }] })
+    const first = await talk({ message: "turn 0" })
+    const conversation = first.body.conversation_id as string
+    const seen = fake.requests.length
+    const turns = await Promise.all(
+      [1, 2, 3, 4].map((i) => talk({ message: `turn ${i}`, conversation_id: conversation }))
+    )
+    expect(turns.map((t) => t.status)).toEqual([200, 200, 200, 200])
+    const messages = (await server.request("GET", `/conversations/${conversation}/messages`)).body.messages as Array<any>
+    expect(messages).toHaveLength(10)
+    for (let i = 0; i < messages.length; i += 2) {
+      expect(messages[i].role).toBe("user")
+      expect(messages[i + 1]).toMatchObject({ role: "assistant", text: `re: ${messages[i].text}`, executionId: messages[i].executionId })
+    }
+    const historyLengths = fake.requests.slice(seen).map((r) => r.body.messages.length).sort((a: number, b: number) => a - b)
+    // system + 2 per earlier turn + the new message: 4, 6, 8, 10.
+    expect(historyLengths).toEqual([4, 6, 8, 10])
+  })
+})
