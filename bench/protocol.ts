@@ -24,3 +24,12 @@ export interface SvcReady extends Ready {
 
 /** The baseline server's ready line. */
 export type BaselineReady = Ready
+
+/** The runs launcher's ready line. */
+export interface RunsReady extends Ready {
+  /** The all-scopes key of organization `default`. */
+  readonly bootstrapKey: string
+  /** The demo's published support Agent (builtin model) and its Knowledgebase. */
+  readonly demoAgentId: string
+  readonly knowledgebaseId: string
+}

@@ -1,0 +1,58 @@
+/**
+ * Child process of the runs benchmark: starts svc with the demo content, the given OpenAI-compatible
+ * model endpoint, no rate limit in the way and credits for every run, and prints one JSON ready
+ * line (`RunsReady`). Exits cleanly on SIGTERM, SIGINT or when its stdin closes.
+ *
+ *   node dist/bench/runs-launcher.js --data-dir DIR --model-url URL
+ */
+import { Effect } from "effect"
+import { parseArgs } from "node:util"
+import { AccountsService } from "../server/platform/accounts/service.js"
+import { startServer } from "../server/server.js"
+import type { RunsReady } from "./protocol.js"
+
+const { values } = parseArgs({ options: { "data-dir": { type: "string" }, "model-url": { type: "string" } } })
+if (!values["data-dir"] || !values["model-url"]) throw new Error("--data-dir and --model-url are required")
+
+const server = await startServer({
+  dataDir: values["data-dir"],
+  host: "127.0.0.1",
+  port: 0,
+  requestsPerMinute: 1_000_000_000,
+  demo: true,
+  model: { baseUrl: values["model-url"], apiKey: undefined }
+})
+if (!server.bootstrapKey || !server.demo) throw new Error(`${values["data-dir"]} is not a fresh data directory`)
+
+const { runAdmin } = await import("../server/admin.js")
+await runAdmin(
+  server.dataDir,
+  Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("default", { credits: 1_000_000_000 }))
+)
+
+let stopping = false
+const stop = () => {
+  if (stopping) return
+  stopping = true
+  setTimeout(() => process.exit(1), 5_000).unref()
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(1)
+  )
+}
+process.on("SIGTERM", stop)
+process.on("SIGINT", stop)
+process.stdin.on("end", stop)
+process.stdin.on("error", stop)
+process.stdin.resume()
+
+const ready: RunsReady = {
+  ready: true,
+  pid: process.pid,
+  origin: server.origin,
+  baseUrl: server.baseUrl,
+  bootstrapKey: server.bootstrapKey,
+  demoAgentId: server.demo.agentId,
+  knowledgebaseId: server.demo.knowledgebaseId
+}
+process.stdout.write(`${JSON.stringify(ready)}\n`)

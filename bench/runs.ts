@@ -1,0 +1,160 @@
+/**
+ * `npm run bench:runs`: conversation turns of Agents, measured from a second process.
+ *
+ * - turns per second and CPU per turn with the `builtin` model (retrieval over the demo's
+ *   Knowledgebase) and with a fake OpenAI-compatible model that answers at once (the server's own
+ *   overhead per turn: execution, credit, history, messages, the model client);
+ * - time to first byte of a streamed reply (`event: start` is sent before the model answers);
+ * - the server's memory with 1,000 streams held open by a model that never finishes.
+ *
+ *   node dist/bench/runs.js [--duration 10] [--connections 20] [--streams 1000] [--keep-data]
+ */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { Agent, request } from "undici"
+import { type Child, cleanupOnExit, planCpus, procStatusKb, spawnChild } from "./children.js"
+import { startFakeModel } from "./fake-model.js"
+import { loadCells, loadColumns, type LoadResult, runLoad } from "./load.js"
+import type { RunsReady } from "./protocol.js"
+import { fmt, sleep, table } from "./report.js"
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "20" },
+    streams: { type: "string", default: "1000" },
+    "keep-data": { type: "boolean", default: false }
+  }
+})
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
+
+const main = async () => {
+  const plan = await planCpus()
+  console.error(plan.describe("bench:runs", { server: "svc", runner: "load generator and fake model" }))
+  const model = await startFakeModel()
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-runs-"))
+  const children: Array<Child<RunsReady>> = []
+  const cleanup = cleanupOnExit(children, () => dataDir, flags["keep-data"], "the runs benchmark")
+  try {
+    const svc = await spawnChild<RunsReady>({
+      name: "svc",
+      script: join(dirname(fileURLToPath(import.meta.url)), "runs-launcher.js"),
+      args: ["--data-dir", dataDir, "--model-url", model.baseUrl],
+      cpu: plan.serverCpu,
+      logFile: join(dataDir, "svc.stderr.log")
+    })
+    children.push(svc)
+    const { baseUrl, bootstrapKey, demoAgentId, pid } = svc.ready
+    const headers = { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" }
+    const agentOn = async (modelName: string) => {
+      const created = await fetch(`${baseUrl}/agents`, { method: "POST", headers, body: JSON.stringify({ name: `Bench ${modelName}`, model: modelName }) })
+      const id = ((await created.json()) as { agent: { id: string } }).agent.id
+      await fetch(`${baseUrl}/agents/${id}/publish`, { method: "POST", headers })
+      return id
+    }
+    const instantAgent = await agentOn("instant")
+    const holdAgent = await agentOn("hold")
+    // The demo's PDF is indexed by then in practice; give the worker a moment anyway.
+    await sleep(1_000)
+
+    const turn = (agentId: string) => ({
+      url: `${baseUrl}/agents/${agentId}/conversation`,
+      method: "POST" as const,
+      headers,
+      body: JSON.stringify({ message: "How long do I have to return a chair?" }),
+      connections: Number(flags.connections),
+      durationS: Number(flags.duration)
+    })
+    const results: Array<[string, LoadResult]> = []
+    for (const [label, agentId] of [
+      ["builtin (retrieval)", demoAgentId],
+      ["fake model, instant", instantAgent]
+    ] as const) {
+      await runLoad({ ...turn(agentId), durationS: 2 }, pid)
+      console.error(`turns  ${label} ...`)
+      results.push([label, await runLoad(turn(agentId), pid)])
+    }
+
+    // Time to first byte of a streamed reply, one request at a time.
+    const firstBytes: Array<number> = []
+    for (let i = 0; i < 200; i++) {
+      const started = performance.now()
+      const response = await request(`${baseUrl}/agents/${instantAgent}/conversation`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ message: "Stream it", stream: true })
+      })
+      for await (const _ of response.body) {
+        firstBytes.push(performance.now() - started)
+        break
+      }
+      await response.body.dump()
+    }
+    firstBytes.sort((a, b) => a - b)
+
+    // Memory with many streams held open.
+    const rssBefore = procStatusKb(pid, "VmRSS")
+    const streams = Number(flags.streams)
+    const dispatcher = new Agent({ connections: streams + 10, pipelining: 0 })
+    const controller = new AbortController()
+    let started = 0
+    const opened = Array.from({ length: streams }, async () => {
+      const response = await request(`${baseUrl}/agents/${holdAgent}/conversation`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ message: "Hold on", stream: true }),
+        dispatcher,
+        signal: controller.signal
+      })
+      // The first frame (`event: start`) says the turn runs; the body stays open, paused, so the
+      // server keeps the stream and its turn (breaking out of the body would disconnect).
+      await new Promise<void>((resolve, reject) => {
+        response.body.once("data", () => {
+          started++
+          response.body.pause()
+          resolve()
+        })
+        response.body.once("error", reject)
+      })
+    })
+    const deadline = Date.now() + 60_000
+    while ((started < streams || model.held() < streams) && Date.now() < deadline) await sleep(200)
+    const rssOpen = procStatusKb(pid, "VmRSS")
+    const held = model.held()
+    controller.abort()
+    await Promise.allSettled(opened)
+    await dispatcher.close().catch(() => undefined)
+
+    console.log(plan.describe("bench:runs", { server: "svc", runner: "load generator and fake model" }))
+    console.log()
+    console.log(
+      table(
+        ["scenario", "conns", "requests", ...loadColumns],
+        results.map(([label, r]) => [label, String(r.connections), String(r.requests), ...loadCells(r)])
+      )
+    )
+    console.log()
+    console.log(
+      `time to first byte of a streamed reply (fake model, sequential, ${firstBytes.length}): ` +
+        `p50 ${fmt(percentile(firstBytes, 50), 2)} ms, p99 ${fmt(percentile(firstBytes, 99), 2)} ms, max ${fmt(firstBytes.at(-1) ?? null, 2)} ms`
+    )
+    const perStream = rssBefore !== null && rssOpen !== null ? (rssOpen - rssBefore) / Math.max(1, started) : null
+    console.log(
+      `open streams: ${started} of ${streams} started (${held} held at the model); server RSS ` +
+        `${fmt(rssBefore === null ? null : rssBefore / 1024)} MB before, ${fmt(rssOpen === null ? null : rssOpen / 1024)} MB with them open ` +
+        `(${fmt(perStream)} KB per stream)`
+    )
+  } finally {
+    await cleanup()
+    await model.close()
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
