@@ -119,6 +119,32 @@ describe("conversations", () => {
     expect([await credits(), await executions()]).toEqual(before)
   })
 
+  it("runs concurrent turns of one App conversation one at a time, none lost or interleaved", async () => {
+    const slow = await createAgent(server, { name: "Slow desk", model: "fake-model" })
+    const app = await createApp(server, { agentIds: [slow] })
+    answer = (request) => ({ ...say(`echo ${request.body.messages.at(-1).content}`), headersDelayMs: 40 })
+    const first = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "parcels" } })
+    const conversation_id = first.body.conversation_id as string
+    const turns = await Promise.all(
+      ["invoices one", "invoices two", "invoices three"].map((message) =>
+        server.request("POST", `/apps/${app}/conversation`, { body: { message, conversation_id } })
+      )
+    )
+    expect(turns.map((t) => t.status)).toEqual([200, 200, 200])
+    const messages = (await server.request("GET", `/conversations/${conversation_id}/messages`)).body.messages
+    expect(messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"])
+    for (let i = 0; i < messages.length; i += 2) expect(messages[i + 1].text).toBe(`echo ${messages[i].text}`)
+  })
+
+  it("leaves out a pinned member deleted since the App was published", async () => {
+    const gone = await createAgent(server, { name: "Invoice helper", description: "Answers questions about invoices." })
+    const app = await createApp(server, { agentIds: [gone, shipping] })
+    expect((await server.request("DELETE", `/agents/${gone}`)).status).toBe(200)
+    const turn = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "When are invoices due?" } })
+    expect(turn.status).toBe(200)
+    expect((await execution(server, turn.body.executionId)).toolsCalled[0].name).toBe("ask_shipping_desk")
+  })
+
   it("streams start, the member asked, the text and done carrying the greeting", async () => {
     const app = await createApp(server, { greeting: "Hi there.", agentIds: [shipping, billing] })
     const streamed = await openStream(server, `/apps/${app}/conversation`, { message: "Invoices due when?", stream: true })
