@@ -4,6 +4,7 @@
  */
 import { agentsFeature } from "./builder/agents/feature.js"
 import { appsFeature } from "./builder/apps/feature.js"
+import { appRunsFeature } from "./runtime/app-runs/feature.js"
 import { flowsFeature } from "./builder/flows/feature.js"
 import { knowledgebasesFeature } from "./knowledge/feature.js"
 import { pagesFeature } from "./knowledge/pages/feature.js"
@@ -11,4 +12,4 @@ import { sourcesFeature } from "./knowledge/sources/feature.js"
 import { runsFeature } from "./runtime/runs/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
-export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature] as const
+export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature, appRunsFeature] as const

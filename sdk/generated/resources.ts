@@ -715,6 +715,57 @@ export class RunsResource extends Resource {
   }
 }
 
+// appRuns
+
+/** The answer of `appRuns.appConversation`. */
+export type AppRunsAppConversationResponse = operations["appRuns.appConversation"]["responses"][200]["content"]["application/json"]
+/** The request body of `appRuns.appConversation`. */
+export type AppRunsAppConversationBody = NonNullable<operations["appRuns.appConversation"]["requestBody"]>["content"]["application/json"]
+/** The answer of `appRuns.appDraftRun`. */
+export type AppRunsAppDraftRunResponse = operations["appRuns.appDraftRun"]["responses"][200]["content"]["application/json"]
+/** The request body of `appRuns.appDraftRun`. */
+export type AppRunsAppDraftRunBody = NonNullable<operations["appRuns.appDraftRun"]["requestBody"]>["content"]["application/json"]
+/** The answer of `appRuns.appTransaction`. */
+export type AppRunsAppTransactionResponse = operations["appRuns.appTransaction"]["responses"][200]["content"]["application/json"]
+/** The request body of `appRuns.appTransaction`. */
+export type AppRunsAppTransactionBody = NonNullable<operations["appRuns.appTransaction"]["requestBody"]>["content"]["application/json"]
+
+/** The `appRuns` operations. */
+export class AppRunsResource extends Resource {
+  /**
+   * Talk to an App
+   *
+   * Runs the App's published version on `message` (a never-published App is `not_found`), its members at the versions it pinned, continuing `conversation_id` when given. The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   *
+   * `POST /apps/{id}/conversation` (scope `apps:execute`).
+   */
+  appConversation(id: operations["appRuns.appConversation"]["parameters"]["path"]["id"], body: AppRunsAppConversationBody, options?: RequestOptions): Promise<AppRunsAppConversationResponse> {
+    return this.client.request<AppRunsAppConversationResponse>({ method: "POST", path: "/apps/{id}/conversation", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run an App's draft
+   *
+   * Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   *
+   * `POST /apps/{id}/draft/run` (scope `apps:write`).
+   */
+  appDraftRun(id: operations["appRuns.appDraftRun"]["parameters"]["path"]["id"], body: AppRunsAppDraftRunBody, options?: RequestOptions): Promise<AppRunsAppDraftRunResponse> {
+    return this.client.request<AppRunsAppDraftRunResponse>({ method: "POST", path: "/apps/{id}/draft/run", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run an App's Transaction Service
+   *
+   * `input` is validated against the published `inputSchema` before anything runs (400 `invalid_request` naming every problem; 400 too when the published version has no Transaction Service). The Supervisor answers `JSON.stringify(input)` through one member Agent; the reply is made an object (a language model is asked for JSON; `builtin` fills an output schema with exactly one required string property with the member's reply) and validated against `outputSchema` before it is returned, else 502 `run_failed` and nothing is charged. One execution (kind `transaction`) and one credit.
+   *
+   * `POST /apps/{id}/transaction` (scope `apps:execute`).
+   */
+  appTransaction(id: operations["appRuns.appTransaction"]["parameters"]["path"]["id"], body: AppRunsAppTransactionBody, options?: RequestOptions): Promise<AppRunsAppTransactionResponse> {
+    return this.client.request<AppRunsAppTransactionResponse>({ method: "POST", path: "/apps/{id}/transaction", pathParams: { id }, body, options })
+  }
+}
+
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
@@ -731,4 +782,6 @@ export class SvcResources extends ApiClient {
   readonly sources: SourcesResource = new SourcesResource(this)
   /** The `runs` operations. */
   readonly runs: RunsResource = new RunsResource(this)
+  /** The `appRuns` operations. */
+  readonly appRuns: AppRunsResource = new AppRunsResource(this)
 }

@@ -336,6 +336,43 @@ describe("runs", () => {
   })
 })
 
+describe("app runs", () => {
+  it("talks to Apps (published and draft), runs transactions, and refuses what it must", async () => {
+    const agent = (await server.request("POST", "/agents", { body: { name: "App member", description: "Answers invoices." } })).body.agent.id as string
+    await server.request("POST", `/agents/${agent}/publish`)
+    const answerSchema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] }
+    const app = (await server.request("POST", "/apps", { body: { name: "Contract desk", greeting: "Hello.", agentIds: [agent] } })).body.app.id as string
+    await server.request("PATCH", `/apps/${app}/draft`, {
+      body: { api: { transactionEnabled: true, inputSchema: { type: "object", required: ["question"] }, outputSchema: answerSchema } }
+    })
+    await call("post", `/apps/${app}/conversation`, 404, { body: { message: "hi" } })
+    await call("post", `/apps/${app}/draft/run`, 200, { body: { message: "invoices" } })
+    await call("post", `/apps/${unknownId()}/draft/run`, 404, { body: { message: "hi" } })
+    await call("post", `/apps/${app}/draft/run`, 400, { body: { message: "" } })
+    await call("post", `/apps/${app}/transaction`, 404, { body: { input: {} } })
+    await server.request("POST", `/apps/${app}/publish`)
+    const turn = await call("post", `/apps/${app}/conversation`, 200, { body: { message: "invoices" } })
+    await call("post", `/apps/${app}/conversation`, 200, { body: { message: "again", conversation_id: turn.body.conversation_id } })
+    await call("post", `/apps/${app}/conversation`, 404, { body: { message: "hi", conversation_id: unknownId() } })
+    await call("post", `/apps/${app}/transaction`, 200, { body: { input: { question: "invoices" } } })
+    await call("post", `/apps/${app}/transaction`, 400, { body: { input: {} } })
+    await call("post", `/apps/${app}/transaction`, 400, { body: { input: {}, extra: 1 } })
+    const remote = (await server.request("POST", "/agents", { body: { name: "Remote member", model: "remote-model" } })).body.agent.id as string
+    await server.request("POST", `/agents/${remote}/publish`)
+    const failing = (await server.request("POST", "/apps", { body: { name: "Failing desk", agentIds: [remote] } })).body.app.id as string
+    await server.request("POST", `/apps/${failing}/publish`)
+    await call("post", `/apps/${failing}/conversation`, 502, { body: { message: "hi" } })
+    await setCredits(server, 0)
+    await call("post", `/apps/${app}/conversation`, 402, { body: { message: "hi" } })
+    await call("post", `/apps/${app}/transaction`, 402, { body: { input: { question: "x" } } })
+    await setCredits(server, 1_000)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["apps"] })))
+    await call("post", `/apps/${app}/conversation`, 403, { body: { message: "hi" } })
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["apps"] })))
+    expectConformance()
+  })
+})
+
 describe("knowledgebases", () => {
   it("creates (also idempotently), lists, reads, and refuses what it must", async () => {
     const created = await call("post", "/knowledgebases", 201, { body: { name: "Contract", description: "Checked." } })

@@ -21,16 +21,16 @@ import { SearchService } from "../../knowledge/search/service.js"
 import { AgentRepo } from "../../builder/agents/repo.js"
 import { parseAgentDefinition } from "../../builder/agents/definition.js"
 import type { AgentDefinition } from "../../builder/agents/domain.js"
-import type { ChatTurn, ToolCall, TurnSink, TurnStep } from "../model.js"
+import type { ChatTurn, ToolCall, TurnResult, TurnSink, TurnStep } from "../model.js"
 import { ModelRuntime } from "../service.js"
-import type { Conversation, ConversationReply, ConversationTurn, Execution, Message } from "./domain.js"
+import type { Conversation, ConversationReply, ConversationTurn, Execution, ExecutionKind, Message, TargetKind } from "./domain.js"
 import { knowledgeTool } from "./knowledge-tool.js"
 import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
 import { makeTurnLocks } from "./turn-locks.js"
 
 /** What a streamed turn reports: its start (before the model answers), text as it arrives, tools as they run. */
 export type RunEvent =
-  | { readonly type: "start"; readonly executionId: string; readonly conversation_id: string }
+  | { readonly type: "start"; readonly executionId: string; readonly conversation_id?: string }
   | { readonly type: "delta"; readonly text: string }
   | { readonly type: "tool"; readonly name: string }
 
@@ -48,6 +48,32 @@ export interface PreparedTurn {
   readonly message: string
   /** The conversation continued; null starts a new one. */
   readonly conversationId: string | null
+}
+
+/**
+ * What one execution is of: its kind, target and version, the message it answers, and, for a
+ * conversation turn, the conversation's target kind and the conversation continued (null starts
+ * one); `conversation: null` is a run without a conversation (a transaction).
+ */
+export interface RunTarget {
+  readonly actor: Principal
+  readonly kind: ExecutionKind
+  readonly targetId: string
+  /** The published version that runs; null for a draft run. */
+  readonly version: number | null
+  readonly draft: boolean
+  readonly message: string
+  readonly conversation: { readonly targetKind: TargetKind; readonly id: string | null } | null
+}
+
+/** What answers an execution, given the conversation's history before it and the sink of its events. */
+export type TurnProducer<R extends TurnResult> = (history: ReadonlyArray<ChatTurn>, sink: TurnSink) => Effect.Effect<R, RunFailed>
+
+/** A finished execution: what produced it answered, its conversation (null without one) and its id. */
+export interface ExecutionAnswer<R extends TurnResult> {
+  readonly result: R
+  readonly conversationId: string | null
+  readonly executionId: string
 }
 
 /** The reason recorded on an execution a stopped server never finished. */
@@ -132,45 +158,47 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         return { actor, agentId, version, draft: options.draft, definition, message: body.message, conversationId }
       })
 
-    /** Writes the execution `running` and the user's message, reserving the credit; answers the history before it. */
-    const begin = (turn: PreparedTurn, conversationId: string, executionId: string) =>
+    /** Writes the execution `running` and, in a conversation, the user's message, reserving the credit; answers the history before it. */
+    const begin = (run: RunTarget, conversationId: string | null, executionId: string) =>
       inTransaction(
         Effect.gen(function* () {
-          const org = turn.actor.organization.id
+          const org = run.actor.organization.id
           if (!(yield* repo.takeCredit(org))) return yield* noCredits()
           const at = now()
-          if (turn.conversationId === null) {
+          if (run.conversation !== null && run.conversation.id === null && conversationId !== null) {
             yield* repo.insertConversation({
               id: conversationId,
               organization_id: org,
-              target_kind: "agent",
-              target_id: turn.agentId,
+              target_kind: run.conversation.targetKind,
+              target_id: run.targetId,
               created_at: at,
               updated_at: at
             })
           }
-          const history = yield* repo.history(conversationId)
+          const history = conversationId === null ? [] : yield* repo.history(conversationId)
           yield* repo.insertExecution({
             id: executionId,
             organizationId: org,
-            kind: "agent",
-            targetId: turn.agentId,
-            version: turn.version,
-            draft: turn.draft,
+            kind: run.kind,
+            targetId: run.targetId,
+            version: run.version,
+            draft: run.draft,
             conversationId,
             creditsCharged: 1,
             startedAt: at
           })
-          yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text: turn.message, executionId, at })
-          yield* repo.touchConversation(conversationId, at)
+          if (conversationId !== null) {
+            yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text: run.message, executionId, at })
+            yield* repo.touchConversation(conversationId, at)
+          }
           return history.map((row): ChatTurn => ({ role: row.role, text: row.text }))
         })
       )
 
-    /** Finishes the execution; a reply (whole or partial) is stored as the assistant's message; a run not succeeded gives its credit back. */
+    /** Finishes the execution; in a conversation a reply (whole or partial) is stored as the assistant's message; a run not succeeded gives its credit back. */
     const finish = (
-      turn: PreparedTurn,
-      conversationId: string,
+      run: RunTarget,
+      conversationId: string | null,
       executionId: string,
       outcome: {
         readonly status: "succeeded" | "failed" | "cancelled"
@@ -184,8 +212,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         Effect.gen(function* () {
           const at = now()
           const succeeded = outcome.status === "succeeded"
-          if (!succeeded) yield* repo.returnCredit(turn.actor.organization.id)
-          if (succeeded || (outcome.status === "cancelled" && outcome.reply !== "")) {
+          if (!succeeded) yield* repo.returnCredit(run.actor.organization.id)
+          if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
             yield* repo.appendMessage({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
             yield* repo.touchConversation(conversationId, at)
           }
@@ -201,65 +229,99 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       )
 
     /**
-     * Runs a prepared turn, holding its conversation's lock from reading the history to storing the
-     * reply. Interrupting it (a client that went away) stops the model call and records the
-     * execution `cancelled` with what was produced.
+     * Runs one execution: reserves its credit and records it (in a conversation, holding the
+     * conversation's lock from reading the history to storing the reply), lets `produce` answer
+     * outside any transaction, then finishes it. Interrupting it (a client that went away) stops
+     * `produce` and records the execution `cancelled` with what was produced.
+     */
+    const runExecution = <R extends TurnResult>(
+      run: RunTarget,
+      produce: TurnProducer<R>,
+      onEvent: RunSink = () => Effect.void
+    ): Effect.Effect<ExecutionAnswer<R>, RunFailed | InsufficientCredits> => {
+      const conversationId = run.conversation === null ? null : (run.conversation.id ?? newId())
+      const executionId = newId()
+      const body = Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const history = yield* begin(run, conversationId, executionId)
+          let partial = ""
+          const steps: Array<TurnStep> = []
+          const toolsCalled: Array<ToolCall> = []
+          const sink: TurnSink = (event) => {
+            if (event.type === "step") return Effect.sync(() => void steps.push(event.step))
+            if (event.type === "tool") {
+              toolsCalled.push({ name: event.name, arguments: event.arguments })
+              return onEvent({ type: "tool", name: event.name })
+            }
+            partial += event.text
+            return onEvent({ type: "delta", text: event.text })
+          }
+          const started: RunEvent =
+            conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
+          const exit = yield* Effect.exit(restore(Effect.zipRight(onEvent(started), produce(history, sink))))
+          if (Exit.isSuccess(exit)) {
+            const result = exit.value
+            yield* finish(run, conversationId, executionId, {
+              status: "succeeded",
+              reply: result.reply,
+              steps: result.steps,
+              toolsCalled: result.toolsCalled,
+              error: null
+            })
+            return { result, conversationId, executionId }
+          }
+          const failure = Cause.failureOption(exit.cause)
+          const status = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "failed"
+          const error = Option.isSome(failure)
+            ? failure.value.message
+            : status === "cancelled"
+              ? cancelledByClient
+              : "The run failed on the server."
+          yield* finish(run, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
+          return yield* Effect.failCause(exit.cause)
+        })
+      )
+      return conversationId === null ? body : locks.withLock(conversationId, body)
+    }
+
+    /** One Agent turn on `definition`: its Knowledgebases as the search tool, reporting to `sink`. */
+    const agentReply = (
+      actor: Principal,
+      definition: AgentDefinition,
+      history: ReadonlyArray<ChatTurn>,
+      message: string,
+      sink: TurnSink
+    ): Effect.Effect<TurnResult, RunFailed> => {
+      const { knowledgebaseIds } = definition
+      const tools = knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, actor, knowledgebaseIds)]
+      return runtime.runTurn({ model: definition.model, instructions: definition.instructions, history, message, tools }, sink)
+    }
+
+    /**
+     * Runs a prepared Agent turn, holding its conversation's lock from reading the history to
+     * storing the reply. Interrupting it (a client that went away) stops the model call and records
+     * the execution `cancelled` with what was produced.
      */
     const runAgentTurn = (
       turn: PreparedTurn,
       onEvent: RunSink = () => Effect.void
-    ): Effect.Effect<ConversationReply, RunFailed | InsufficientCredits> => {
-      const conversationId = turn.conversationId ?? newId()
-      const executionId = newId()
-      return locks.withLock(
-        conversationId,
-        Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function* () {
-            const history = yield* begin(turn, conversationId, executionId)
-            let partial = ""
-            const steps: Array<TurnStep> = []
-            const toolsCalled: Array<ToolCall> = []
-            const sink: TurnSink = (event) => {
-              if (event.type === "step") return Effect.sync(() => void steps.push(event.step))
-              if (event.type === "tool") {
-                toolsCalled.push({ name: event.name, arguments: event.arguments })
-                return onEvent({ type: "tool", name: event.name })
-              }
-              partial += event.text
-              return onEvent({ type: "delta", text: event.text })
-            }
-            const { knowledgebaseIds } = turn.definition
-            const tools = knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, turn.actor, knowledgebaseIds)]
-            const exit = yield* Effect.exit(
-              restore(
-                Effect.zipRight(
-                  onEvent({ type: "start", executionId, conversation_id: conversationId }),
-                  runtime.runTurn(
-                    { model: turn.definition.model, instructions: turn.definition.instructions, history, message: turn.message, tools },
-                    sink
-                  )
-                )
-              )
-            )
-            if (Exit.isSuccess(exit)) {
-              const result = exit.value
-              const { reply, steps: taken, toolsCalled: called } = result
-              yield* finish(turn, conversationId, executionId, { status: "succeeded", reply, steps: taken, toolsCalled: called, error: null })
-              return { reply: result.reply, conversation_id: conversationId, executionId }
-            }
-            const failure = Cause.failureOption(exit.cause)
-            const status = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "failed"
-            const error = Option.isSome(failure)
-              ? failure.value.message
-              : status === "cancelled"
-                ? cancelledByClient
-                : "The run failed on the server."
-            yield* finish(turn, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
-            return yield* Effect.failCause(exit.cause)
-          })
-        )
+    ): Effect.Effect<ConversationReply, RunFailed | InsufficientCredits> =>
+      Effect.map(
+        runExecution(
+          {
+            actor: turn.actor,
+            kind: "agent",
+            targetId: turn.agentId,
+            version: turn.version,
+            draft: turn.draft,
+            message: turn.message,
+            conversation: { targetKind: "agent", id: turn.conversationId }
+          },
+          (history, sink) => agentReply(turn.actor, turn.definition, history, turn.message, sink),
+          onEvent
+        ),
+        (answer) => ({ reply: answer.result.reply, conversation_id: answer.conversationId!, executionId: answer.executionId })
       )
-    }
 
     /** A conversation of the organization whose target kind's `:execute` scope the caller holds. */
     const readableConversation = (actor: Principal, id: string) =>
@@ -274,6 +336,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     return {
       prepareAgentTurn,
       runAgentTurn,
+      runExecution,
+      agentReply,
 
       /**
        * Finishes the executions a stopped server left `running` as `failed`, giving their reserved

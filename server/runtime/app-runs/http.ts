@@ -1,0 +1,31 @@
+/** HTTP handlers of the App run endpoints: thin adapters over `AppRunService`; `stream: true` answers SSE. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import type { ConversationTurn } from "../runs/domain.js"
+import { RunSettings } from "../runs/settings.js"
+import { streamRun } from "../runs/sse.js"
+import { AppRunsContract } from "./api.js"
+import { AppRunService } from "./service.js"
+
+/** Handlers of the `appRuns` group. */
+export const AppRunsHttpLive = HttpApiBuilder.group(AppRunsContract, "appRuns", (handlers) =>
+  Effect.gen(function* () {
+    const appRuns = yield* AppRunService
+    const { keepAliveMs } = yield* RunSettings
+
+    /** A turn: checks first (refusals answer as JSON), then the run, streamed or not. */
+    const appTurn = (actor: Principal, appId: string, body: ConversationTurn, draft: boolean) =>
+      Effect.gen(function* () {
+        const prepared = yield* appRuns.prepareTurn(actor, appId, body, { draft })
+        if (body.stream === true) return yield* streamRun((onEvent) => appRuns.runTurn(prepared, onEvent), keepAliveMs)
+        return yield* appRuns.runTurn(prepared)
+      })
+
+    return handlers
+      .handle("appConversation", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => appTurn(actor, path.id, payload, false)))
+      .handle("appDraftRun", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => appTurn(actor, path.id, payload, true)))
+      .handle("appTransaction", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => appRuns.transaction(actor, path.id, payload)))
+  })
+)

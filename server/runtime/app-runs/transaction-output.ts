@@ -1,0 +1,46 @@
+/**
+ * How a transaction's reply becomes its output object. On a language model the Supervisor is told
+ * to answer with one JSON object valid under the output schema, and its reply is parsed (a
+ * ```json fence around it is allowed). On `builtin`, which writes no JSON, the mapping is fixed:
+ * an output schema with exactly one required property whose type is `string` gets the member's
+ * reply text there; any other schema cannot be filled. Either way the object is then validated
+ * against the output schema before it is returned.
+ */
+import { Either } from "effect"
+
+/** The Supervisor's extra instructions for a transaction on a language model. */
+export const transactionInstructions = (outputSchema: Record<string, unknown>): string =>
+  `The user's message is a JSON input. Answer with only one JSON object, no other text, valid under this JSON Schema: ${JSON.stringify(outputSchema)}`
+
+/** The single required string property `builtin` fills, or null when the schema has none or several. */
+export const builtinOutputProperty = (outputSchema: Record<string, unknown>): string | null => {
+  const required = outputSchema["required"]
+  const properties = outputSchema["properties"]
+  if (!Array.isArray(required) || required.length !== 1 || typeof required[0] !== "string") return null
+  if (properties === null || typeof properties !== "object") return null
+  const property = (properties as Record<string, unknown>)[required[0]]
+  if (property === null || typeof property !== "object" || (property as { type?: unknown }).type !== "string") return null
+  return required[0]
+}
+
+/** The output object `builtin` makes of `reply`, or why it cannot. */
+export const builtinOutput = (outputSchema: Record<string, unknown>, reply: string): Either.Either<Record<string, unknown>, string> => {
+  const property = builtinOutputProperty(outputSchema)
+  return property === null
+    ? Either.left(
+        "The builtin model cannot fill this output schema: it fills only a schema with exactly one required property of type string, with the member's reply text."
+      )
+    : Either.right({ [property]: reply })
+}
+
+/** The JSON object a language model answered, or why the reply is not one. */
+export const modelOutput = (reply: string): Either.Either<Record<string, unknown>, string> => {
+  const text = reply.trim().replace(/^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i, "$1").trim()
+  try {
+    const value: unknown = JSON.parse(text)
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return Either.right(value as Record<string, unknown>)
+  } catch {
+    // answered below
+  }
+  return Either.left(`The reply is not a JSON object: ${JSON.stringify(reply.slice(0, 200))}.`)
+}
