@@ -4,6 +4,7 @@ import { ApiClient } from "../runtime/client.js"
 import { type MultipartUpload, multipartForm, type UploadOptions } from "../runtime/multipart.js"
 import type { RequestOptions } from "../runtime/options.js"
 import type { PagePromise } from "../runtime/pagination.js"
+import type { ReplyStream } from "../runtime/stream.js"
 import { type QueryParams, Resource } from "../runtime/resource.js"
 import type { operations } from "./schema.js"
 
@@ -647,6 +648,8 @@ export type RunsAgentDraftRunBody = NonNullable<operations["runs.agentDraftRun"]
 export type RunsGetExecutionResponse = operations["runs.getExecution"]["responses"][200]["content"]["application/json"]
 /** The query parameters of `runs.getExecution`. */
 export type RunsGetExecutionParams = QueryParams<NonNullable<operations["runs.getExecution"]["parameters"]["query"]>>
+/** The answer of `runs.cancelExecution`. */
+export type RunsCancelExecutionResponse = operations["runs.cancelExecution"]["responses"][200]["content"]["application/json"]
 /** The answer of `runs.getConversation`. */
 export type RunsGetConversationResponse = operations["runs.getConversation"]["responses"][200]["content"]["application/json"]
 /** The answer of `runs.listMessages`. */
@@ -670,6 +673,19 @@ export class RunsResource extends Resource {
   }
 
   /**
+   * Talk to an Agent, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `agentConversation` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /agents/{id}/conversation` (scope `agents:execute`).
+   */
+  agentConversationStream(id: operations["runs.agentConversation"]["parameters"]["path"]["id"], body: Omit<RunsAgentConversationBody, "stream">, options?: RequestOptions): ReplyStream<RunsAgentConversationResponse> {
+    return this.client.stream<RunsAgentConversationResponse>({ method: "POST", path: "/agents/{id}/conversation", pathParams: { id }, body, options })
+  }
+
+  /**
    * Run an Agent's draft
    *
    * Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
@@ -681,6 +697,19 @@ export class RunsResource extends Resource {
   }
 
   /**
+   * Run an Agent's draft, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `agentDraftRun` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /agents/{id}/draft/run` (scope `agents:write`).
+   */
+  agentDraftRunStream(id: operations["runs.agentDraftRun"]["parameters"]["path"]["id"], body: Omit<RunsAgentDraftRunBody, "stream">, options?: RequestOptions): ReplyStream<RunsAgentDraftRunResponse> {
+    return this.client.stream<RunsAgentDraftRunResponse>({ method: "POST", path: "/agents/{id}/draft/run", pathParams: { id }, body, options })
+  }
+
+  /**
    * Read an execution
    *
    * What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.
@@ -689,6 +718,17 @@ export class RunsResource extends Resource {
    */
   getExecution(id: operations["runs.getExecution"]["parameters"]["path"]["id"], params?: RunsGetExecutionParams, options?: RequestOptions): Promise<RunsGetExecutionResponse> {
     return this.client.request<RunsGetExecutionResponse>({ method: "GET", path: "/executions/{id}", pathParams: { id }, query: params, options })
+  }
+
+  /**
+   * Cancel an execution
+   *
+   * A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope.
+   *
+   * `POST /executions/{id}/cancel` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   */
+  cancelExecution(id: operations["runs.cancelExecution"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<RunsCancelExecutionResponse> {
+    return this.client.request<RunsCancelExecutionResponse>({ method: "POST", path: "/executions/{id}/cancel", pathParams: { id }, options })
   }
 
   /**
