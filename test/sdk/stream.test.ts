@@ -104,4 +104,16 @@ describe("agentConversationStream", () => {
     await aborted
     await expect.poll(async () => (await svc.runs.getExecution(executionId)).execution.status).toBe("cancelled")
   })
+
+  it("closes the stream when the loop is left early: the run is cancelled", async () => {
+    answer = hanging
+    const aborted = fake.nextAbort()
+    let executionId = ""
+    for await (const event of svc.runs.agentConversationStream(fakeAgent, { message: "leave early" })) {
+      if (event.type === "start") executionId = event.executionId
+      if (event.type === "delta") break
+    }
+    await aborted
+    await expect.poll(async () => (await svc.runs.getExecution(executionId)).execution.status).toBe("cancelled")
+  })
 })
