@@ -3,7 +3,7 @@
  * streamed as plain text), JSON Lines with `--json`, stdin lines as turns of one conversation,
  * continuing a conversation with `--conversation`, and a clear failure for an id that is no Agent.
  */
-import { Readable } from "node:stream"
+import { PassThrough, Readable } from "node:stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { CliIo } from "../../cli/io.js"
 import { runCli } from "../../cli/program.js"
@@ -111,6 +111,30 @@ describe("svc chat", () => {
     expect(run.stdout).toContain("thirty days")
     const plain = await chat("--message", `tty ${term}`)
     expect(plain.stdout).not.toContain("›")
+  })
+
+  it("on a terminal without --message reads typed lines: Enter sends, an empty line ends", async () => {
+    const keyboard = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => keyboard, ref: () => keyboard, unref: () => keyboard })
+    let stdout = ""
+    const io: CliIo = {
+      env: { CI: "true", ...env },
+      cwd: process.cwd(),
+      stdout: { write: (text) => (stdout += text), isTTY: true, columns: 100 },
+      stderr: { write: () => true, isTTY: false },
+      stdin: keyboard,
+      onStop: () => () => undefined
+    }
+    const exited = runCli(["chat", agent], io)
+    const typeWhenReady = async (text: string, ready: () => boolean) => {
+      await expect.poll(ready, { timeout: 5_000 }).toBe(true)
+      keyboard.write(text)
+    }
+    await typeWhenReady(`typed ${term}`, () => stdout.includes("type a message"))
+    await typeWhenReady("\r", () => stdout.includes(`typed ${term}`))
+    await typeWhenReady("\r", () => stdout.includes("thirty days") && stdout.includes("conversation "))
+    expect(await exited).toBe(0)
+    const conversation = /conversation ([0-9a-f-]{36})/.exec(stdout)![1]!
+    expect((await messagesOf(conversation))[0]).toEqual(["user", `typed ${term}`])
   })
 
   it("an unknown conversation is refused with the API's error", async () => {
