@@ -92,4 +92,13 @@ describe("cancelling a running execution", () => {
     expect(answered.body).toEqual({ ok: true, execution: before })
     expectError(await cancel("00000000-0000-4000-8000-000000000000"), 404, "not_found")
   })
+
+  it("admits any :execute scope, and no other", async () => {
+    const done = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "hi" } })
+    const flowsExecutor = await server.createKey({ name: "flows executor", scopes: ["flows:execute"] })
+    const reader = await server.createKey({ name: "reader", scopes: ["agents:read"] })
+    const path = `/executions/${done.body.executionId}/cancel`
+    expect((await server.request("POST", path, { key: flowsExecutor })).status).toBe(200)
+    expectError(await server.request("POST", path, { key: reader }), 403, "insufficient_scope")
+  })
 })
