@@ -6,6 +6,7 @@
 import { Command, CommanderError } from "commander"
 import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
+import { chatCommand } from "./commands/chat.js"
 import { keysCommands } from "./commands/keys.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
@@ -34,7 +35,8 @@ export const families: ReadonlyArray<CommandFamily> = [
   reviewCommands,
   memoriesCommands,
   sourcesCommands,
-  changesCommands
+  changesCommands,
+  chatCommand
 ]
 
 const version = (): string => {

@@ -42,6 +42,8 @@ interface Operation {
     | { readonly kind: "json" | "multipart" | "both"; readonly required: boolean; readonly upload: string | undefined }
     | undefined
   readonly idempotent: boolean
+  /** The JSON body takes a boolean `stream`: the operation also answers `text/event-stream` and gets a `…Stream` method. */
+  readonly streams: boolean
   readonly success: { readonly kind: "json" | "binary" | "none"; readonly statuses: ReadonlyArray<string> }
   readonly itemsKey: string | undefined
 }
@@ -106,6 +108,12 @@ const itemsKeyOf = (document: Json, schema: Json | undefined, group: string): st
   return arrays.includes(group) ? group : undefined
 }
 
+/** Whether a JSON body schema declares a boolean `stream` property (the operation can answer as a stream of events). */
+const streamsOf = (document: Json, schema: Json | undefined): boolean => {
+  const stream = resolve(document, resolve(document, schema)?.properties?.stream)
+  return stream?.type === "boolean"
+}
+
 /** Names an upload method's own options take beside the form's fields. */
 const uploadExtras = ["fileName", "contentType"]
 
@@ -158,6 +166,7 @@ const describeOperation = (document: Json, rawPath: string, httpMethod: string, 
         ? undefined
         : { kind: bodyKind, required: requestBody?.required === true, upload: form ? uploadFieldOf(document, form.schema) : undefined },
     idempotent: parameters.some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key"),
+    streams: json && streamsOf(document, requestBody?.content?.["application/json"]?.schema),
     success: { kind, statuses: kind === "json" ? jsonStatuses : successes.map(([s]) => s) },
     itemsKey: kind === "json" ? itemsKeyOf(document, firstJson?.content?.["application/json"]?.schema, group) : undefined
   }
@@ -215,6 +224,12 @@ const renderErrors = (errors: ReadonlyArray<ErrorCode>): string => {
       `${jsDoc([`\`${e.code}\` (${where})${e.description ? `: ${e.description}` : "."}`], "")}export class ${e.className} extends SvcError {`,
       "  /** The error code this class stands for. */",
       `  static readonly code = ${quote(e.code)}`,
+      ...(e.statuses.length > 0
+        ? [
+            `  /** The HTTP status answering this code${e.statuses.length > 1 ? " (the first declared)" : ""}; a streamed \`error\` event takes it too. */`,
+            `  static readonly status = ${e.statuses[0]}`
+          ]
+        : []),
       "}",
       ""
     ].join("\n")
@@ -335,13 +350,53 @@ const renderMethod = (op: Operation, upload?: { readonly name: string; readonly 
   return `${jsDoc(doc, "  ")}  ${upload?.name ?? op.method}(${signature}): ${returns} {\n    ${body}\n  }\n`
 }
 
-/** The methods of a group: one per operation, plus `upload` (or `<method>Upload` when several) per file upload. */
+/**
+ * The streamed variant of an operation whose body takes `stream`: the body without `stream`, answered
+ * as a `ReplyStream` of events ending with the same answer the plain method resolves with.
+ */
+const renderStreamMethod = (op: Operation, name: string): string => {
+  const o = `operations[${quote(op.id)}]`
+  const signature = signatureOf([
+    ...op.pathParams.map((p) => ({ name: p.ident, type: `${o}["parameters"]["path"][${quote(p.name)}]`, optional: false })),
+    { name: "body", type: `Omit<${op.typeBase}Body, "stream">`, optional: !op.body!.required },
+    ...(op.query.present ? [{ name: "params", type: `${op.typeBase}Params`, optional: !op.query.required }] : []),
+    { name: "options", type: "RequestOptions", optional: true }
+  ])
+  const call = [
+    `method: ${quote(op.httpMethod)}`,
+    `path: ${quote(op.path)}`,
+    ...(op.pathParams.length > 0
+      ? [`pathParams: { ${op.pathParams.map((p) => (p.ident === p.name ? p.ident : `${quote(p.name)}: ${p.ident}`)).join(", ")} }`]
+      : []),
+    "body",
+    ...(op.query.present ? ["query: params"] : []),
+    "options"
+  ].join(", ")
+  const doc = [
+    `${op.doc.summary ? String(op.doc.summary) : op.method}, streamed: \`stream: true\` is sent and the reply is read as it arrives.`,
+    "",
+    "Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer",
+    `\`${op.method}\` resolves with; or await \`finalAnswer()\`. An \`error\` event throws the error class of its code.`,
+    "`options.signal` aborts it at any point. Never retried.",
+    "",
+    `\`${op.httpMethod} ${op.path}\`${scopeNote(op.doc["x-required-scope"])}.`
+  ]
+  return `${jsDoc(doc, "  ")}  ${name}(${signature}): ReplyStream<${op.typeBase}Response> {\n    return this.client.stream<${op.typeBase}Response>({ ${call} })\n  }\n`
+}
+
+/** The methods of a group: one per operation, plus `upload` (or `<method>Upload` when several) per file upload and `<method>Stream` per operation that streams. */
 const renderMethods = (group: string, ops: ReadonlyArray<Operation>): string => {
   const uploads = ops.filter((op) => op.body?.upload !== undefined)
   const taken = new Set(ops.map((op) => op.method))
   const methods: string[] = []
   for (const op of ops) {
     methods.push(renderMethod(op))
+    if (op.streams) {
+      const name = `${op.method}Stream`
+      if (taken.has(name) || name === "client") throw new Error(`${group}: the stream method ${name} clashes with another method`)
+      taken.add(name)
+      methods.push(renderStreamMethod(op, name))
+    }
     const field = op.body?.upload
     if (field === undefined) continue
     const name = uploads.length === 1 && !taken.has("upload") ? "upload" : `${op.method}Upload`
@@ -379,10 +434,11 @@ const renderResources = (document: Json, operations: ReadonlyArray<Operation>): 
   const multipartImport = operations.some((op) => op.body?.upload !== undefined)
     ? `import { type MultipartUpload, multipartForm, type UploadOptions } from "../runtime/multipart.js"\n`
     : ""
+  const streamImport = operations.some((op) => op.streams) ? `import type { ReplyStream } from "../runtime/stream.js"\n` : ""
   return `${header}import { ApiClient } from "../runtime/client.js"
 ${multipartImport}import type { RequestOptions } from "../runtime/options.js"
 import type { PagePromise } from "../runtime/pagination.js"
-import { type QueryParams, Resource } from "../runtime/resource.js"
+${streamImport}import { type QueryParams, Resource } from "../runtime/resource.js"
 import type { operations } from "./schema.js"
 
 ${sections.join("\n")}

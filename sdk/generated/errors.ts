@@ -6,102 +6,144 @@ import { type ErrorClassMap, SvcError } from "../runtime/errors.js"
 export class ApiDisabledError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "api_disabled"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 403
 }
 
 /** `api_key_revoked` (HTTP 401): `api_key_revoked`: The key was revoked, or its member left the organization. */
 export class ApiKeyRevokedError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "api_key_revoked"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 401
 }
 
 /** `conflict` (HTTP 409): `conflict`: The same Idempotency-Key with a different body, or while the first request still runs. */
 export class ConflictError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "conflict"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 409
 }
 
 /** `export_too_large` (HTTP 413): `export_too_large`: The Knowledgebase is over 50 MB. */
 export class ExportTooLargeError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "export_too_large"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 413
 }
 
 /** `groups_disabled` (HTTP 403): `groups_disabled`: User groups are not enabled for the organization. */
 export class GroupsDisabledError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "groups_disabled"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 403
 }
 
 /** `insufficient_credits` (HTTP 402): `insufficient_credits`: No credits left for a run or a document search; nothing ran, nothing was charged. */
 export class InsufficientCreditsError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "insufficient_credits"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 402
 }
 
 /** `insufficient_role` (HTTP 403): `insufficient_role`: The operation needs a role the caller lacks. */
 export class InsufficientRoleError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "insufficient_role"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 403
 }
 
 /** `insufficient_scope` (HTTP 403): `insufficient_scope`: The key lacks the endpoint's scope (or the member's role no longer allows it). */
 export class InsufficientScopeError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "insufficient_scope"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 403
 }
 
 /** `invalid_api_key` (HTTP 401): `invalid_api_key`: The key matches no active key. */
 export class InvalidApiKeyError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "invalid_api_key"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 401
 }
 
 /** `invalid_request` (HTTP 400): `invalid_request`: Malformed JSON, failed validation (the message names the field), unknown `fields` name, bad cursor or limit. */
 export class InvalidRequestError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "invalid_request"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 400
 }
 
 /** `not_found` (HTTP 404): `not_found`: No such object in the organization. */
 export class NotFoundError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "not_found"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 404
 }
 
 /** `payload_too_large` (HTTP 413): `payload_too_large`: A body over 4.5 MB, inline content over 1 MB, or a page body of 256 KB or more. */
 export class PayloadTooLargeError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "payload_too_large"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 413
 }
 
 /** `plan_limit` (HTTP 403): `plan_limit`: A plan cap (Knowledgebases, sources per Knowledgebase) is reached. */
 export class PlanLimitError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "plan_limit"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 403
 }
 
 /** `rate_limited` (HTTP 429): `rate_limited`: Over 120 requests per minute for this key; `Retry-After` gives seconds. */
 export class RateLimitedError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "rate_limited"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 429
+}
+
+/** `run_cancelled` (HTTP 409): `run_cancelled`: The run was cancelled (`POST /executions/{id}/cancel`) before it finished; nothing was charged. */
+export class RunCancelledError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "run_cancelled"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 409
 }
 
 /** `run_failed` (HTTP 502): `run_failed`: The model provider failed, or a Transaction reply did not match its output schema. */
 export class RunFailedError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "run_failed"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 502
 }
 
 /** `server_error` (HTTP 500): `server_error`: A server-side fault; safe to retry. */
 export class ServerError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "server_error"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 500
 }
 
 /** `unauthorized` (HTTP 401): `unauthorized`: Missing or malformed Authorization header. */
 export class UnauthorizedError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "unauthorized"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 401
 }
 
 /** Error classes by `code`; any other code is thrown as a plain `SvcError`. */
@@ -120,6 +162,7 @@ export const errorClasses: ErrorClassMap = {
   "payload_too_large": PayloadTooLargeError,
   "plan_limit": PlanLimitError,
   "rate_limited": RateLimitedError,
+  "run_cancelled": RunCancelledError,
   "run_failed": RunFailedError,
   "server_error": ServerError,
   "unauthorized": UnauthorizedError

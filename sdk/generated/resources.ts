@@ -4,6 +4,7 @@ import { ApiClient } from "../runtime/client.js"
 import { type MultipartUpload, multipartForm, type UploadOptions } from "../runtime/multipart.js"
 import type { RequestOptions } from "../runtime/options.js"
 import type { PagePromise } from "../runtime/pagination.js"
+import type { ReplyStream } from "../runtime/stream.js"
 import { type QueryParams, Resource } from "../runtime/resource.js"
 import type { operations } from "./schema.js"
 
@@ -647,6 +648,8 @@ export type RunsAgentDraftRunBody = NonNullable<operations["runs.agentDraftRun"]
 export type RunsGetExecutionResponse = operations["runs.getExecution"]["responses"][200]["content"]["application/json"]
 /** The query parameters of `runs.getExecution`. */
 export type RunsGetExecutionParams = QueryParams<NonNullable<operations["runs.getExecution"]["parameters"]["query"]>>
+/** The answer of `runs.cancelExecution`. */
+export type RunsCancelExecutionResponse = operations["runs.cancelExecution"]["responses"][200]["content"]["application/json"]
 /** The answer of `runs.getConversation`. */
 export type RunsGetConversationResponse = operations["runs.getConversation"]["responses"][200]["content"]["application/json"]
 /** The answer of `runs.listMessages`. */
@@ -670,6 +673,19 @@ export class RunsResource extends Resource {
   }
 
   /**
+   * Talk to an Agent, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `agentConversation` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /agents/{id}/conversation` (scope `agents:execute`).
+   */
+  agentConversationStream(id: operations["runs.agentConversation"]["parameters"]["path"]["id"], body: Omit<RunsAgentConversationBody, "stream">, options?: RequestOptions): ReplyStream<RunsAgentConversationResponse> {
+    return this.client.stream<RunsAgentConversationResponse>({ method: "POST", path: "/agents/{id}/conversation", pathParams: { id }, body, options })
+  }
+
+  /**
    * Run an Agent's draft
    *
    * Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
@@ -681,6 +697,19 @@ export class RunsResource extends Resource {
   }
 
   /**
+   * Run an Agent's draft, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `agentDraftRun` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /agents/{id}/draft/run` (scope `agents:write`).
+   */
+  agentDraftRunStream(id: operations["runs.agentDraftRun"]["parameters"]["path"]["id"], body: Omit<RunsAgentDraftRunBody, "stream">, options?: RequestOptions): ReplyStream<RunsAgentDraftRunResponse> {
+    return this.client.stream<RunsAgentDraftRunResponse>({ method: "POST", path: "/agents/{id}/draft/run", pathParams: { id }, body, options })
+  }
+
+  /**
    * Read an execution
    *
    * What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.
@@ -689,6 +718,17 @@ export class RunsResource extends Resource {
    */
   getExecution(id: operations["runs.getExecution"]["parameters"]["path"]["id"], params?: RunsGetExecutionParams, options?: RequestOptions): Promise<RunsGetExecutionResponse> {
     return this.client.request<RunsGetExecutionResponse>({ method: "GET", path: "/executions/{id}", pathParams: { id }, query: params, options })
+  }
+
+  /**
+   * Cancel an execution
+   *
+   * A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope.
+   *
+   * `POST /executions/{id}/cancel` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   */
+  cancelExecution(id: operations["runs.cancelExecution"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<RunsCancelExecutionResponse> {
+    return this.client.request<RunsCancelExecutionResponse>({ method: "POST", path: "/executions/{id}/cancel", pathParams: { id }, options })
   }
 
   /**
@@ -744,6 +784,19 @@ export class AppRunsResource extends Resource {
   }
 
   /**
+   * Talk to an App, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `appConversation` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /apps/{id}/conversation` (scope `apps:execute`).
+   */
+  appConversationStream(id: operations["appRuns.appConversation"]["parameters"]["path"]["id"], body: Omit<AppRunsAppConversationBody, "stream">, options?: RequestOptions): ReplyStream<AppRunsAppConversationResponse> {
+    return this.client.stream<AppRunsAppConversationResponse>({ method: "POST", path: "/apps/{id}/conversation", pathParams: { id }, body, options })
+  }
+
+  /**
    * Run an App's draft
    *
    * Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
@@ -752,6 +805,19 @@ export class AppRunsResource extends Resource {
    */
   appDraftRun(id: operations["appRuns.appDraftRun"]["parameters"]["path"]["id"], body: AppRunsAppDraftRunBody, options?: RequestOptions): Promise<AppRunsAppDraftRunResponse> {
     return this.client.request<AppRunsAppDraftRunResponse>({ method: "POST", path: "/apps/{id}/draft/run", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run an App's draft, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `appDraftRun` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /apps/{id}/draft/run` (scope `apps:write`).
+   */
+  appDraftRunStream(id: operations["appRuns.appDraftRun"]["parameters"]["path"]["id"], body: Omit<AppRunsAppDraftRunBody, "stream">, options?: RequestOptions): ReplyStream<AppRunsAppDraftRunResponse> {
+    return this.client.stream<AppRunsAppDraftRunResponse>({ method: "POST", path: "/apps/{id}/draft/run", pathParams: { id }, body, options })
   }
 
   /**

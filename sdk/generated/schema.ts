@@ -622,6 +622,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an execution
+         * @description A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope.
+         */
+        post: operations["runs.cancelExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/conversations/{id}": {
         parameters: {
             query?: never;
@@ -2449,6 +2469,22 @@ export interface components {
                 message: string;
             };
         };
+        /**
+         * @description `run_cancelled`: The run was cancelled (`POST /executions/{id}/cancel`) before it finished; nothing was charged.
+         * @example {
+         *       "error": {
+         *         "code": "run_cancelled",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_RunCancelled: {
+            error: {
+                /** @enum {string} */
+                code: "run_cancelled";
+                message: string;
+            };
+        };
         ExecutionResponse: {
             execution: components["schemas"]["Execution"];
         };
@@ -2493,6 +2529,11 @@ export interface components {
             name: string;
             /** unknown */
             arguments?: unknown;
+        };
+        ExecutionCancelResponse: {
+            /** @enum {boolean} */
+            ok: true;
+            execution: components["schemas"]["Execution"];
         };
         ConversationResponse: {
             conversation: components["schemas"]["Conversation"];
@@ -6608,6 +6649,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error_NotFound"];
                 };
             };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
+                };
+            };
             /** @description an instance of PayloadTooLarge */
             413: {
                 headers: {
@@ -6726,6 +6777,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error_NotFound"];
                 };
             };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
+                };
+            };
             /** @description an instance of PayloadTooLarge */
             413: {
                 headers: {
@@ -6791,6 +6852,100 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExecutionResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runs.cancelExecution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ExecutionCancelResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionCancelResponse"];
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -7133,6 +7288,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error_NotFound"];
                 };
             };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
+                };
+            };
             /** @description an instance of PayloadTooLarge */
             413: {
                 headers: {
@@ -7251,6 +7416,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error_NotFound"];
                 };
             };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
+                };
+            };
             /** @description an instance of PayloadTooLarge */
             413: {
                 headers: {
@@ -7367,6 +7542,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
                 };
             };
             /** @description an instance of PayloadTooLarge */

@@ -10,7 +10,8 @@ import { type FormDataLike, fromFormData, maxRequestBytes, MultipartBody, type U
 import { type RequestOptions, type ResolvedOptions, type SvcOptions, resolveOptions } from "./options.js"
 import { type CursorPage, PagePromise } from "./pagination.js"
 import { canRepeatAfterConnectionError, isRetryableStatus, parseRetryAfter, retryDelayMs, sleep } from "./retry.js"
-import { type RawResponse, send } from "./transport.js"
+import { type OpenedStream, ReplyStream } from "./stream.js"
+import { openStream, type RawResponse, readAll, send } from "./transport.js"
 import { sdkVersion } from "./version.js"
 
 /** One call of an operation, as generated resource methods describe it. */
@@ -88,15 +89,8 @@ export class ApiClient {
   /** Sends a call, retrying where safe; resolves with the decoded 2xx body or rejects with an `SvcError`. */
   async request<T>(call: ApiCall): Promise<T> {
     const options = call.options ?? {}
-    const url = new URL(`${this.#options.baseUrl}${expandPath(call.path, call.pathParams)}`)
-    appendQuery(url, call.query)
-    const headers: Record<string, string> = {
-      accept: "application/json",
-      "user-agent": `svc-sdk/${sdkVersion} node/${process.versions.node}`,
-      ...this.#options.headers,
-      ...options.headers,
-      authorization: `Bearer ${this.#options.apiKey}`
-    }
+    const url = this.#url(call)
+    const headers = this.#headers(call, "application/json")
     const idempotencyKey = options.idempotencyKey ?? (call.idempotent ? randomUUID() : undefined)
     if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey
     let body: string | MultipartBody | undefined
@@ -140,6 +134,51 @@ export class ApiClient {
       }
       const retryAfter = response.status === 429 ? parseRetryAfter(response.headers["retry-after"]) : undefined
       await sleep(retryDelayMs(retry + 1, retryAfter), options.signal)
+    }
+  }
+
+  /**
+   * Sends a call whose answer is `text/event-stream` (its JSON body gets `stream: true`) when the
+   * returned stream is first iterated; never retried (the run may have started). `timeoutMs` limits
+   * the wait for the response's headers, not the stream; `options.signal` aborts it at any point.
+   */
+  stream<Done>(call: ApiCall): ReplyStream<Done> {
+    const open = async (): Promise<OpenedStream> => {
+      const options = call.options ?? {}
+      const headers = this.#headers(call, "text/event-stream")
+      headers["content-type"] = "application/json"
+      const body = JSON.stringify({ ...(call.body as object | undefined), stream: true })
+      if (Buffer.byteLength(body) > maxRequestBytes) throw this.#tooLarge(Buffer.byteLength(body))
+      const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs
+      const opened = await openStream({
+        url: this.#url(call).href,
+        method: call.method,
+        headers,
+        body,
+        dispatcher: this.#dispatcher,
+        timeoutMs,
+        signal: options.signal
+      })
+      if (opened.status >= 200 && opened.status < 300) return opened
+      const bytes = await readAll(opened.body)
+      throw errorFromResponse(this.#errorClasses, opened.status, opened.headers, decodeBody({ ...opened, body: bytes }, "json"))
+    }
+    return new ReplyStream<Done>(open, this.#errorClasses)
+  }
+
+  #url(call: ApiCall): URL {
+    const url = new URL(`${this.#options.baseUrl}${expandPath(call.path, call.pathParams)}`)
+    appendQuery(url, call.query)
+    return url
+  }
+
+  #headers(call: ApiCall, accept: string): Record<string, string> {
+    return {
+      accept,
+      "user-agent": `svc-sdk/${sdkVersion} node/${process.versions.node}`,
+      ...this.#options.headers,
+      ...call.options?.headers,
+      authorization: `Bearer ${this.#options.apiKey}`
     }
   }
 

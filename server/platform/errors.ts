@@ -117,6 +117,10 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", fields) {
   readonly code = "run_failed" as const
 }
+/** 409: the run was cancelled (`POST /executions/{id}/cancel`) before it finished; nothing was charged. */
+export class RunCancelled extends Schema.TaggedError<RunCancelled>()("RunCancelled", fields) {
+  readonly code = "run_cancelled" as const
+}
 /** 500: a server-side fault; safe to retry. Never carries internals. */
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", fields) {
   readonly code = "server_error" as const
@@ -150,4 +154,5 @@ export type ApiFailure =
   | PayloadTooLarge
   | RateLimited
   | RunFailed
+  | RunCancelled
   | ServerError

@@ -319,6 +319,8 @@ describe("runs", () => {
     await call("get", `/executions/${turn.body.executionId}`, 200)
     await call("get", `/executions/${turn.body.executionId}?view=summary`, 200)
     await call("get", `/executions/${unknownId()}`, 404)
+    await call("post", `/executions/${turn.body.executionId}/cancel`, 200)
+    await call("post", `/executions/${unknownId()}/cancel`, 404)
     await call("get", `/conversations/${turn.body.conversation_id}`, 200)
     await call("get", `/conversations/${unknownId()}`, 404)
     await call("get", `/conversations/${turn.body.conversation_id}/messages?limit=1`, 200)

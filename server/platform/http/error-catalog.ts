@@ -55,6 +55,7 @@ const catalog = {
   PayloadTooLarge: entry(Errors.PayloadTooLarge, 413, "A body over 4.5 MB, inline content over 1 MB, or a page body of 256 KB or more."),
   RateLimited: entry(Errors.RateLimited, 429, "Over 120 requests per minute for this key; `Retry-After` gives seconds."),
   RunFailed: entry(Errors.RunFailed, 502, "The model provider failed, or a Transaction reply did not match its output schema."),
+  RunCancelled: entry(Errors.RunCancelled, 409, "The run was cancelled (`POST /executions/{id}/cancel`) before it finished; nothing was charged."),
   ServerError: entry(Errors.ServerError, 500, "A server-side fault; safe to retry.")
 } satisfies { readonly [Tag in Errors.ApiFailure["_tag"]]: CatalogEntry<Extract<Errors.ApiFailure, { readonly _tag: Tag }>> }
 

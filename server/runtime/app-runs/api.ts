@@ -25,6 +25,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
       .addError(ErrorResponse.RunFailed)
+      .addError(ErrorResponse.RunCancelled)
       .annotate(OpenApi.Summary, "Talk to an App")
       .annotate(
         OpenApi.Description,
@@ -41,6 +42,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
       .addError(ErrorResponse.RunFailed)
+      .addError(ErrorResponse.RunCancelled)
       .annotate(OpenApi.Summary, "Run an App's draft")
       .annotate(
         OpenApi.Description,
@@ -57,6 +59,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
       .addError(ErrorResponse.RunFailed)
+      .addError(ErrorResponse.RunCancelled)
       .annotate(OpenApi.Summary, "Run an App's Transaction Service")
       .annotate(
         OpenApi.Description,

@@ -6,7 +6,7 @@
  */
 import { Effect, Either } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
-import { InsufficientCredits, InvalidRequest, NotFound, RunFailed } from "../../platform/errors.js"
+import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, RunFailed } from "../../platform/errors.js"
 import { AppRepo, type AppContractColumns } from "../../builder/apps/repo.js"
 import { parseAppDefinition, type AppVersionDefinition } from "../../builder/apps/definition.js"
 import { reportedProblems } from "../../builder/flows/problems.js"
@@ -109,7 +109,7 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
        * Runs a prepared turn as one execution of kind `app` in a conversation of target kind `app`;
        * `greeting` is the App's greeting on a conversation's first turn, null afterwards.
        */
-      runTurn: (turn: PreparedAppTurn, onEvent?: RunSink): Effect.Effect<AppConversationReply, RunFailed | InsufficientCredits> =>
+      runTurn: (turn: PreparedAppTurn, onEvent?: RunSink): Effect.Effect<AppConversationReply, RunFailed | RunCancelled | InsufficientCredits> =>
         Effect.map(
           runs.runExecution(
             {
@@ -144,7 +144,7 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
         actor: Principal,
         appId: string,
         body: TransactionRequest
-      ): Effect.Effect<TransactionReply, NotFound | InvalidRequest | InsufficientCredits | RunFailed> =>
+      ): Effect.Effect<TransactionReply, NotFound | InvalidRequest | InsufficientCredits | RunFailed | RunCancelled> =>
         Effect.gen(function* () {
           const { row, members } = yield* publishedApp(actor, appId)
           if (row.transaction_enabled !== 1 || row.input_schema === null || row.output_schema === null) {

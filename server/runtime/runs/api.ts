@@ -12,7 +12,7 @@ const IdPath = Schema.Struct({ id: Schema.String })
 const streamNote =
   "With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s."
 
-/** `/agents/{id}/conversation`, `/agents/{id}/draft/run`, `/executions/{id}`, `/conversations/{id}` */
+/** `/agents/{id}/conversation`, `/agents/{id}/draft/run`, `/executions/{id}` (and its `cancel`), `/conversations/{id}` */
 export class RunsApi extends HttpApiGroup.make("runs")
   .add(
     HttpApiEndpoint.post("agentConversation", "/agents/:id/conversation")
@@ -23,6 +23,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
       .addError(ErrorResponse.RunFailed)
+      .addError(ErrorResponse.RunCancelled)
       .annotate(OpenApi.Summary, "Talk to an Agent")
       .annotate(
         OpenApi.Description,
@@ -39,6 +40,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
       .addError(ErrorResponse.RunFailed)
+      .addError(ErrorResponse.RunCancelled)
       .annotate(OpenApi.Summary, "Run an Agent's draft")
       .annotate(OpenApi.Description, `Like the conversation endpoint, on the draft. ${streamNote}`)
       .pipe(scope("agents:write"))
@@ -55,6 +57,18 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read an execution")
       .annotate(OpenApi.Description, "What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.")
+      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+  )
+  .add(
+    HttpApiEndpoint.post("cancelExecution", "/executions/:id/cancel")
+      .setPath(IdPath)
+      .addSuccess(Schema.Struct({ ok: Schema.Literal(true), execution: Execution }).annotations({ identifier: "ExecutionCancelResponse" }))
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Cancel an execution")
+      .annotate(
+        OpenApi.Description,
+        "A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope."
+      )
       .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
   )
   .add(

@@ -32,6 +32,9 @@ export const RunsHttpLive = HttpApiBuilder.group(RunsContract, "runs", (handlers
           (execution) => ({ execution })
         )
       )
+      .handle("cancelExecution", ({ path }) =>
+        Effect.map(Effect.flatMap(CurrentPrincipal, (actor) => runs.cancelExecution(actor, path.id)), (execution) => ({ ok: true as const, execution }))
+      )
       .handle("getConversation", ({ path }) =>
         Effect.map(Effect.flatMap(CurrentPrincipal, (actor) => runs.conversation(actor, path.id)), (conversation) => ({ conversation }))
       )

@@ -10,10 +10,10 @@
  * finishes the execution `succeeded`, or finishes it `failed` / `cancelled` and gives the credit back.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Option } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunFailed } from "../../platform/errors.js"
+import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunCancelled, RunFailed } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 import { Cursors, type Page } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
@@ -26,6 +26,7 @@ import { ModelRuntime } from "../service.js"
 import type { Conversation, ConversationReply, ConversationTurn, Execution, ExecutionKind, Message, TargetKind } from "./domain.js"
 import { knowledgeTool } from "./knowledge-tool.js"
 import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
+import { makeRunningTurns } from "./running-turns.js"
 import { makeTurnLocks } from "./turn-locks.js"
 
 /** What a streamed turn reports: its start (before the model answers), text as it arrives, tools as they run. */
@@ -82,6 +83,9 @@ export const abandonedByServer = "The server stopped before the run finished."
 /** The reason recorded on an execution cut short by its client. */
 export const cancelledByClient = "The client disconnected before the reply was complete."
 
+/** The reason recorded on an execution stopped by `POST /executions/{id}/cancel`. */
+export const cancelledByRequest = "Cancelled by request before the reply was complete."
+
 const notFound = (what: string, id: string) => new NotFound({ message: `No ${what} '${id}' in this organization.` })
 const noCredits = () =>
   new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
@@ -124,6 +128,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
     const locks = makeTurnLocks()
+    const running = makeRunningTurns()
     const now = () => isoAt(clock.now())
 
     /** The checks of a turn; nothing is written. */
@@ -238,11 +243,11 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       run: RunTarget,
       produce: TurnProducer<R>,
       onEvent: RunSink = () => Effect.void
-    ): Effect.Effect<ExecutionAnswer<R>, RunFailed | InsufficientCredits> => {
+    ): Effect.Effect<ExecutionAnswer<R>, RunFailed | RunCancelled | InsufficientCredits> => {
       const conversationId = run.conversation === null ? null : (run.conversation.id ?? newId())
       const executionId = newId()
       const body = Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
+        running.register(executionId, (cancelled) => Effect.gen(function* () {
           const history = yield* begin(run, conversationId, executionId)
           let partial = ""
           const steps: Array<TurnStep> = []
@@ -258,7 +263,13 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           }
           const started: RunEvent =
             conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
-          const exit = yield* Effect.exit(restore(Effect.zipRight(onEvent(started), produce(history, sink))))
+          const exit = yield* Effect.exit(
+            restore(
+              Effect.zipRight(onEvent(started), produce(history, sink)).pipe(
+                Effect.raceFirst(Effect.zipRight(Deferred.await(cancelled), Effect.fail(new RunCancelled({ message: cancelledByRequest }))))
+              )
+            )
+          )
           if (Exit.isSuccess(exit)) {
             const result = exit.value
             yield* finish(run, conversationId, executionId, {
@@ -271,7 +282,10 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             return { result, conversationId, executionId }
           }
           const failure = Cause.failureOption(exit.cause)
-          const status = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "failed"
+          const status =
+            (Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause)) || (Option.isSome(failure) && failure.value instanceof RunCancelled)
+              ? "cancelled"
+              : "failed"
           const error = Option.isSome(failure)
             ? failure.value.message
             : status === "cancelled"
@@ -279,7 +293,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               : "The run failed on the server."
           yield* finish(run, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
           return yield* Effect.failCause(exit.cause)
-        })
+        }))
       )
       return conversationId === null ? body : locks.withLock(conversationId, body)
     }
@@ -305,7 +319,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const runAgentTurn = (
       turn: PreparedTurn,
       onEvent: RunSink = () => Effect.void
-    ): Effect.Effect<ConversationReply, RunFailed | InsufficientCredits> =>
+    ): Effect.Effect<ConversationReply, RunFailed | RunCancelled | InsufficientCredits> =>
       Effect.map(
         runExecution(
           {
@@ -360,6 +374,20 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         Effect.flatMap(repo.execution(actor.organization.id, id), (row) =>
           row ? Effect.succeed(toExecution(row, summary)) : Effect.fail(notFound("execution", id))
         ),
+
+      /**
+       * Cancels a running execution of the caller's organization: its turn stops and is recorded
+       * `cancelled` (nothing charged) before this answers; a finished execution is answered unchanged.
+       */
+      cancelExecution: (actor: Principal, id: string): Effect.Effect<Execution, NotFound> =>
+        Effect.gen(function* () {
+          const org = actor.organization.id
+          const row = yield* repo.execution(org, id)
+          if (!row) return yield* notFound("execution", id)
+          if (row.status === "running") yield* running.cancel(id)
+          const current = yield* repo.execution(org, id)
+          return toExecution(current ?? row)
+        }),
 
       /** A conversation of the caller's organization; reading it needs the `:execute` scope of its target's kind. */
       conversation: (actor: Principal, id: string): Effect.Effect<Conversation, NotFound | InsufficientScope> =>
