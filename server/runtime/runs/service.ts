@@ -26,11 +26,17 @@ import { ModelRuntime } from "../service.js"
 import type { Conversation, ConversationReply, ConversationTurn, Execution, Message } from "./domain.js"
 import { knowledgeTool } from "./knowledge-tool.js"
 import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
+import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { makeTurnLocks } from "./turn-locks.js"
+import { FlowRunService } from "../flow-runs/service.js"
 
-/** What a streamed turn reports: its start (before the model answers), text as it arrives, tools as they run. */
+/**
+ * What a streamed turn reports: its start (before the model answers; a run without a conversation,
+ * such as a Flow run on inputs, has no `conversation_id`), text as it arrives, tools as they run.
+ */
 export type RunEvent =
   | { readonly type: "start"; readonly executionId: string; readonly conversation_id: string }
+  | { readonly type: "start"; readonly executionId: string }
   | { readonly type: "delta"; readonly text: string }
   | { readonly type: "tool"; readonly name: string }
 
@@ -50,11 +56,7 @@ export interface PreparedTurn {
   readonly conversationId: string | null
 }
 
-/** The reason recorded on an execution a stopped server never finished. */
-export const abandonedByServer = "The server stopped before the run finished."
-
-/** The reason recorded on an execution cut short by its client. */
-export const cancelledByClient = "The client disconnected before the reply was complete."
+export { abandonedByServer, cancelledByClient } from "./reasons.js"
 
 const notFound = (what: string, id: string) => new NotFound({ message: `No ${what} '${id}' in this organization.` })
 const noCredits = () =>
@@ -94,6 +96,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const agents = yield* AgentRepo
     const search = yield* SearchService
     const runtime = yield* ModelRuntime
+    const flowRuns = yield* FlowRunService
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
@@ -229,7 +232,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               return onEvent({ type: "delta", text: event.text })
             }
             const { knowledgebaseIds } = turn.definition
-            const tools = knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, turn.actor, knowledgebaseIds)]
+            const flowTools = yield* flowRuns.flowTools(turn.actor, turn.definition.flowIds)
+            const tools = [...(knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, turn.actor, knowledgebaseIds)]), ...flowTools]
             const exit = yield* Effect.exit(
               restore(
                 Effect.zipRight(
@@ -323,5 +327,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default]
+  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, FlowRunService.Default]
 }) {}
