@@ -10,7 +10,7 @@ import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, st
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
 import { builtinPromptNote } from "../../server/runtime/flow-runs/steps.js"
-import { count, createAgent, openStream } from "./support.js"
+import { count, createAgent, eventually, openStream } from "./support.js"
 
 let fake: FakeOpenAi
 let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")
@@ -240,6 +240,41 @@ describe("streaming", () => {
     expect(events[0]!.data).toEqual({ executionId: expect.any(String), conversation_id: expect.any(String) })
     expect(events[2]!.data.error.code).toBe("run_failed")
     expect(await credits()).toBe(before)
+  })
+})
+
+describe("a client that disconnects", () => {
+  it("stops the prompt step's provider call; the execution is cancelled, nothing charged, no reply stored", async () => {
+    answer = () => ({ parts: [{ kind: "text", text: "partial" }, { kind: "hang" }] })
+    const flow = await createFlow({ steps: [{ type: "prompt", name: "written", template: "{{message}}" }] })
+    const before = await credits()
+    const controller = new AbortController()
+    const streamed = await openStream(server, `/flows/${flow}/run`, { message: "a long story", stream: true }, controller.signal)
+    const start = await streamed.next()
+    expect(start!.event).toBe("start")
+    expect(await streamed.next()).toEqual({ event: "tool", data: { name: "written" } })
+    await eventually(async () => fake.requests.some((request) => lastUser(request) === "a long story"))
+    const aborted = fake.nextAbort()
+    controller.abort()
+    await aborted
+    const executionId = start!.data.executionId as string
+    await eventually(async () => (await executionOf(executionId)).status !== "running")
+    expect(await executionOf(executionId)).toMatchObject({ status: "cancelled", creditsCharged: 0, error: expect.stringContaining("disconnected") })
+    expect(await credits()).toBe(before)
+    const messages = await server.request("GET", `/conversations/${start!.data.conversation_id}/messages`)
+    expect(messages.body.messages.map((m: any) => [m.role, m.text])).toEqual([["user", "a long story"]])
+  })
+})
+
+describe("the last credit", () => {
+  it("of concurrent runs, exactly one runs; the others are 402 with nothing of theirs written", async () => {
+    const flow = await createFlow({ steps: [{ type: "template", name: "echo", template: "{{message}}" }] })
+    await setCredits(server, 1)
+    const before = await executions()
+    const answers = await Promise.all([1, 2, 3, 4].map((i) => run(flow, { message: `run ${i}` })))
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 402, 402, 402])
+    expect(await executions()).toBe(before + 1)
+    expect(await credits()).toBe(0)
   })
 })
 
