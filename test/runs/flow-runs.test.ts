@@ -4,11 +4,14 @@
  * anything runs or is charged, steps in order binding their variables, a conversational Flow,
  * draft and never-published Flows, credits, a failing provider, and the streamed events.
  */
+import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
 import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
+import { AccountsService } from "../../server/platform/accounts/service.js"
+import { FlowRunService } from "../../server/runtime/flow-runs/service.js"
 import { builtinPromptNote } from "../../server/runtime/flow-runs/steps.js"
 import { count, createAgent, eventually, openStream } from "./support.js"
 
@@ -275,6 +278,26 @@ describe("the last credit", () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402, 402, 402])
     expect(await executions()).toBe(before + 1)
     expect(await credits()).toBe(0)
+  })
+
+  it("runs that all passed their checks with one credit left: exactly one is reserved, the others are refused before writing", async () => {
+    const flow = await createFlow({ steps: [{ type: "template", name: "echo", template: "{{message}}" }] })
+    await setCredits(server, 1)
+    const before = await executions()
+    const exits = await server.admin(
+      Effect.gen(function* () {
+        const actor = yield* Effect.flatMap(AccountsService, (accounts) => accounts.authenticate(server.key))
+        const runs = yield* FlowRunService
+        const prepared = yield* Effect.forEach([1, 2, 3], (i) => runs.prepareFlowRun(actor, flow, { message: `run ${i}` }, { draft: false }))
+        return yield* Effect.forEach(prepared, (prepared) => Effect.exit(runs.runFlow(prepared)), { concurrency: "unbounded" })
+      })
+    )
+    expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+    const refusals = exits.filter(Exit.isFailure).map((exit) => JSON.stringify(exit.cause))
+    expect(refusals).toHaveLength(2)
+    for (const refusal of refusals) expect(refusal).toContain("insufficient_credits")
+    expect(await credits()).toBe(0)
+    expect(await executions()).toBe(before + 1)
   })
 })
 
