@@ -120,6 +120,16 @@ describe("steps", () => {
     expect(execution.steps.map((step: any) => step.type)).toEqual(["model", "agent"])
   })
 
+  it("an agent step whose Agent was deleted since the Flow was published fails the run naming the step; nothing charged", async () => {
+    const agent = await createAgent(server, { name: "Leaving", model: "fake-model" })
+    const flow = await createFlow({ steps: [{ type: "agent", name: "asked", agentId: agent, message: "{{message}}" }] })
+    expect((await server.request("DELETE", `/agents/${agent}`)).status).toBe(200)
+    const before = await credits()
+    const message = expectError(await run(flow, { message: "hi" }), 502, "run_failed")
+    expect(message).toContain("Step asked")
+    expect(await credits()).toBe(before)
+  })
+
   it("a prompt step calls its model; with the builtin model it echoes its prompt, marked as such", async () => {
     answer = (request) => say(`model saw: ${lastUser(request)}`)
     const flow = await createFlow({
