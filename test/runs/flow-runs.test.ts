@@ -317,7 +317,8 @@ describe("Flows as an Agent's tools", () => {
     const scorer = await createFlow({ name: "Lead Score!", questions, steps: [{ type: "template", name: "score", template: "Score for {{company_name}}: A" }] })
     const twin = await createFlow({ name: "lead score", questions, steps: [{ type: "template", name: "score", template: "twin" }] })
     const unpublished = await createFlow({ name: "Hidden", questions, steps: [{ type: "template", name: "score", template: "x" }] }, { publish: false })
-    const agent = await createAgent(server, { name: "Qualifier", model: "fake-model", flowIds: [scorer, twin, unpublished] })
+    const chat = await createFlow({ name: "Ünïcode chat", steps: [{ type: "template", name: "echo", template: "{{message}}" }] })
+    const agent = await createAgent(server, { name: "Qualifier", model: "fake-model", flowIds: [scorer, twin, unpublished, chat] })
     answer = (request) => {
       const tool = request.body.messages.find((m: any) => m.role === "tool")
       return tool ? say(`Flow said: ${tool.content}`) : callTool("flow_lead_score", { company_name: "Acme" })
@@ -328,7 +329,8 @@ describe("Flows as an Agent's tools", () => {
     expect(talked.status).toBe(200)
     expect(talked.body.reply).toBe("Flow said: Score for Acme: A")
     const offered = fake.requests[seen]!.body.tools.map((tool: any) => tool.function)
-    expect(offered.map((tool: any) => tool.name)).toEqual(["flow_lead_score", "flow_lead_score_2"])
+    expect(offered.map((tool: any) => tool.name)).toEqual(["flow_lead_score", "flow_lead_score_2", "flow_unicode_chat"])
+    expect(offered[2].parameters).toMatchObject({ type: "object", properties: { message: { type: "string" } }, required: ["message"] })
     expect(offered[0].parameters).toMatchObject({
       type: "object",
       properties: { company_name: { type: "string", minLength: 1 } },
