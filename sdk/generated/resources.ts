@@ -755,6 +755,68 @@ export class RunsResource extends Resource {
   }
 }
 
+// flowRuns
+
+/** The answer of `flowRuns.runFlow`. */
+export type FlowRunsRunFlowResponse = operations["flowRuns.runFlow"]["responses"][200]["content"]["application/json"]
+/** The request body of `flowRuns.runFlow`. */
+export type FlowRunsRunFlowBody = NonNullable<operations["flowRuns.runFlow"]["requestBody"]>["content"]["application/json"]
+/** The answer of `flowRuns.runFlowDraft`. */
+export type FlowRunsRunFlowDraftResponse = operations["flowRuns.runFlowDraft"]["responses"][200]["content"]["application/json"]
+/** The request body of `flowRuns.runFlowDraft`. */
+export type FlowRunsRunFlowDraftBody = NonNullable<operations["flowRuns.runFlowDraft"]["requestBody"]>["content"]["application/json"]
+
+/** The `flowRuns` operations. */
+export class FlowRunsResource extends Resource {
+  /**
+   * Run a Flow
+   *
+   * Runs the Flow's published version (a never-published Flow is `not_found`). A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   *
+   * `POST /flows/{id}/run` (scope `flows:execute`).
+   */
+  runFlow(id: operations["flowRuns.runFlow"]["parameters"]["path"]["id"], body: FlowRunsRunFlowBody, options?: RequestOptions): Promise<FlowRunsRunFlowResponse> {
+    return this.client.request<FlowRunsRunFlowResponse>({ method: "POST", path: "/flows/{id}/run", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run a Flow, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `runFlow` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /flows/{id}/run` (scope `flows:execute`).
+   */
+  runFlowStream(id: operations["flowRuns.runFlow"]["parameters"]["path"]["id"], body: Omit<FlowRunsRunFlowBody, "stream">, options?: RequestOptions): ReplyStream<FlowRunsRunFlowResponse> {
+    return this.client.stream<FlowRunsRunFlowResponse>({ method: "POST", path: "/flows/{id}/run", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run a Flow's draft
+   *
+   * Like the run endpoint, on the draft. A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   *
+   * `POST /flows/{id}/draft/run` (scope `flows:write`).
+   */
+  runFlowDraft(id: operations["flowRuns.runFlowDraft"]["parameters"]["path"]["id"], body: FlowRunsRunFlowDraftBody, options?: RequestOptions): Promise<FlowRunsRunFlowDraftResponse> {
+    return this.client.request<FlowRunsRunFlowDraftResponse>({ method: "POST", path: "/flows/{id}/draft/run", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Run a Flow's draft, streamed: `stream: true` is sent and the reply is read as it arrives.
+   *
+   * Iterate it with `for await` for its events (`start`, `delta`, `tool`), the last being `done` with the same answer
+   * `runFlowDraft` resolves with; or await `finalAnswer()`. An `error` event throws the error class of its code.
+   * `options.signal` aborts it at any point. Never retried.
+   *
+   * `POST /flows/{id}/draft/run` (scope `flows:write`).
+   */
+  runFlowDraftStream(id: operations["flowRuns.runFlowDraft"]["parameters"]["path"]["id"], body: Omit<FlowRunsRunFlowDraftBody, "stream">, options?: RequestOptions): ReplyStream<FlowRunsRunFlowDraftResponse> {
+    return this.client.stream<FlowRunsRunFlowDraftResponse>({ method: "POST", path: "/flows/{id}/draft/run", pathParams: { id }, body, options })
+  }
+}
+
 // appRuns
 
 /** The answer of `appRuns.appConversation`. */
@@ -848,6 +910,8 @@ export class SvcResources extends ApiClient {
   readonly sources: SourcesResource = new SourcesResource(this)
   /** The `runs` operations. */
   readonly runs: RunsResource = new RunsResource(this)
+  /** The `flowRuns` operations. */
+  readonly flowRuns: FlowRunsResource = new FlowRunsResource(this)
   /** The `appRuns` operations. */
   readonly appRuns: AppRunsResource = new AppRunsResource(this)
 }

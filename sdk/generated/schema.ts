@@ -682,6 +682,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/flows/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a Flow
+         * @description Runs the Flow's published version (a never-published Flow is `not_found`). A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         */
+        post: operations["flowRuns.runFlow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flows/{id}/draft/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a Flow's draft
+         * @description Like the run endpoint, on the draft. A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         */
+        post: operations["flowRuns.runFlowDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/apps/{id}/conversation": {
         parameters: {
             query?: never;
@@ -2576,6 +2616,38 @@ export interface components {
             executionId: string | null;
             /** @example 2026-11-21T10:00:00.000Z */
             createdAt: string;
+        };
+        /**
+         * @example {
+         *       "inputs": {
+         *         "company_name": "Acme"
+         *       }
+         *     }
+         */
+        FlowRunRequest: {
+            inputs?: Record<string, never>;
+            message?: string;
+            /**
+             * Format: uuid
+             * @description For a Flow without questions: continues a conversation.
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            conversation_id?: string;
+            /** @description true answers `text/event-stream` (events `start`, `tool`, `delta`, then `done` or `error`). */
+            stream?: boolean;
+        };
+        FlowRunResult: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            executionId: string;
+            output: string;
+            /** @description Each step's variable by step name, in step order. */
+            variables: {
+                [key: string]: string;
+            };
         };
         AppConversationReply: {
             reply: string;
@@ -7209,6 +7281,242 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "flowRuns.runFlow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowRunRequest"];
+            };
+        };
+        responses: {
+            /** @description FlowRunResult */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowRunResult"] | components["schemas"]["ConversationReply"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientCredits */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientCredits"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+            /** @description an instance of RunFailed */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunFailed"];
+                };
+            };
+        };
+    };
+    "flowRuns.runFlowDraft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowRunRequest"];
+            };
+        };
+        responses: {
+            /** @description FlowRunResult */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowRunResult"] | components["schemas"]["ConversationReply"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientCredits */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientCredits"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+            /** @description an instance of RunFailed */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunFailed"];
                 };
             };
         };

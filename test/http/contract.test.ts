@@ -375,6 +375,33 @@ describe("app runs", () => {
   })
 })
 
+describe("flow runs", () => {
+  it("runs Flows (published and draft, with inputs and conversational) and refuses what it must", async () => {
+    const questions = [{ label: "Company name", type: "text", required: true }]
+    const steps = [{ type: "template", name: "greeting", template: "Hello {{company_name}}" }]
+    const flow = (await server.request("POST", "/flows", { body: { name: "Contract flow run", questions, steps } })).body.flow.id as string
+    await call("post", `/flows/${flow}/run`, 404, { body: { inputs: { company_name: "Acme" } } })
+    await call("post", `/flows/${flow}/draft/run`, 200, { body: { inputs: { company_name: "Acme" } } })
+    await call("post", `/flows/${unknownId()}/draft/run`, 404, { body: { inputs: {} } })
+    await call("post", `/flows/${flow}/draft/run`, 400, { body: { inputs: { company_name: 1 } } })
+    await server.request("POST", `/flows/${flow}/publish`)
+    await call("post", `/flows/${flow}/run`, 200, { body: { inputs: { company_name: "Acme" } } })
+    await call("post", `/flows/${flow}/run`, 400, { body: { inputs: {}, extra: true } })
+    const chat = (await server.request("POST", "/flows", { body: { name: "Contract chat flow", questions: [], steps: [{ type: "template", name: "echo", template: "{{message}}" }] } })).body.flow.id as string
+    await server.request("POST", `/flows/${chat}/publish`)
+    const turn = await call("post", `/flows/${chat}/run`, 200, { body: { message: "hi" } })
+    await call("post", `/flows/${chat}/run`, 200, { body: { message: "again", conversation_id: turn.body.conversation_id } })
+    await call("post", `/flows/${chat}/run`, 404, { body: { message: "hi", conversation_id: unknownId() } })
+    const prompting = (await server.request("POST", "/flows", { body: { name: "Contract prompt flow", questions: [], steps: [{ type: "prompt", name: "written", template: "{{message}}", model: "remote-model" }] } })).body.flow.id as string
+    await server.request("POST", `/flows/${prompting}/publish`)
+    await call("post", `/flows/${prompting}/run`, 502, { body: { message: "hi" } })
+    await setCredits(server, 0)
+    await call("post", `/flows/${chat}/run`, 402, { body: { message: "hi" } })
+    await setCredits(server, 1_000)
+    expectConformance()
+  })
+})
+
 describe("knowledgebases", () => {
   it("creates (also idempotently), lists, reads, and refuses what it must", async () => {
     const created = await call("post", "/knowledgebases", 201, { body: { name: "Contract", description: "Checked." } })

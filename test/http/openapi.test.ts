@@ -42,6 +42,7 @@ const statusOfCode: Record<string, number> = {
   group_not_found: 422,
   grant_target_not_found: 422,
   run_failed: 502,
+  run_cancelled: 409,
   rate_limited: 429,
   server_error: 500
 }

@@ -27,9 +27,14 @@ import type { Conversation, ConversationReply, ConversationTurn, Execution, Exec
 import { knowledgeTool } from "./knowledge-tool.js"
 import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
 import { makeRunningTurns } from "./running-turns.js"
+import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { makeTurnLocks } from "./turn-locks.js"
+import { FlowRunService } from "../flow-runs/service.js"
 
-/** What a streamed turn reports: its start (before the model answers), text as it arrives, tools as they run. */
+/**
+ * What a streamed turn reports: its start (before the model answers; a run without a conversation,
+ * such as a Flow run on inputs, has no `conversation_id`), text as it arrives, tools as they run.
+ */
 export type RunEvent =
   | { readonly type: "start"; readonly executionId: string; readonly conversation_id?: string }
   | { readonly type: "delta"; readonly text: string }
@@ -77,11 +82,7 @@ export interface ExecutionAnswer<R extends TurnResult> {
   readonly executionId: string
 }
 
-/** The reason recorded on an execution a stopped server never finished. */
-export const abandonedByServer = "The server stopped before the run finished."
-
-/** The reason recorded on an execution cut short by its client. */
-export const cancelledByClient = "The client disconnected before the reply was complete."
+export { abandonedByServer, cancelledByClient } from "./reasons.js"
 
 /** The reason recorded on an execution stopped by `POST /executions/{id}/cancel`. */
 export const cancelledByRequest = "Cancelled by request before the reply was complete."
@@ -124,6 +125,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const agents = yield* AgentRepo
     const search = yield* SearchService
     const runtime = yield* ModelRuntime
+    const flowRuns = yield* FlowRunService
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
@@ -298,18 +300,19 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       return conversationId === null ? body : locks.withLock(conversationId, body)
     }
 
-    /** One Agent turn on `definition`: its Knowledgebases as the search tool, reporting to `sink`. */
+    /** One Agent turn on `definition`: its Knowledgebases as the search tool and its published Flows as tools, reporting to `sink`. */
     const agentReply = (
       actor: Principal,
       definition: AgentDefinition,
       history: ReadonlyArray<ChatTurn>,
       message: string,
       sink: TurnSink
-    ): Effect.Effect<TurnResult, RunFailed> => {
-      const { knowledgebaseIds } = definition
-      const tools = knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, actor, knowledgebaseIds)]
-      return runtime.runTurn({ model: definition.model, instructions: definition.instructions, history, message, tools }, sink)
-    }
+    ): Effect.Effect<TurnResult, RunFailed> =>
+      Effect.flatMap(flowRuns.flowTools(actor, definition.flowIds), (flowTools) => {
+        const { knowledgebaseIds } = definition
+        const tools = [...(knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, actor, knowledgebaseIds)]), ...flowTools]
+        return runtime.runTurn({ model: definition.model, instructions: definition.instructions, history, message, tools }, sink)
+      })
 
     /**
      * Runs a prepared Agent turn, holding its conversation's lock from reading the history to
@@ -415,5 +418,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default]
+  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, FlowRunService.Default]
 }) {}

@@ -1,0 +1,30 @@
+/** HTTP handlers of the Flow run endpoints: thin adapters over `FlowRunService`; `stream: true` answers SSE. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { RunSettings } from "../runs/settings.js"
+import { streamRun } from "../runs/sse.js"
+import { FlowRunsContract } from "./api.js"
+import type { FlowRunRequest } from "./domain.js"
+import { FlowRunService } from "./service.js"
+
+/** Handlers of the `flowRuns` group. */
+export const FlowRunsHttpLive = HttpApiBuilder.group(FlowRunsContract, "flowRuns", (handlers) =>
+  Effect.gen(function* () {
+    const runs = yield* FlowRunService
+    const { keepAliveMs } = yield* RunSettings
+
+    /** A run: checks first (refusals answer as JSON), then the run, streamed or not. */
+    const run = (actor: Principal, flowId: string, body: FlowRunRequest, draft: boolean) =>
+      Effect.gen(function* () {
+        const prepared = yield* runs.prepareFlowRun(actor, flowId, body, { draft })
+        if (body.stream === true) return yield* streamRun((onEvent) => runs.runFlow(prepared, onEvent), keepAliveMs)
+        return yield* runs.runFlow(prepared)
+      })
+
+    return handlers
+      .handle("runFlow", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => run(actor, path.id, payload, false)))
+      .handle("runFlowDraft", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => run(actor, path.id, payload, true)))
+  })
+)

@@ -1,0 +1,259 @@
+/**
+ * Runs of Flows: the published version (or the draft) on validated inputs, or, for a Flow without
+ * questions, on a message continuing a conversation like an Agent. One execution and one credit
+ * per run, exactly as Agent runs: the checks write nothing; one short transaction reserves the
+ * credit and writes the execution `running` (and the user's message); the steps run outside any
+ * transaction; a second short transaction records the outcome, giving the credit back unless the
+ * run succeeded. Also the Flows an Agent offers its model as typed tools (`flowTools`).
+ */
+import { SqlClient } from "@effect/sql"
+import { Cause, Effect, Either, Exit, Option } from "effect"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { AppClock, isoAt } from "../../platform/clock.js"
+import { InsufficientCredits, InvalidRequest, NotFound, RunFailed } from "../../platform/errors.js"
+import { newId } from "../../platform/ids.js"
+import { transactionsOn } from "../../platform/sql/database.js"
+import { SearchService } from "../../knowledge/search/service.js"
+import { AgentRepo } from "../../builder/agents/repo.js"
+import { type CheckedFlow, checkFlowDefinition, conversationMessageVariable } from "../../builder/flows/definition.js"
+import { validateFlowInputs } from "../../builder/flows/inputs.js"
+import { FlowRepo } from "../../builder/flows/repo.js"
+import { storedFlowDefinition } from "../../builder/flows/stored.js"
+import type { TemplateValue } from "../../builder/flows/templates.js"
+import type { ModelTool, ToolCall } from "../model.js"
+import { ModelRuntime } from "../service.js"
+import { maxMessageChars } from "../runs/domain.js"
+import { RunRepo } from "../runs/repo.js"
+import { cancelledByClient } from "../runs/reasons.js"
+import type { RunSink } from "../runs/service.js"
+import { makeTurnLocks } from "../runs/turn-locks.js"
+import type { FlowRunAnswer, FlowRunRequest } from "./domain.js"
+import { executeFlow, type FlowRecorder, type FlowStepRecord, type StepServices } from "./steps.js"
+import { flowToolParameters, flowToolNames } from "./tools.js"
+
+/** A Flow run that passed its checks and may run. */
+export interface PreparedFlowRun {
+  readonly actor: Principal
+  readonly flowId: string
+  /** The published version; null for a draft run. */
+  readonly version: number | null
+  readonly draft: boolean
+  readonly flow: CheckedFlow
+  /** The validated inputs, or `{message}` for a Flow without questions. */
+  readonly inputs: Readonly<Record<string, TemplateValue>>
+  /** The conversation continued (a Flow without questions); null starts a new one or has none. */
+  readonly conversationId: string | null
+}
+
+const notFound = (what: string, id: string) => new NotFound({ message: `No ${what} '${id}' in this organization.` })
+const noCredits = () =>
+  new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
+
+/** A stored definition read back as checked; a stored definition always passed the check. */
+const checkedStored = (name: string, description: string, text: string): Effect.Effect<CheckedFlow> =>
+  Either.match(checkFlowDefinition(storedFlowDefinition(name, description, text)), {
+    onLeft: ({ problems }) => Effect.dieMessage(`A stored Flow definition no longer passes its check: ${problems.join("; ")}`),
+    onRight: Effect.succeed
+  })
+
+const isEmptyObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
+
+/** Every problem of a run body for `flow`, or the values its steps start from. */
+export const runInputs = (flow: CheckedFlow, body: FlowRunRequest): Either.Either<Readonly<Record<string, TemplateValue>>, ReadonlyArray<string>> => {
+  if (flow.conversational) {
+    const problems: Array<string> = []
+    if (body.inputs !== undefined && !isEmptyObject(body.inputs)) problems.push("inputs: this Flow has no questions; send message (and conversation_id)")
+    if (body.message === undefined) problems.push("message: missing; this Flow has no questions and runs on a message")
+    else if (body.message.length < 1 || body.message.length > maxMessageChars) problems.push(`message: must be 1 to ${maxMessageChars} characters`)
+    return problems.length > 0 ? Either.left(problems) : Either.right({ [conversationMessageVariable]: body.message! })
+  }
+  const problems: Array<string> = []
+  if (body.message !== undefined) problems.push("message: this Flow asks questions; send its answers as inputs")
+  if (body.conversation_id !== undefined) problems.push("conversation_id: only a Flow without questions keeps a conversation")
+  const validated = validateFlowInputs(flow, body.inputs)
+  if (Either.isLeft(validated)) problems.push(...validated.left)
+  return problems.length > 0 || Either.isLeft(validated) ? Either.left(problems) : Either.right(validated.right)
+}
+
+/** Flow runs and the Flow tools of Agent turns. */
+export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRunService", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* RunRepo
+    const flows = yield* FlowRepo
+    const agents = yield* AgentRepo
+    const search = yield* SearchService
+    const runtime = yield* ModelRuntime
+    const clock = yield* AppClock
+    const inTransaction = transactionsOn(sql)
+    const locks = makeTurnLocks()
+    const now = () => isoAt(clock.now())
+    const services: StepServices = { search, agents, runtime }
+
+    /** The checks of a run, in order: the Flow, the body (every problem named), the conversation, a credit left. Nothing is written. */
+    const prepareFlowRun = (
+      actor: Principal,
+      flowId: string,
+      body: FlowRunRequest,
+      options: { readonly draft: boolean }
+    ): Effect.Effect<PreparedFlowRun, NotFound | InvalidRequest | InsufficientCredits> =>
+      Effect.gen(function* () {
+        const org = actor.organization.id
+        let version: number | null = null
+        let flow: CheckedFlow
+        if (options.draft) {
+          const item = yield* flows.item(org, flowId)
+          if (!item) return yield* notFound("Flow", flowId)
+          flow = yield* checkedStored(item.name, item.description, item.draft)
+        } else {
+          const published = yield* flows.published(org, flowId)
+          if (!published) return yield* notFound("published Flow", flowId)
+          flow = yield* checkedStored(published.name, published.description, published.definition)
+          version = published.version
+        }
+        const inputs = runInputs(flow, body)
+        if (Either.isLeft(inputs)) return yield* new InvalidRequest({ message: `${inputs.left.join("; ")}.` })
+        const conversationId = flow.conversational ? (body.conversation_id ?? null) : null
+        if (conversationId !== null) {
+          const conversation = yield* repo.conversation(org, conversationId)
+          if (!conversation || conversation.target_kind !== "flow" || conversation.target_id !== flowId) {
+            return yield* notFound("conversation of this Flow", conversationId)
+          }
+        }
+        if ((yield* repo.creditsLeft(org)) <= 0) return yield* noCredits()
+        return { actor, flowId, version, draft: options.draft, flow, inputs: inputs.right, conversationId }
+      })
+
+    /** Reserves the credit, writes the execution `running`, and for a conversation its user message. */
+    const begin = (run: PreparedFlowRun, conversationId: string | null, executionId: string) =>
+      inTransaction(
+        Effect.gen(function* () {
+          const org = run.actor.organization.id
+          if (!(yield* repo.takeCredit(org))) return yield* noCredits()
+          const at = now()
+          if (conversationId !== null && run.conversationId === null) {
+            yield* repo.insertConversation({ id: conversationId, organization_id: org, target_kind: "flow", target_id: run.flowId, created_at: at, updated_at: at })
+          }
+          yield* repo.insertExecution({
+            id: executionId,
+            organizationId: org,
+            kind: "flow",
+            targetId: run.flowId,
+            version: run.version,
+            draft: run.draft,
+            conversationId,
+            creditsCharged: 1,
+            startedAt: at
+          })
+          if (conversationId !== null) {
+            const text = String(run.inputs[conversationMessageVariable])
+            yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text, executionId, at })
+            yield* repo.touchConversation(conversationId, at)
+          }
+        })
+      )
+
+    /** Records the outcome; the output of a succeeded conversational run is the assistant's message; a run not succeeded gives its credit back. */
+    const finish = (
+      run: PreparedFlowRun,
+      conversationId: string | null,
+      executionId: string,
+      outcome: { readonly status: "succeeded" | "failed" | "cancelled"; readonly output: string | null; readonly recorder: FlowRecorder; readonly error: string | null }
+    ) =>
+      inTransaction(
+        Effect.gen(function* () {
+          const at = now()
+          const succeeded = outcome.status === "succeeded"
+          if (!succeeded) yield* repo.returnCredit(run.actor.organization.id)
+          if (succeeded && conversationId !== null && outcome.output !== null) {
+            yield* repo.appendMessage({ id: newId(), conversationId, role: "assistant", text: outcome.output, executionId, at })
+            yield* repo.touchConversation(conversationId, at)
+          }
+          yield* repo.finishExecution(executionId, {
+            status: outcome.status,
+            steps: JSON.stringify(outcome.recorder.steps),
+            toolsCalled: JSON.stringify(outcome.recorder.toolsCalled),
+            creditsCharged: succeeded ? 1 : 0,
+            finishedAt: at,
+            error: outcome.error
+          })
+        })
+      )
+
+    /**
+     * Runs a prepared Flow: `start` once the execution exists, a `tool` event (`{name}`: the step)
+     * as each step starts, the output as one `delta`, then the answer. A conversation's runs go one
+     * at a time. Interrupting it records the execution `cancelled`; a failure records it `failed`;
+     * neither charges.
+     */
+    const runFlow = (run: PreparedFlowRun, onEvent: RunSink = () => Effect.void): Effect.Effect<FlowRunAnswer, RunFailed | InsufficientCredits> => {
+      const conversationId = run.flow.conversational ? (run.conversationId ?? newId()) : null
+      const executionId = newId()
+      const body = Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          yield* begin(run, conversationId, executionId)
+          const recorder: FlowRecorder = { steps: [], toolsCalled: [], onStep: (name) => onEvent({ type: "tool", name }) }
+          const exit = yield* Effect.exit(
+            restore(
+              Effect.gen(function* () {
+                yield* onEvent(conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId })
+                const outcome = yield* executeFlow(services, run.actor, run.flow, run.inputs, recorder)
+                yield* onEvent({ type: "delta", text: outcome.output })
+                return outcome
+              })
+            )
+          )
+          if (Exit.isSuccess(exit)) {
+            const { output, variables } = exit.value
+            yield* finish(run, conversationId, executionId, { status: "succeeded", output, recorder, error: null })
+            return conversationId === null ? { executionId, output, variables } : { reply: output, conversation_id: conversationId, executionId }
+          }
+          const failure = Cause.failureOption(exit.cause)
+          const status = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "failed"
+          const error = Option.isSome(failure) ? failure.value.message : status === "cancelled" ? cancelledByClient : "The run failed on the server."
+          yield* finish(run, conversationId, executionId, { status, output: null, recorder, error })
+          return yield* Effect.failCause(exit.cause)
+        })
+      )
+      return conversationId === null ? body : locks.withLock(conversationId, body)
+    }
+
+    /**
+     * The published Flows of `flowIds` as tools of an Agent's turn, in order (a Flow deleted or
+     * unpublished since is left out): named `flow_<name>` (sanitised, unique), with the Flow's
+     * inputs schema (a Flow without questions takes `{message}`); running one runs the Flow's steps
+     * inside the Agent's execution (no credit of its own) and answers its output.
+     */
+    const flowTools = (actor: Principal, flowIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<ModelTool>> =>
+      Effect.gen(function* () {
+        const found: Array<{ readonly description: string; readonly name: string; readonly flow: CheckedFlow }> = []
+        for (const id of flowIds) {
+          const published = yield* flows.published(actor.organization.id, id)
+          if (!published) continue
+          const flow = yield* checkedStored(published.name, published.description, published.definition)
+          found.push({ name: published.name, description: published.description, flow })
+        }
+        const names = flowToolNames(found.map((entry) => entry.name))
+        return found.map(({ name, description, flow }, i): ModelTool => ({
+          name: names[i]!,
+          description: description === "" ? `Runs the Flow "${name}" and answers its output.` : description,
+          parameters: flowToolParameters(flow),
+          run: (args) =>
+            Effect.gen(function* () {
+              const inputs = runInputs(flow, flow.conversational ? { message: String((args as { message?: unknown }).message ?? "") } : { inputs: args })
+              if (Either.isLeft(inputs)) return yield* new RunFailed({ message: `The Flow "${name}" refused its inputs: ${inputs.left.join("; ")}.` })
+              const steps: Array<FlowStepRecord> = []
+              const toolsCalled: Array<ToolCall> = []
+              const outcome = yield* executeFlow(services, actor, flow, inputs.right, { steps, toolsCalled, onStep: () => Effect.void })
+              return outcome.output
+            })
+        }))
+      })
+
+    return { prepareFlowRun, runFlow, flowTools } as const
+  }),
+  dependencies: [RunRepo.Default, FlowRepo.Default, AgentRepo.Default, SearchService.Default, ModelRuntime.Default]
+}) {}
+
+/** The published Flows of `flowIds` as typed tools of an Agent's turn for `actor` (see `FlowRunService.flowTools`). */
+export const flowTools = (actor: Principal, flowIds: ReadonlyArray<string>) => Effect.flatMap(FlowRunService, (service) => service.flowTools(actor, flowIds))
