@@ -5,9 +5,10 @@
  */
 import type { Command } from "commander"
 import { createInterface } from "node:readline"
-import type { StreamEvent, Svc } from "../../sdk/index.js"
+import type { Svc } from "../../sdk/index.js"
 import { type ApiOptions, withApi, withClient } from "../api.js"
 import { type ChatReply, chatTarget } from "../chat/target.js"
+import type { ChatView } from "../chat/view.js"
 import type { CliIo } from "../io.js"
 import { isInteractive } from "../output.js"
 
@@ -16,12 +17,6 @@ interface ChatOptions extends ApiOptions {
   readonly conversation?: string | undefined
 }
 
-/** Where a turn's events go: printed as they come; answers the conversation to continue. */
-export interface ChatView {
-  readonly event: (event: StreamEvent<ChatReply>) => void
-  /** A turn failed after its events began (with `--json`, its error line is written). */
-  readonly failed: (error: unknown) => void
-}
 
 /** JSON Lines: one event a line (`{"type":"delta","text":…}`, … `{"type":"done","answer":{…}}`), a failure as `{"type":"error","error":{code,message}}`. */
 export const jsonLinesView = (io: CliIo): ChatView => ({

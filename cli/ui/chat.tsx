@@ -5,7 +5,7 @@
 import { Box, render, Text, useApp, useInput } from "ink"
 import { Writable } from "node:stream"
 import { useEffect, useState } from "react"
-import type { ChatView } from "../commands/chat.js"
+import type { ChatView } from "../chat/view.js"
 import type { ChatReply } from "../chat/target.js"
 import { describe } from "../errors.js"
 import type { CliIo } from "../io.js"

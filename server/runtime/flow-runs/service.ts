@@ -25,7 +25,8 @@ import { ModelRuntime } from "../service.js"
 import { maxMessageChars } from "../runs/domain.js"
 import { RunRepo } from "../runs/repo.js"
 import { cancelledByClient } from "../runs/reasons.js"
-import type { RunSink } from "../runs/service.js"
+import { AgentFlowTools } from "../runs/agent-tools.js"
+import type { RunSink } from "../runs/events.js"
 import { makeTurnLocks } from "../runs/turn-locks.js"
 import type { FlowRunAnswer, FlowRunRequest } from "./domain.js"
 import { executeFlow, type FlowRecorder, type FlowStepRecord, type StepServices } from "./steps.js"
@@ -250,9 +251,10 @@ export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRu
         }))
       })
 
+    yield* (yield* AgentFlowTools).register(flowTools)
     return { prepareFlowRun, runFlow, flowTools } as const
   }),
-  dependencies: [RunRepo.Default, FlowRepo.Default, AgentRepo.Default, SearchService.Default, ModelRuntime.Default]
+  dependencies: [RunRepo.Default, FlowRepo.Default, AgentRepo.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
 }) {}
 
 /** The published Flows of `flowIds` as typed tools of an Agent's turn for `actor` (see `FlowRunService.flowTools`). */

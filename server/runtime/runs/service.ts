@@ -29,19 +29,10 @@ import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
 import { makeRunningTurns } from "./running-turns.js"
 import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { makeTurnLocks } from "./turn-locks.js"
-import { FlowRunService } from "../flow-runs/service.js"
+import { AgentFlowTools } from "./agent-tools.js"
+import type { RunEvent, RunSink } from "./events.js"
 
-/**
- * What a streamed turn reports: its start (before the model answers; a run without a conversation,
- * such as a Flow run on inputs, has no `conversation_id`), text as it arrives, tools as they run.
- */
-export type RunEvent =
-  | { readonly type: "start"; readonly executionId: string; readonly conversation_id?: string }
-  | { readonly type: "delta"; readonly text: string }
-  | { readonly type: "tool"; readonly name: string }
-
-/** Where a turn's events go; each is awaited before the turn goes on. */
-export type RunSink = (event: RunEvent) => Effect.Effect<void>
+export type { RunEvent, RunSink } from "./events.js"
 
 /** A turn that passed its checks and may run. */
 export interface PreparedTurn {
@@ -125,7 +116,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const agents = yield* AgentRepo
     const search = yield* SearchService
     const runtime = yield* ModelRuntime
-    const flowRuns = yield* FlowRunService
+    const agentFlowTools = yield* AgentFlowTools
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
@@ -308,7 +299,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       message: string,
       sink: TurnSink
     ): Effect.Effect<TurnResult, RunFailed> =>
-      Effect.flatMap(flowRuns.flowTools(actor, definition.flowIds), (flowTools) => {
+      Effect.flatMap(agentFlowTools.toolsFor(actor, definition.flowIds), (flowTools) => {
         const { knowledgebaseIds } = definition
         const tools = [...(knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, actor, knowledgebaseIds)]), ...flowTools]
         return runtime.runTurn({ model: definition.model, instructions: definition.instructions, history, message, tools }, sink)
@@ -418,5 +409,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, FlowRunService.Default]
+  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
 }) {}
