@@ -126,7 +126,8 @@ describe("svc chat", () => {
     }
     const exited = runCli(["chat", agent], io)
     const typeWhenReady = async (text: string, ready: () => boolean) => {
-      await expect.poll(ready, { timeout: 5_000 }).toBe(true)
+      // ink and React load on first use: generous on a loaded machine
+      await expect.poll(ready, { timeout: 20_000 }).toBe(true)
       keyboard.write(text)
     }
     await typeWhenReady(`typed ${term}`, () => stdout.includes("type a message"))
@@ -135,7 +136,7 @@ describe("svc chat", () => {
     expect(await exited).toBe(0)
     const conversation = /conversation ([0-9a-f-]{36})/.exec(stdout)![1]!
     expect((await messagesOf(conversation))[0]).toEqual(["user", `typed ${term}`])
-  })
+  }, 70_000)
 
   it("an unknown conversation is refused with the API's error", async () => {
     const run = await chat("--message", "hi", "--conversation", "00000000-0000-4000-8000-000000000001")
