@@ -13,6 +13,19 @@ import { readySource, setCredits } from "../support/source-helpers.js"
 import { createAgent } from "../runs/support.js"
 import { type CliEnv, expectFailure, svc } from "./helpers.js"
 
+/**
+ * ink decides when it is imported whether it runs in CI (then it draws only the last frame, so an
+ * interactive chat shows nothing until it ends). This file plays a person at a terminal, so ink is
+ * imported (lazily, by the CLI) with the CI variables of this process set aside, and they are put
+ * back afterwards.
+ */
+const ciVariables = ["CI", "CONTINUOUS_INTEGRATION"] as const
+const setAside = Object.fromEntries(ciVariables.map((name) => [name, process.env[name]]))
+for (const name of ciVariables) delete process.env[name]
+afterAll(() => {
+  for (const name of ciVariables) if (setAside[name] !== undefined) process.env[name] = setAside[name]
+})
+
 let server: TestServer
 let env: CliEnv
 let agent: string
@@ -126,8 +139,7 @@ describe("svc chat", () => {
     }
     const exited = runCli(["chat", agent], io)
     const typeWhenReady = async (text: string, ready: () => boolean) => {
-      // ink and React load on first use: generous on a loaded machine
-      await expect.poll(ready, { timeout: 20_000 }).toBe(true)
+      await expect.poll(ready, { timeout: 10_000 }).toBe(true)
       keyboard.write(text)
     }
     await typeWhenReady(`typed ${term}`, () => stdout.includes("type a message"))
@@ -136,7 +148,7 @@ describe("svc chat", () => {
     expect(await exited).toBe(0)
     const conversation = /conversation ([0-9a-f-]{36})/.exec(stdout)![1]!
     expect((await messagesOf(conversation))[0]).toEqual(["user", `typed ${term}`])
-  }, 70_000)
+  }, 40_000)
 
   it("an unknown conversation is refused with the API's error", async () => {
     const run = await chat("--message", "hi", "--conversation", "00000000-0000-4000-8000-000000000001")
