@@ -7360,6 +7360,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error_NotFound"];
                 };
             };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
+                };
+            };
             /** @description an instance of PayloadTooLarge */
             413: {
                 headers: {
@@ -7476,6 +7486,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of RunCancelled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RunCancelled"];
                 };
             };
             /** @description an instance of PayloadTooLarge */

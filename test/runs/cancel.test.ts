@@ -84,6 +84,34 @@ describe("cancelling a running execution", () => {
     expect(await credits()).toBe(before)
   })
 
+  it("stops a running Flow run too: 409 run_cancelled, the execution cancelled with its steps so far, nothing charged", async () => {
+    answer = hanging
+    const created = await server.request("POST", "/flows", {
+      body: {
+        name: "Cancelled flow",
+        questions: [{ label: "Topic", type: "text", required: true }],
+        steps: [
+          { type: "template", name: "framed", template: "About {{topic}}" },
+          { type: "prompt", name: "written", template: "{{framed}}", model: "fake-model" }
+        ]
+      }
+    })
+    const flow = created.body.flow.id as string
+    expect((await server.request("POST", `/flows/${flow}/publish`)).status).toBe(200)
+    const before = await credits()
+    const seen = fake.requests.length
+    const call = server.request("POST", `/flows/${flow}/run`, { body: { inputs: { topic: "chairs" } } })
+    await eventually(async () => fake.requests.length > seen)
+    const executionId = await runningExecution()
+    const aborted = fake.nextAbort()
+    const cancelled = await cancel(executionId)
+    expect(cancelled.body.execution).toMatchObject({ kind: "flow", status: "cancelled", creditsCharged: 0 })
+    expect(cancelled.body.execution.steps.map((step: { name: string }) => step.name)).toContain("framed")
+    await aborted
+    expectError(await call, 409, "run_cancelled")
+    expect(await credits()).toBe(before)
+  })
+
   it("answers a finished execution unchanged, and an unknown one 404", async () => {
     const done = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "hi" } })
     const before = (await server.request("GET", `/executions/${done.body.executionId}`)).body.execution

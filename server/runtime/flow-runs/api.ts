@@ -20,6 +20,7 @@ const runEndpoint = <const Name extends string, const Path extends `/${string}`>
     .addError(ErrorResponse.NotFound)
     .addError(ErrorResponse.InsufficientCredits)
     .addError(ErrorResponse.RunFailed)
+    .addError(ErrorResponse.RunCancelled)
 
 /** `/flows/{id}/run`, `/flows/{id}/draft/run` */
 export class FlowRunsApi extends HttpApiGroup.make("flowRuns")

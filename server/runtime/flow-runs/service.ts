@@ -6,13 +6,11 @@
  * transaction; a second short transaction records the outcome, giving the credit back unless the
  * run succeeded. Also the Flows an Agent offers its model as typed tools (`flowTools`).
  */
-import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Either, Exit, Option } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InsufficientCredits, InvalidRequest, NotFound, RunFailed } from "../../platform/errors.js"
+import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, RunFailed } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
-import { transactionsOn } from "../../platform/sql/database.js"
 import { SearchService } from "../../knowledge/search/service.js"
 import { AgentRepo } from "../../builder/agents/repo.js"
 import { type CheckedFlow, checkFlowDefinition, conversationMessageVariable } from "../../builder/flows/definition.js"
@@ -24,10 +22,9 @@ import type { ModelTool, ToolCall } from "../model.js"
 import { ModelRuntime } from "../service.js"
 import { maxMessageChars } from "../runs/domain.js"
 import { RunRepo } from "../runs/repo.js"
-import { cancelledByClient } from "../runs/reasons.js"
 import { AgentFlowTools } from "../runs/agent-tools.js"
 import type { RunSink } from "../runs/events.js"
-import { makeTurnLocks } from "../runs/turn-locks.js"
+import { RunService } from "../runs/service.js"
 import type { FlowRunAnswer, FlowRunRequest } from "./domain.js"
 import { executeFlow, type FlowRecorder, type FlowStepRecord, type StepServices } from "./steps.js"
 import { flowToolParameters, flowToolNames } from "./tools.js"
@@ -79,15 +76,13 @@ export const runInputs = (flow: CheckedFlow, body: FlowRunRequest): Either.Eithe
 /** Flow runs and the Flow tools of Agent turns. */
 export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRunService", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const repo = yield* RunRepo
+    const runs = yield* RunService
     const flows = yield* FlowRepo
     const agents = yield* AgentRepo
     const search = yield* SearchService
     const runtime = yield* ModelRuntime
     const clock = yield* AppClock
-    const inTransaction = transactionsOn(sql)
-    const locks = makeTurnLocks()
     const now = () => isoAt(clock.now())
     const services: StepServices = { search, agents, runtime }
 
@@ -125,98 +120,40 @@ export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRu
         return { actor, flowId, version, draft: options.draft, flow, inputs: inputs.right, conversationId }
       })
 
-    /** Reserves the credit, writes the execution `running`, and for a conversation its user message. */
-    const begin = (run: PreparedFlowRun, conversationId: string | null, executionId: string) =>
-      inTransaction(
-        Effect.gen(function* () {
-          const org = run.actor.organization.id
-          if (!(yield* repo.takeCredit(org))) return yield* noCredits()
-          const at = now()
-          if (conversationId !== null && run.conversationId === null) {
-            yield* repo.insertConversation({ id: conversationId, organization_id: org, target_kind: "flow", target_id: run.flowId, created_at: at, updated_at: at })
-          }
-          yield* repo.insertExecution({
-            id: executionId,
-            organizationId: org,
+    /**
+     * Runs a prepared Flow as one execution of the shared runner (credit reserved at start, the
+     * conversation's lock, cancellable, nothing charged unless it succeeds): `start` once the
+     * execution exists, a `tool` event (`{name}`: the step) as each step starts, the output as one
+     * `delta`, then the answer. A conversational Flow stores the output as the assistant's message;
+     * a run cut short stores none (the client was never sent an output).
+     */
+    const runFlow = (run: PreparedFlowRun, onEvent: RunSink = () => Effect.void): Effect.Effect<FlowRunAnswer, RunFailed | RunCancelled | InsufficientCredits> => {
+      const conversational = run.flow.conversational
+      return Effect.map(
+        runs.runExecution(
+          {
+            actor: run.actor,
             kind: "flow",
             targetId: run.flowId,
             version: run.version,
             draft: run.draft,
-            conversationId,
-            creditsCharged: 1,
-            startedAt: at
-          })
-          if (conversationId !== null) {
-            const text = String(run.inputs[conversationMessageVariable])
-            yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text, executionId, at })
-            yield* repo.touchConversation(conversationId, at)
-          }
-        })
+            message: conversational ? String(run.inputs[conversationMessageVariable]) : "",
+            conversation: conversational ? { targetKind: "flow", id: run.conversationId } : null
+          },
+          (_history, _sink, record) =>
+            Effect.gen(function* () {
+              const recorder: FlowRecorder = { steps: record.steps, toolsCalled: record.toolsCalled, onStep: (name) => onEvent({ type: "tool", name }) }
+              const outcome = yield* executeFlow(services, run.actor, run.flow, run.inputs, recorder)
+              yield* onEvent({ type: "delta", text: outcome.output })
+              return { reply: outcome.output, steps: record.steps, toolsCalled: record.toolsCalled, variables: outcome.variables }
+            }),
+          onEvent
+        ),
+        ({ result, conversationId, executionId }): FlowRunAnswer =>
+          conversationId === null
+            ? { executionId, output: result.reply, variables: result.variables }
+            : { reply: result.reply, conversation_id: conversationId, executionId }
       )
-
-    /** Records the outcome; the output of a succeeded conversational run is the assistant's message; a run not succeeded gives its credit back. */
-    const finish = (
-      run: PreparedFlowRun,
-      conversationId: string | null,
-      executionId: string,
-      outcome: { readonly status: "succeeded" | "failed" | "cancelled"; readonly output: string | null; readonly recorder: FlowRecorder; readonly error: string | null }
-    ) =>
-      inTransaction(
-        Effect.gen(function* () {
-          const at = now()
-          const succeeded = outcome.status === "succeeded"
-          if (!succeeded) yield* repo.returnCredit(run.actor.organization.id)
-          if (succeeded && conversationId !== null && outcome.output !== null) {
-            yield* repo.appendMessage({ id: newId(), conversationId, role: "assistant", text: outcome.output, executionId, at })
-            yield* repo.touchConversation(conversationId, at)
-          }
-          yield* repo.finishExecution(executionId, {
-            status: outcome.status,
-            steps: JSON.stringify(outcome.recorder.steps),
-            toolsCalled: JSON.stringify(outcome.recorder.toolsCalled),
-            creditsCharged: succeeded ? 1 : 0,
-            finishedAt: at,
-            error: outcome.error
-          })
-        })
-      )
-
-    /**
-     * Runs a prepared Flow: `start` once the execution exists, a `tool` event (`{name}`: the step)
-     * as each step starts, the output as one `delta`, then the answer. A conversation's runs go one
-     * at a time. Interrupting it records the execution `cancelled`; a failure records it `failed`;
-     * neither charges.
-     */
-    const runFlow = (run: PreparedFlowRun, onEvent: RunSink = () => Effect.void): Effect.Effect<FlowRunAnswer, RunFailed | InsufficientCredits> => {
-      const conversationId = run.flow.conversational ? (run.conversationId ?? newId()) : null
-      const executionId = newId()
-      const body = Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
-          yield* begin(run, conversationId, executionId)
-          const recorder: FlowRecorder = { steps: [], toolsCalled: [], onStep: (name) => onEvent({ type: "tool", name }) }
-          const exit = yield* Effect.exit(
-            restore(
-              Effect.gen(function* () {
-                yield* onEvent(conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId })
-                const outcome = yield* executeFlow(services, run.actor, run.flow, run.inputs, recorder)
-                yield* onEvent({ type: "delta", text: outcome.output })
-                return outcome
-              })
-            )
-          )
-          if (Exit.isSuccess(exit)) {
-            const { output, variables } = exit.value
-            yield* finish(run, conversationId, executionId, { status: "succeeded", output, recorder, error: null })
-            return conversationId === null ? { executionId, output, variables } : { reply: output, conversation_id: conversationId, executionId }
-          }
-          const failure = Cause.failureOption(exit.cause)
-          const status = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "failed"
-          const error = Option.isSome(failure) ? failure.value.message : status === "cancelled" ? cancelledByClient : "The run failed on the server."
-          yield* finish(run, conversationId, executionId, { status, output: null, recorder, error })
-          return yield* Effect.failCause(exit.cause)
-        })
-      )
-      return conversationId === null ? body : locks.withLock(conversationId, body)
     }
 
     /**
@@ -254,7 +191,7 @@ export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRu
     yield* (yield* AgentFlowTools).register(flowTools)
     return { prepareFlowRun, runFlow, flowTools } as const
   }),
-  dependencies: [RunRepo.Default, FlowRepo.Default, AgentRepo.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
+  dependencies: [RunRepo.Default, RunService.Default, FlowRepo.Default, AgentRepo.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
 }) {}
 
 /** The published Flows of `flowIds` as typed tools of an Agent's turn for `actor` (see `FlowRunService.flowTools`). */

@@ -37,7 +37,8 @@ export interface FlowStepRecord {
 
 /** Where a Flow's run reports: its timed steps, the tools called, and a `tool` event as each step starts. */
 export interface FlowRecorder {
-  readonly steps: Array<FlowStepRecord>
+  /** Where each finished step (and each model or tool step inside it) is recorded. */
+  readonly steps: { readonly push: (step: FlowStepRecord) => unknown }
   readonly toolsCalled: Array<ToolCall>
   readonly onStep: (name: string) => Effect.Effect<void>
 }

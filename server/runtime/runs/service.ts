@@ -63,11 +63,39 @@ export interface RunTarget {
   readonly conversation: { readonly targetKind: TargetKind; readonly id: string | null } | null
 }
 
-/** What answers an execution, given the conversation's history before it and the sink of its events. */
-export type TurnProducer<R extends TurnResult> = (history: ReadonlyArray<ChatTurn>, sink: TurnSink) => Effect.Effect<R, RunFailed>
+/** One step of an execution's record: a model call or a tool, or a step of a Flow. */
+export interface ExecutionStepRecord {
+  readonly type: string
+  readonly name: string
+  readonly startedAt: string
+  readonly finishedAt: string
+}
+
+/** What an execution answered: the reply and its record (an Agent turn's `TurnResult` is one). */
+export interface ExecutionResult {
+  readonly reply: string
+  readonly toolsCalled: ReadonlyArray<ToolCall>
+  readonly steps: ReadonlyArray<ExecutionStepRecord>
+}
+
+/**
+ * The record of an execution as it runs, kept if it is cut short: a producer that records its own
+ * steps (a Flow) pushes them here; an Agent turn's steps and tools arrive through the sink.
+ */
+export interface ExecutionRecord {
+  readonly steps: Array<ExecutionStepRecord>
+  readonly toolsCalled: Array<ToolCall>
+}
+
+/** What answers an execution, given the conversation's history before it, the sink of its events and its record. */
+export type TurnProducer<R extends ExecutionResult> = (
+  history: ReadonlyArray<ChatTurn>,
+  sink: TurnSink,
+  record: ExecutionRecord
+) => Effect.Effect<R, RunFailed>
 
 /** A finished execution: what produced it answered, its conversation (null without one) and its id. */
-export interface ExecutionAnswer<R extends TurnResult> {
+export interface ExecutionAnswer<R extends ExecutionResult> {
   readonly result: R
   readonly conversationId: string | null
   readonly executionId: string
@@ -201,7 +229,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       outcome: {
         readonly status: "succeeded" | "failed" | "cancelled"
         readonly reply: string
-        readonly steps: ReadonlyArray<TurnStep>
+        readonly steps: ReadonlyArray<ExecutionStepRecord>
         readonly toolsCalled: ReadonlyArray<ToolCall>
         readonly error: string | null
       }
@@ -232,7 +260,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
      * outside any transaction, then finishes it. Interrupting it (a client that went away) stops
      * `produce` and records the execution `cancelled` with what was produced.
      */
-    const runExecution = <R extends TurnResult>(
+    const runExecution = <R extends ExecutionResult>(
       run: RunTarget,
       produce: TurnProducer<R>,
       onEvent: RunSink = () => Effect.void
@@ -243,8 +271,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         running.register(executionId, (cancelled) => Effect.gen(function* () {
           const history = yield* begin(run, conversationId, executionId)
           let partial = ""
-          const steps: Array<TurnStep> = []
-          const toolsCalled: Array<ToolCall> = []
+          const record: ExecutionRecord = { steps: [], toolsCalled: [] }
+          const { steps, toolsCalled } = record
           const sink: TurnSink = (event) => {
             if (event.type === "step") return Effect.sync(() => void steps.push(event.step))
             if (event.type === "tool") {
@@ -258,7 +286,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
           const exit = yield* Effect.exit(
             restore(
-              Effect.zipRight(onEvent(started), produce(history, sink)).pipe(
+              Effect.zipRight(onEvent(started), produce(history, sink, record)).pipe(
                 Effect.raceFirst(Effect.zipRight(Deferred.await(cancelled), Effect.fail(new RunCancelled({ message: cancelledByRequest }))))
               )
             )
