@@ -1,0 +1,60 @@
+/** SQL of the email outbox. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { OutboxEmail, OutgoingEmail } from "./domain.js"
+
+interface OutboxRow {
+  readonly id: string
+  readonly organization_id: string | null
+  readonly kind: string
+  readonly recipient: string
+  readonly subject: string
+  readonly body: string
+  readonly created_at: string
+  readonly attempts: number
+  readonly sent_at: string | null
+  readonly last_error: string | null
+}
+
+const toEmail = (row: OutboxRow): OutboxEmail => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  kind: row.kind,
+  to: row.recipient,
+  subject: row.subject,
+  body: row.body,
+  createdAt: row.created_at,
+  attempts: row.attempts,
+  sentAt: row.sent_at,
+  lastError: row.last_error
+})
+
+/** Rows of `outbox_emails`. */
+export class OutboxRepo extends Effect.Service<OutboxRepo>()("svc/OutboxRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      /** Records one email (inside the caller's transaction when there is one). */
+      insert: (id: string, email: OutgoingEmail, at: string) =>
+        Effect.orDie(sql`INSERT INTO outbox_emails (id, organization_id, kind, recipient, subject, body, created_at)
+          VALUES (${id}, ${email.organizationId}, ${email.kind}, ${email.to}, ${email.subject}, ${email.body}, ${at})`),
+      /** The newest emails first, optionally to one recipient (compared case-insensitively). */
+      list: (options: { readonly to?: string; readonly limit: number }) =>
+        Effect.orDie(
+          options.to === undefined
+            ? sql<OutboxRow>`SELECT * FROM outbox_emails ORDER BY created_at DESC, id DESC LIMIT ${options.limit}`
+            : sql<OutboxRow>`SELECT * FROM outbox_emails WHERE lower(recipient) = ${options.to.toLowerCase()}
+                ORDER BY created_at DESC, id DESC LIMIT ${options.limit}`
+        ).pipe(Effect.map((rows) => rows.map(toEmail))),
+      /** Emails not yet sent, oldest first, with fewer than `maxAttempts` attempts. */
+      unsent: (maxAttempts: number, limit: number) =>
+        Effect.orDie(sql<OutboxRow>`SELECT * FROM outbox_emails WHERE sent_at IS NULL AND attempts < ${maxAttempts}
+          ORDER BY created_at, id LIMIT ${limit}`).pipe(Effect.map((rows) => rows.map(toEmail))),
+      /** Records one delivery attempt's outcome. */
+      recordAttempt: (id: string, outcome: { readonly sentAt: string | null; readonly error: string | null }) =>
+        Effect.orDie(sql`UPDATE outbox_emails SET attempts = attempts + 1, sent_at = ${outcome.sentAt}, last_error = ${outcome.error}
+          WHERE id = ${id}`)
+    }
+  }),
+  accessors: true
+}) {}
