@@ -11,6 +11,8 @@ export interface ChatReply {
   readonly reply: string
   readonly conversation_id: string
   readonly executionId: string
+  /** An App's greeting on the turn that started the conversation (null or absent otherwise). */
+  readonly greeting?: string | null
 }
 
 /** One turn: a message, the conversation it continues (if any), and the signal that stops it. */

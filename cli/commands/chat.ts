@@ -27,7 +27,10 @@ export const jsonLinesView = (io: CliIo): ChatView => ({
   }
 })
 
-/** Plain text: the reply streamed to stdout as it arrives, a newline after it; tools and the conversation id on stderr. */
+/**
+ * Plain text: the reply streamed to stdout as it arrives, a newline after it; tools, an App's
+ * greeting (it arrives with the answer) and the conversation id on stderr.
+ */
 export const plainView = (io: CliIo): ChatView => {
   let shownConversation: string | undefined
   let open = false
@@ -40,6 +43,7 @@ export const plainView = (io: CliIo): ChatView => {
       else if (event.type === "done") {
         io.stdout.write("\n")
         open = false
+        if (typeof event.answer.greeting === "string") io.stderr.write(`greeting: ${event.answer.greeting}\n`)
         if (event.answer.conversation_id !== shownConversation) {
           shownConversation = event.answer.conversation_id
           io.stderr.write(`conversation ${shownConversation} (continue it with --conversation ${shownConversation})\n`)

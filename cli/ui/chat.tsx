@@ -14,7 +14,7 @@ const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 
 /** One line of the transcript. */
 interface Entry {
-  readonly who: "you" | "reply" | "tool" | "error"
+  readonly who: "you" | "greeting" | "reply" | "tool" | "error"
   readonly text: string
 }
 
@@ -33,7 +33,7 @@ const Spinner = () => {
   return <Text color="cyan">{frames[tick % frames.length]} thinking</Text>
 }
 
-const entryColor = { you: "green", reply: "white", tool: "gray", error: "red" } as const
+const entryColor = { you: "green", greeting: "cyan", reply: "white", tool: "gray", error: "red" } as const
 
 const Chat = ({ session, first, onDone }: { session: Session; first: string | undefined; onDone: (error?: unknown) => void }) => {
   const app = useApp()
@@ -69,7 +69,8 @@ const Chat = ({ session, first, onDone }: { session: Session; first: string | un
     session.send(message, view).then(
       (answer) => {
         setStreaming(null)
-        setEntries((all) => [...all, { who: "reply", text: answer.reply }])
+        const greeting: ReadonlyArray<Entry> = typeof answer.greeting === "string" ? [{ who: "greeting", text: answer.greeting }] : []
+        setEntries((all) => [...all, ...greeting, { who: "reply", text: answer.reply }])
         setBusy(false)
         if (first !== undefined) finish()
       },

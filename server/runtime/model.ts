@@ -87,7 +87,7 @@ export interface ModelImplementation {
 export const timedStep = <A, E, R>(
   type: TurnStep["type"],
   name: string,
-  steps: Array<TurnStep>,
+  steps: { readonly push: (step: TurnStep) => unknown },
   onEvent: TurnSink,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>

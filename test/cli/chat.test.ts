@@ -107,6 +107,16 @@ describe("svc chat", () => {
     expect((await messagesOf(first.conversation_id)).map(([role]: [string]) => role)).toEqual(["user", "assistant", "user", "assistant"])
   })
 
+  it("talks to an App by its id: the routed member's reply on stdout, the App's greeting on stderr", async () => {
+    const created = await server.request("POST", "/apps", { body: { name: "Front desk", greeting: "Hello from the desk.", agentIds: [agent] } })
+    const app = created.body.app.id as string
+    expect((await server.request("POST", `/apps/${app}/publish`)).status).toBe(200)
+    const run = await svc(["chat", app, "--message", `How is a ${term} refund paid?`], undefined, env)
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain("thirty days")
+    expect(run.stderr).toContain("greeting: Hello from the desk.")
+  })
+
   it("fails with one clear line for an id that is no Agent (nor an App it can talk to)", async () => {
     const unknown = "00000000-0000-4000-8000-000000000000"
     const line = expectFailure(await svc(["chat", unknown, "--message", "hi"], undefined, env), 1)

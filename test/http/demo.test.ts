@@ -70,6 +70,26 @@ describe("svc serve --demo", () => {
     })
   })
 
+  it("answers the README's tour with the builtin model: the Agent cites the handbook, the Flow qualifies a lead, the App greets and routes", async () => {
+    const { knowledgebaseId, agentId, flowId, appId } = server.demo!
+    await waitForReady(knowledgebaseId)
+    const asked = await server.request("POST", `/agents/${agentId}/conversation`, { body: { message: "How do refunds work?" } })
+    expect(asked.status).toBe(200)
+    expect(asked.body.reply).toContain("Refunds and returns")
+    const lead = await server.request("POST", `/flows/${flowId}/run`, {
+      body: { inputs: { company_name: "Acme", contact_email: "ops@acme.test", team_size: "11-50", items: ["Desks", "Chairs"] } }
+    })
+    expect(lead.status).toBe(200)
+    expect(lead.body.output).toContain("Lead: Acme (11-50 people) wants Desks, Chairs")
+    const greeted = await server.request("POST", `/apps/${appId}/conversation`, { body: { message: "How do refunds work?" } })
+    expect(greeted.status).toBe(200)
+    expect(greeted.body.greeting).toContain("Welcome to Northwind")
+    expect(greeted.body.reply).toContain("Refunds and returns")
+    const transaction = await server.request("POST", `/apps/${appId}/transaction`, { body: { input: { question: "How do refunds work?" } } })
+    expect(transaction.status).toBe(200)
+    expect(transaction.body.output.answer).toContain("Refunds and returns")
+  })
+
   it("seeds nothing on a later start of the same data directory", async () => {
     await server.flush()
     const again = await startTestServer({ dataDir: server.dataDir, key: server.key, server: { demo: true } })

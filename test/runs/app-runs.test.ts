@@ -38,6 +38,15 @@ const createApp = async (
   return id
 }
 
+/** Creates and publishes a Flow over HTTP; answers its id. */
+const createFlow = async (target: TestServer, body: Record<string, unknown>): Promise<string> => {
+  const created = await target.request("POST", "/flows", { body: { questions: [], ...body } })
+  expect(created.status).toBe(201)
+  const id = created.body.flow.id as string
+  expect((await target.request("POST", `/flows/${id}/publish`)).status).toBe(200)
+  return id
+}
+
 const credits = async (target: TestServer = server) => (await organizationOf(target)).creditsRemaining
 const executions = (target: TestServer = server) => count(target, "SELECT count(*) AS n FROM executions")
 const execution = async (target: TestServer, id: string) => (await target.request("GET", `/executions/${id}`)).body.execution
@@ -215,6 +224,68 @@ describe("pinned versions", () => {
   })
 })
 
+describe("Flow members", () => {
+  const quoteSteps = (label: string) => [{ type: "template", name: "quote", template: `${label}: a quote for {{message}}` }]
+  const leadQuestions = [
+    { label: "Company name", type: "text", required: true },
+    { label: "Budget", type: "select", options: ["small", "large"], required: true }
+  ]
+
+  it("routes a message by description to a Flow without questions, whose output is the reply, streamed, one execution and credit", async () => {
+    const quotes = await createFlow(server, { name: "Quote maker", description: "Prepares price quotes for customers.", steps: quoteSteps("v1") })
+    const app = await createApp(server, { agentIds: [billing], flowIds: [quotes] })
+    const before = await credits()
+    const turn = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "I need a price quote for ten chairs" } })
+    expect(turn.status).toBe(200)
+    expect(turn.body.reply).toBe("v1: a quote for I need a price quote for ten chairs")
+    expect(await credits()).toBe(before - 1)
+    const run = await execution(server, turn.body.executionId)
+    expect(run.toolsCalled[0]).toEqual({
+      name: "flow_quote_maker",
+      arguments: { message: "I need a price quote for ten chairs", member: quotes, version: 1, matched: ["price", "quote"] }
+    })
+    expect(run.steps.map((step: any) => [step.type, step.name])).toEqual([["template", "quote"], ["tool", "flow_quote_maker"]])
+    const invoices = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "When are my invoices due?" } })
+    expect(invoices.body.reply).toContain("30 days")
+    const streamed = await openStream(server, `/apps/${app}/conversation`, { message: "another quote please", stream: true })
+    const events = (await streamed.all()).filter((event) => event.event !== "comment")
+    expect(events.map((event) => event.event)).toEqual(["start", "tool", "delta", "done"])
+    expect(events[2]!.data).toEqual({ text: "v1: a quote for another quote please" })
+  })
+
+  it("runs a Flow member at the version the App pinned until the App is republished; the draft run uses the Flow's current version", async () => {
+    const quotes = await createFlow(server, { name: "Pinned quotes", description: "Quotes.", steps: quoteSteps("v1") })
+    const app = await createApp(server, { flowIds: [quotes] })
+    expect((await server.request("PATCH", `/flows/${quotes}/draft`, { body: { steps: quoteSteps("v2") } })).status).toBe(200)
+    expect((await server.request("POST", `/flows/${quotes}/publish`)).status).toBe(200)
+    const ask = async (path: string) => (await server.request("POST", `/apps/${app}/${path}`, { body: { message: "desks" } })).body.reply
+    expect(await ask("conversation")).toBe("v1: a quote for desks")
+    expect(await ask("draft/run")).toBe("v2: a quote for desks")
+    expect((await server.request("POST", `/apps/${app}/publish`)).status).toBe(200)
+    expect(await ask("conversation")).toBe("v2: a quote for desks")
+  })
+
+  it("a Flow with questions takes a transaction's JSON input as its inputs; free text cannot fill them on builtin (run_failed, nothing charged)", async () => {
+    const leads = await createFlow(server, {
+      name: "Lead check",
+      description: "Qualifies leads.",
+      questions: leadQuestions,
+      steps: [{ type: "template", name: "verdict", template: "{{company_name}} has a {{budget}} budget" }]
+    })
+    const inputSchema = { type: "object", properties: { company_name: { type: "string" }, budget: { type: "string" } }, required: ["company_name", "budget"] }
+    const outputSchema = { type: "object", properties: { verdict: { type: "string" } }, required: ["verdict"] }
+    const app = await createApp(server, { flowIds: [leads] }, { api: { transactionEnabled: true, inputSchema, outputSchema } })
+    const done = await server.request("POST", `/apps/${app}/transaction`, { body: { input: { company_name: "Acme", budget: "large" } } })
+    expect(done.status).toBe(200)
+    expect(done.body.output).toEqual({ verdict: "Acme has a large budget" })
+    expect((await execution(server, done.body.executionId)).toolsCalled[0].name).toBe("flow_lead_check")
+    const before = await credits()
+    const refused = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "Acme has a big budget" } })
+    expect(expectError(refused, 502, "run_failed")).toContain("No member of this App can take this message")
+    expect(await credits()).toBe(before)
+  })
+})
+
 describe("transactions", () => {
   const inputSchema = {
     type: "object",
@@ -358,6 +429,40 @@ describe("the Supervisor on a language model", () => {
     expect(member.body.messages.at(-1)).toMatchObject({ role: "user", content: "invoice due?" })
     const run = await execution(modelServer, turn.body.executionId)
     expect(run.toolsCalled.map((t: any) => t.name)).toEqual(["ask_billing_desk"])
+  })
+
+  it("offers a Flow member as a flow_<name> tool typed by its questions; the model's arguments run it at the pinned version", async () => {
+    const created = await modelServer.request("POST", "/flows", {
+      body: {
+        name: "Lead check",
+        description: "Qualifies a lead.",
+        questions: [
+          { label: "Company name", type: "text", required: true },
+          { label: "Budget", type: "select", options: ["small", "large"], required: true }
+        ],
+        steps: [{ type: "template", name: "verdict", template: "{{company_name}}: {{budget}}" }]
+      }
+    })
+    const leads = created.body.flow.id as string
+    expect((await modelServer.request("POST", `/flows/${leads}/publish`)).status).toBe(200)
+    const app = await createApp(modelServer, { agentIds: [billingDesk], flowIds: [leads] })
+    script = (request) =>
+      request.body.messages.some((m: any) => m.role === "tool")
+        ? say(`Checked: ${request.body.messages.find((m: any) => m.role === "tool").content}`)
+        : callTool("flow_lead_check", { company_name: "Acme", budget: "large" })
+    const seen = modelFake.requests.length
+    const turn = await modelServer.request("POST", `/apps/${app}/conversation`, { body: { message: "Qualify Acme, big budget" } })
+    expect(turn.status).toBe(200)
+    expect(turn.body.reply).toBe("Checked: Acme: large")
+    const offered = modelFake.requests[seen]!.body.tools.find((t: any) => t.function.name === "flow_lead_check")
+    expect(offered.function.parameters).toMatchObject({
+      type: "object",
+      properties: { company_name: { type: "string" }, budget: { enum: ["small", "large"] } },
+      required: ["company_name", "budget"]
+    })
+    const run = await execution(modelServer, turn.body.executionId)
+    expect(run.toolsCalled.map((t: any) => t.name)).toEqual(["flow_lead_check"])
+    expect(run.steps.map((step: any) => step.name)).toContain("verdict")
   })
 
   it("a transaction's JSON reply is validated against the output schema: valid is answered, invalid is 502 and charges nothing", async () => {

@@ -1,8 +1,8 @@
 /**
  * Runs of Apps: a conversation turn (published, or the draft with its members' published
- * versions) and a transaction. The Supervisor (`supervisor.ts`) routes each message to one member
- * Agent; the execution, its credit, the conversation and its lock, and streaming are `RunService`'s,
- * exactly as for Agent runs. Knows nothing of HTTP.
+ * versions) and a transaction. The Supervisor (`supervisor.ts`) routes each message to one member,
+ * an Agent or a Flow at its pinned version; the execution, its credit, the conversation and its
+ * lock, and streaming are `RunService`'s, exactly as for Agent runs. Knows nothing of HTTP.
  */
 import { Effect, Either } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
@@ -10,14 +10,15 @@ import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, RunFa
 import { AppRepo, type AppContractColumns } from "../../builder/apps/repo.js"
 import { parseAppDefinition, type AppVersionDefinition } from "../../builder/apps/definition.js"
 import { reportedProblems } from "../../builder/flows/problems.js"
-import type { TurnResult } from "../model.js"
 import { ModelRuntime } from "../service.js"
 import type { ConversationTurn } from "../runs/domain.js"
 import { RunRepo } from "../runs/repo.js"
 import type { RunSink } from "../runs/events.js"
-import { RunService } from "../runs/service.js"
+import { type ExecutionResult, RunService } from "../runs/service.js"
+import { checkedStored, FlowRunService } from "../flow-runs/service.js"
+import type { MemberKind, MemberVersionRow } from "./repo.js"
 import type { AppConversationReply, TransactionReply, TransactionRequest } from "./domain.js"
-import { type Member, membersOf } from "./members.js"
+import { agentMembersOf, flowMembersOf, type Member } from "./members.js"
 import { AppRunRepo } from "./repo.js"
 import { schemaProblems } from "./schema-check.js"
 import { noMembers, supervise, type SupervisorDeps } from "./supervisor.js"
@@ -49,12 +50,21 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
     const apps = yield* AppRepo
     const repo = yield* AppRunRepo
     const runtime = yield* ModelRuntime
+    const flowRuns = yield* FlowRunService
 
     const supervisorDeps = (): SupervisorDeps => ({
       provider: runtime.resolve().provider,
       runTurn: runtime.runTurn,
-      agentReply: runs.agentReply
+      agentReply: runs.agentReply,
+      flowReply: flowRuns.runMember
     })
+
+    /** The members from their Agent and Flow version rows: Agents first, then Flows, each in the App's order. */
+    const membersFrom = (rows: Record<MemberKind, ReadonlyArray<MemberVersionRow>>) =>
+      Effect.map(
+        Effect.forEach(rows.flow, (row) => Effect.map(checkedStored(row.name, row.description, row.definition), (flow) => ({ row, flow }))),
+        (flows): ReadonlyArray<Member> => [...agentMembersOf(rows.agent), ...flowMembersOf(flows)]
+      )
 
     /** The published App with its pinned member Agents, or `not_found`. */
     const publishedApp = (actor: Principal, appId: string) =>
@@ -63,7 +73,10 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
         const row = yield* apps.published<AppContractColumns>(org, appId)
         if (!row) return yield* notFound("published App", appId)
         const pinned = JSON.parse(row.definition) as Partial<AppVersionDefinition>
-        const members = membersOf(yield* repo.agentsAt(org, pinned.agents ?? []))
+        const members = yield* membersFrom({
+          agent: yield* repo.membersAt("agent", org, pinned.agents ?? []),
+          flow: yield* repo.membersAt("flow", org, pinned.flows ?? [])
+        })
         return { row, greeting: pinned.greeting ?? null, members }
       })
 
@@ -88,7 +101,10 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
             const item = yield* apps.item(org, appId)
             if (!item) return yield* notFound("App", appId)
             const definition = parseAppDefinition(item.draft)
-            const members = membersOf(yield* repo.publishedAgents(org, definition.agentIds))
+            const members = yield* membersFrom({
+              agent: yield* repo.publishedMembers("agent", org, definition.agentIds),
+              flow: yield* repo.publishedMembers("flow", org, definition.flowIds)
+            })
             prepared = { version: null, draft: true, app: { name: item.name, description: item.description, greeting: definition.greeting }, members }
           } else {
             const { row, greeting, members } = yield* publishedApp(actor, appId)
@@ -185,12 +201,12 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
                     message: `The reply does not match the App's output schema: ${reportedProblems(wrong).join("; ")}. Nothing was charged.`
                   })
                 }
-                return { ...result, output: shaped.right } satisfies TurnResult & { output: Record<string, unknown> }
+                return { ...result, output: shaped.right } satisfies ExecutionResult & { output: Record<string, unknown> }
               })
           )
           return { executionId: answer.executionId, output: answer.result.output }
         })
     }
   }),
-  dependencies: [RunService.Default, RunRepo.Default, AppRepo.Default, AppRunRepo.Default, ModelRuntime.Default]
+  dependencies: [RunService.Default, RunRepo.Default, AppRepo.Default, AppRunRepo.Default, ModelRuntime.Default, FlowRunService.Default]
 }) {}

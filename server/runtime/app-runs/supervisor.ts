@@ -1,26 +1,41 @@
 /**
- * The App Supervisor: routes a message to one member Agent, which answers with one Agent turn at
- * the version that runs. On the `builtin` model it routes by description (`routeByDescription`;
- * a message sharing no word with any member goes to the first member) and the member's reply is
- * the App's reply, streamed as it comes. On an OpenAI-compatible model the members are offered as
- * tools (`ask_<name>`, taking `{message}`) and the model routes and answers from what they said;
- * the members' own text is not streamed, their tool calls and steps are recorded.
+ * The App Supervisor: routes a message to one member, an Agent (one Agent turn) or a Flow (its
+ * steps, on inputs), at the version that runs. On the `builtin` model it routes by description
+ * (`routeByDescription`) among the members that can take the message (every Agent; a Flow without
+ * questions; a Flow with questions only when the message is a JSON object its inputs accept); a
+ * message sharing no word with any of them goes to the first. The member's reply is the App's
+ * reply, streamed as it comes. On an OpenAI-compatible model the members are offered as tools
+ * (`ask_<name>` taking `{message}`, `flow_<name>` taking the Flow's inputs) and the model routes
+ * and answers from what they said; the members' own text is not streamed, their tool calls and
+ * steps are recorded.
  */
 import { Effect } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import type { AgentDefinition } from "../../builder/agents/domain.js"
+import type { CheckedFlow } from "../../builder/flows/definition.js"
 import { RunFailed } from "../../platform/errors.js"
-import { type ChatTurn, type ModelTool, timedStep, type ToolCall, type TurnResult, type TurnSink, type TurnStep } from "../model.js"
+import { type ChatTurn, type ModelTool, timedStep, type ToolCall, type TurnResult, type TurnSink } from "../model.js"
 import { routeByDescription } from "../route.js"
-import type { Member } from "./members.js"
+import { flowToolParameters } from "../flow-runs/tools.js"
+import type { ExecutionResult, ExecutionStepRecord } from "../runs/service.js"
+import { builtinFlowArguments, type Member } from "./members.js"
 
-/** What the Supervisor needs: the model runtime and one Agent turn (`RunService.agentReply`). */
+/** Where a Flow member records its steps and tools: the App's execution. */
+export interface MemberRecorder {
+  readonly steps: { readonly push: (step: ExecutionStepRecord) => unknown }
+  readonly toolsCalled: Array<ToolCall>
+}
+
+/**
+ * What the Supervisor needs: the model runtime, one Agent turn (`RunService.agentReply`) and one
+ * Flow run inside another execution (`FlowRunService.runMember`).
+ */
 export interface SupervisorDeps {
   readonly provider: "builtin" | "openai"
   readonly runTurn: (request: { model: string; instructions: string; history: ReadonlyArray<ChatTurn>; message: string; tools: ReadonlyArray<ModelTool> }, sink: TurnSink) => Effect.Effect<TurnResult, RunFailed>
   readonly agentReply: (actor: Principal, definition: AgentDefinition, history: ReadonlyArray<ChatTurn>, message: string, sink: TurnSink) => Effect.Effect<TurnResult, RunFailed>
+  readonly flowReply: (actor: Principal, name: string, flow: CheckedFlow, args: unknown, recorder: MemberRecorder) => Effect.Effect<string, RunFailed>
 }
-
 /** One message for the Supervisor. */
 export interface SupervisedMessage {
   readonly actor: Principal
@@ -48,54 +63,94 @@ export const supervisorInstructions = (app: SupervisedMessage["app"], extra?: st
     ...(extra === undefined ? [] : [extra])
   ].join("\n")
 
-/** The member `builtin` routes `message` to, and the words that matched (none when it fell back to the first member). */
-export const builtinRoute = (message: string, members: ReadonlyArray<Member>): { member: Member; matched: ReadonlyArray<string> } => {
-  const choice = routeByDescription(message, members)
-  return choice === null ? { member: members[0]!, matched: [] } : { member: choice.member, matched: choice.matched }
+/**
+ * The member `builtin` routes `message` to, the words that matched (none when it fell back to the
+ * first member that can take it) and the member's arguments; null when no member can take it.
+ */
+export const builtinRoute = (
+  message: string,
+  members: ReadonlyArray<Member>
+): { member: Member; matched: ReadonlyArray<string>; flowArguments: unknown } | null => {
+  const able = members.flatMap((member) => {
+    const flowArguments: unknown = member.kind === "agent" ? null : builtinFlowArguments(member.flow, message)
+    return member.kind === "flow" && flowArguments === null
+      ? []
+      : [{ id: member.id, name: member.name, description: member.description, member, flowArguments }]
+  })
+  if (able.length === 0) return null
+  const choice = routeByDescription(message, able)
+  const { member, flowArguments } = choice === null ? able[0]! : choice.member
+  return { member, matched: choice === null ? [] : choice.matched, flowArguments }
 }
 
+/** Refuses a message no member can take on the `builtin` model (only Flows whose questions free text cannot answer). */
+const noMemberTakes = () =>
+  new RunFailed({
+    message:
+      "No member of this App can take this message on the builtin model: its Flows ask questions, which need a JSON object of their inputs (or a language model to fill them). Nothing was charged."
+  })
+
 /** A sink that records a member's steps and tool calls, forwarding them (and, when `forwardText`, its text) to `sink`. */
-const memberSink = (sink: TurnSink, steps: Array<TurnStep>, calls: Array<ToolCall>, forwardText: boolean): TurnSink => (event) => {
+const memberSink = (sink: TurnSink, steps: Array<ExecutionStepRecord>, calls: Array<ToolCall>, forwardText: boolean): TurnSink => (event) => {
   if (event.type === "step") steps.push(event.step)
   if (event.type === "tool") calls.push({ name: event.name, arguments: event.arguments })
   return event.type === "delta" && !forwardText ? Effect.void : sink(event)
 }
 
-/** Answers one message through a member Agent, reporting to `sink`; `members` is never empty. */
-export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: TurnSink): Effect.Effect<TurnResult, RunFailed> =>
+/** Answers one message through a member, reporting to `sink`; `members` is never empty. */
+export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: TurnSink): Effect.Effect<ExecutionResult, RunFailed> =>
   Effect.gen(function* () {
-    const steps: Array<TurnStep> = []
+    const steps: Array<ExecutionStepRecord> = []
     const calls: Array<ToolCall> = []
+    const recorder: MemberRecorder = { steps, toolsCalled: calls }
     if (deps.provider === "builtin") {
-      const { member, matched } = builtinRoute(input.message, input.members)
+      const route = builtinRoute(input.message, input.members)
+      if (route === null) return yield* noMemberTakes()
+      const { member, matched } = route
       const args = { message: input.message, member: member.id, version: member.version, matched }
       calls.push({ name: member.tool, arguments: args })
       yield* sink({ type: "tool", name: member.tool, arguments: args })
-      const answer = yield* timedStep(
+      const reply = yield* timedStep(
         "tool",
         member.tool,
         steps,
         sink,
-        deps.agentReply(input.actor, member.definition, input.history, input.message, memberSink(sink, steps, calls, true))
+        member.kind === "agent"
+          ? Effect.map(
+              deps.agentReply(input.actor, member.definition, input.history, input.message, memberSink(sink, steps, calls, true)),
+              (answer) => answer.reply
+            )
+          : Effect.tap(deps.flowReply(input.actor, member.name, member.flow, route.flowArguments, recorder), (output) =>
+              sink({ type: "delta", text: output })
+            )
       )
-      return { reply: answer.reply, toolsCalled: calls, steps }
+      return { reply, toolsCalled: calls, steps }
     }
-    const tools: Array<ModelTool> = input.members.map((member) => ({
-      name: member.tool,
-      description: `Ask ${member.name}${member.description === "" ? "" : `: ${member.description}`}`,
-      parameters: askParameters,
-      run: (args) =>
-        Effect.map(
-          deps.agentReply(
-            input.actor,
-            member.definition,
-            input.history,
-            String((args as { message?: unknown }).message ?? input.message),
-            memberSink(sink, steps, calls, false)
-          ),
-          (answer) => answer.reply
-        )
-    }))
+    const tools: Array<ModelTool> = input.members.map((member) =>
+      member.kind === "agent"
+        ? {
+            name: member.tool,
+            description: `Ask ${member.name}${member.description === "" ? "" : `: ${member.description}`}`,
+            parameters: askParameters,
+            run: (args) =>
+              Effect.map(
+                deps.agentReply(
+                  input.actor,
+                  member.definition,
+                  input.history,
+                  String((args as { message?: unknown }).message ?? input.message),
+                  memberSink(sink, steps, calls, false)
+                ),
+                (answer) => answer.reply
+              )
+          }
+        : {
+            name: member.tool,
+            description: member.description === "" ? `Runs the Flow "${member.name}" and answers its output.` : member.description,
+            parameters: flowToolParameters(member.flow),
+            run: (args) => deps.flowReply(input.actor, member.name, member.flow, args, recorder)
+          }
+    )
     const answer = yield* deps.runTurn(
       { model: "", instructions: supervisorInstructions(input.app, input.extraInstructions), history: input.history, message: input.message, tools },
       sink
@@ -107,6 +162,6 @@ export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: 
     }
   })
 
-/** Refuses a run of an App with no member Agent to answer. */
+/** Refuses a run of an App with no member to answer. */
 export const noMembers = () =>
-  new RunFailed({ message: "This App has no published member Agent to route to; nothing ran and nothing was charged." })
+  new RunFailed({ message: "This App has no published member Agent or Flow to route to; nothing ran and nothing was charged." })

@@ -26,6 +26,7 @@ import { AgentFlowTools } from "../runs/agent-tools.js"
 import type { RunSink } from "../runs/events.js"
 import { RunService } from "../runs/service.js"
 import type { FlowRunAnswer, FlowRunRequest } from "./domain.js"
+import { runInputs } from "./inputs.js"
 import { executeFlow, type FlowRecorder, type FlowStepRecord, type StepServices } from "./steps.js"
 import { flowToolParameters, flowToolNames } from "./tools.js"
 
@@ -48,30 +49,11 @@ const noCredits = () =>
   new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
 
 /** A stored definition read back as checked; a stored definition always passed the check. */
-const checkedStored = (name: string, description: string, text: string): Effect.Effect<CheckedFlow> =>
+export const checkedStored = (name: string, description: string, text: string): Effect.Effect<CheckedFlow> =>
   Either.match(checkFlowDefinition(storedFlowDefinition(name, description, text)), {
     onLeft: ({ problems }) => Effect.dieMessage(`A stored Flow definition no longer passes its check: ${problems.join("; ")}`),
     onRight: Effect.succeed
   })
-
-const isEmptyObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
-
-/** Every problem of a run body for `flow`, or the values its steps start from. */
-export const runInputs = (flow: CheckedFlow, body: FlowRunRequest): Either.Either<Readonly<Record<string, TemplateValue>>, ReadonlyArray<string>> => {
-  if (flow.conversational) {
-    const problems: Array<string> = []
-    if (body.inputs !== undefined && !isEmptyObject(body.inputs)) problems.push("inputs: this Flow has no questions; send message (and conversation_id)")
-    if (body.message === undefined) problems.push("message: missing; this Flow has no questions and runs on a message")
-    else if (body.message.length < 1 || body.message.length > maxMessageChars) problems.push(`message: must be 1 to ${maxMessageChars} characters`)
-    return problems.length > 0 ? Either.left(problems) : Either.right({ [conversationMessageVariable]: body.message! })
-  }
-  const problems: Array<string> = []
-  if (body.message !== undefined) problems.push("message: this Flow asks questions; send its answers as inputs")
-  if (body.conversation_id !== undefined) problems.push("conversation_id: only a Flow without questions keeps a conversation")
-  const validated = validateFlowInputs(flow, body.inputs)
-  if (Either.isLeft(validated)) problems.push(...validated.left)
-  return problems.length > 0 || Either.isLeft(validated) ? Either.left(problems) : Either.right(validated.right)
-}
 
 /** Flow runs and the Flow tools of Agent turns. */
 export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRunService", {
@@ -157,6 +139,26 @@ export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRu
     }
 
     /**
+     * Runs `flow` (named `name`) inside another execution on a model's or a router's arguments:
+     * its inputs (or `{message}` for a Flow without questions) validated, else `run_failed` naming
+     * every problem; its steps recorded in `recorder`; no credit of its own. Answers its output.
+     */
+    const runMember = (
+      actor: Principal,
+      name: string,
+      flow: CheckedFlow,
+      args: unknown,
+      recorder: Pick<FlowRecorder, "steps" | "toolsCalled">
+    ): Effect.Effect<string, RunFailed> =>
+      Effect.gen(function* () {
+        const message = (args as { message?: unknown } | null)?.message
+        const inputs = runInputs(flow, flow.conversational ? { message: String(message ?? "") } : { inputs: args })
+        if (Either.isLeft(inputs)) return yield* new RunFailed({ message: `The Flow "${name}" refused its inputs: ${inputs.left.join("; ")}.` })
+        const outcome = yield* executeFlow(services, actor, flow, inputs.right, { ...recorder, onStep: () => Effect.void })
+        return outcome.output
+      })
+
+    /**
      * The published Flows of `flowIds` as tools of an Agent's turn, in order (a Flow deleted or
      * unpublished since is left out): named `flow_<name>` (sanitised, unique), with the Flow's
      * inputs schema (a Flow without questions takes `{message}`); running one runs the Flow's steps
@@ -176,20 +178,12 @@ export class FlowRunService extends Effect.Service<FlowRunService>()("svc/FlowRu
           name: names[i]!,
           description: description === "" ? `Runs the Flow "${name}" and answers its output.` : description,
           parameters: flowToolParameters(flow),
-          run: (args) =>
-            Effect.gen(function* () {
-              const inputs = runInputs(flow, flow.conversational ? { message: String((args as { message?: unknown }).message ?? "") } : { inputs: args })
-              if (Either.isLeft(inputs)) return yield* new RunFailed({ message: `The Flow "${name}" refused its inputs: ${inputs.left.join("; ")}.` })
-              const steps: Array<FlowStepRecord> = []
-              const toolsCalled: Array<ToolCall> = []
-              const outcome = yield* executeFlow(services, actor, flow, inputs.right, { steps, toolsCalled, onStep: () => Effect.void })
-              return outcome.output
-            })
+          run: (args) => runMember(actor, name, flow, args, { steps: [] as Array<FlowStepRecord>, toolsCalled: [] as Array<ToolCall> })
         }))
       })
 
     yield* (yield* AgentFlowTools).register(flowTools)
-    return { prepareFlowRun, runFlow, flowTools } as const
+    return { prepareFlowRun, runFlow, flowTools, runMember } as const
   }),
   dependencies: [RunRepo.Default, RunService.Default, FlowRepo.Default, AgentRepo.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
 }) {}
