@@ -12,7 +12,7 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Exit } from "effect"
 import OpenAI from "openai"
 import { RunFailed } from "../platform/errors.js"
 import type { ModelSettings } from "./config.js"
@@ -144,13 +144,16 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
       return { text, calls: ordered.map(([index, call]) => ({ ...call, id: call.id === "" ? `call_${index}` : call.id })) }
     })
 
-  /** One model call: its own abort controller, aborted when the call ends or is interrupted. */
+  /**
+   * One model call: its own abort controller, aborted when the call fails or is interrupted (a
+   * stream read to its end has nothing left to abort, and aborting costs an exception object).
+   */
   const callModel = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, onEvent: TurnSink) =>
     Effect.scoped(
       Effect.gen(function* () {
         const controller = yield* Effect.acquireRelease(
           Effect.sync(() => new AbortController()),
-          (controller) => Effect.sync(() => controller.abort())
+          (controller, exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => controller.abort()))
         )
         const stream = yield* open(body, controller.signal)
         return yield* consume(stream, onEvent)

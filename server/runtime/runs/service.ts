@@ -287,7 +287,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           const exit = yield* Effect.exit(
             restore(
               Effect.zipRight(onEvent(started), produce(history, sink, record)).pipe(
-                Effect.raceFirst(Effect.zipRight(Deferred.await(cancelled), Effect.fail(new RunCancelled({ message: cancelledByRequest }))))
+                Effect.raceFirst(Effect.zipRight(Deferred.await(cancelled), Effect.failSync(() => new RunCancelled({ message: cancelledByRequest }))))
               )
             )
           )
