@@ -12,6 +12,7 @@ import { mergeLayers } from "./platform/feature.js"
 import { databaseFile, DatabaseLive } from "./platform/sql/database.js"
 import { StderrLogger } from "./platform/logging.js"
 import { ModelConfig } from "./runtime/config.js"
+import { WebhookSettings } from "./webhooks/domain.js"
 
 /**
  * Whether `dataDir` is a data directory: it holds the database. Administration opens only these
@@ -24,6 +25,7 @@ export const AdminLive = (dataDir: string) =>
   Layer.merge(AccountsService.Default, mergeLayers(features.map((feature) => feature.services))).pipe(
     Layer.provideMerge(IngestionConfig.layer()),
     Layer.provideMerge(ModelConfig.fromEnv()),
+    Layer.provideMerge(WebhookSettings.layer()),
     Layer.provideMerge(AppClock.system),
     Layer.provideMerge(DatabaseLive(dataDir)),
     Layer.provide(StderrLogger())

@@ -26,6 +26,7 @@ import { DatabaseLive } from "./platform/sql/database.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
 import { ModelConfig, type ModelSettings } from "./runtime/config.js"
 import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
+import { WebhookSettings, type WebhookSettingsShape } from "./webhooks/domain.js"
 
 /** How to run the server. */
 export interface ServerOptions {
@@ -54,6 +55,8 @@ export interface ServerOptions {
   readonly model?: Partial<ModelSettings> | undefined
   /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
   readonly runs?: Partial<RunSettingsShape> | undefined
+  /** Webhook delivery settings over the defaults (tests poll often); retry delays come from `webhookRetryDelays`. */
+  readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
 }
 
 /** A running server. */
@@ -76,7 +79,10 @@ export interface RunningServer {
 
 /** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
 export const CoreLive = (
-  options: Pick<ServerOptions, "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion" | "model" | "runs">
+  options: Pick<
+    ServerOptions,
+    "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion" | "model" | "runs" | "webhooks" | "webhookRetryDelays"
+  >
 ) =>
   Layer.mergeAll(
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
@@ -90,6 +96,13 @@ export const CoreLive = (
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
     Layer.provideMerge(RunSettings.layer(options.runs)),
+    Layer.provideMerge(
+      WebhookSettings.layer({
+        ...options.webhooks,
+        allowPrivateUrls: options.allowPrivateUrls ?? false,
+        ...(options.webhookRetryDelays === undefined ? {} : { retryDelaysSeconds: options.webhookRetryDelays })
+      })
+    ),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
     Layer.provideMerge(DatabaseLive(options.dataDir))
   )

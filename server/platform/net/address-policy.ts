@@ -113,6 +113,15 @@ export const describeAddress = (ip: string): AddressVerdict => {
 /** True when `ip` is a public address the service may connect to (see the module comment). */
 export const isPublicAddress = (ip: string): boolean => describeAddress(ip).public
 
+/**
+ * True when `ip` is public or this machine's loopback (webhooks may be sent to a local receiver;
+ * every other private range stays refused).
+ */
+export const isPublicOrLoopback = (ip: string): boolean => {
+  const { public: open, range } = describeAddress(ip)
+  return open || range === "loopback" || range === "ipv4Mapped/loopback"
+}
+
 /** Why a URL is refused before any network activity. */
 export type UrlRefusalReason = "invalid_url" | "bad_scheme" | "credentials" | "blocked_address"
 
@@ -173,7 +182,7 @@ export const checkUrl = (
         message: `${ip} is not a public address (${describeAddress(ip).range}); only public addresses are fetched.`
       }
     }
-    if (ip === null && isLocalhostName(url.hostname)) {
+    if (ip === null && isLocalhostName(url.hostname) && !classify("127.0.0.1")) {
       return {
         ok: false,
         reason: "blocked_address",

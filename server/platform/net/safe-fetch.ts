@@ -66,6 +66,8 @@ export interface SafeFetchOptions {
   readonly classify?: (ip: string) => boolean
   /** Cancels the fetch (reported as `cancelled`). */
   readonly signal?: AbortSignal
+  /** Sends this instead of a GET (webhooks): the method, extra headers and the body. */
+  readonly send?: { readonly method: "POST"; readonly headers: Readonly<Record<string, string>>; readonly body: string }
 }
 
 export interface SafeFetchResult {
@@ -153,7 +155,7 @@ const errorText = (e: unknown): string => {
 }
 
 /**
- * Fetches `url` with GET under the policy above. Resolves with the body, or rejects with
+ * Fetches `url` with GET (or sends `options.send`) under the policy above. Resolves with the body, or rejects with
  * `FetchRefused` (and nothing else).
  */
 export const safeFetch = async (url: string | URL, options: SafeFetchOptions): Promise<SafeFetchResult> => {
@@ -237,12 +239,14 @@ export const safeFetch = async (url: string | URL, options: SafeFetchOptions): P
 
       const response = await request(target, {
         dispatcher: agent,
-        method: "GET",
+        method: options.send?.method ?? "GET",
         headers: {
           "user-agent": options.userAgent ?? DEFAULT_USER_AGENT,
           accept: "*/*",
-          "accept-encoding": "identity"
+          "accept-encoding": "identity",
+          ...options.send?.headers
         },
+        ...(options.send === undefined ? {} : { body: options.send.body }),
         signal
       }).catch((e: unknown) => {
         throw translate(e)
