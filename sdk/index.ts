@@ -36,4 +36,5 @@ export { MultipartBody, type MultipartUpload, type UploadData, type UploadOption
 export type { RequestOptions, SvcOptions } from "./runtime/options.js"
 export { type CursorPage, PagePromise } from "./runtime/pagination.js"
 export type { QueryParams } from "./runtime/resource.js"
+export { type SignupEvent, type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders, type WebhookRefusal, type WebhookVerification } from "./runtime/webhooks.js"
 export { ReplyStream, type StreamDelta, type StreamDone, type StreamEvent, type StreamStart, type StreamTool } from "./runtime/stream.js"

@@ -1,9 +1,10 @@
-/** `svc portals create`: an organization's Portals. */
+/** `svc portals create` (an organization's Portals) and the signup webhook commands of `portal-webhooks.ts`. */
 import type { Command } from "commander"
 import type { Portal } from "../../server/provisioning/portals/domain.js"
 import { withOrganization } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
+import { portalWebhookCommands } from "./portal-webhooks.js"
 import type { CliIo } from "../io.js"
 
 interface CreateOptions extends DataDirOptions {
@@ -35,4 +36,5 @@ export const portalsCommands = (program: Command, io: CliIo): void => {
       .requiredOption("--org <slug>", "the organization")
       .requiredOption("--name <name>", "the Portal's name")
   ).action((options: CreateOptions) => create(io, options))
+  portalWebhookCommands(portals, io)
 }
