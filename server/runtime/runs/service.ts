@@ -191,7 +191,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           const org = run.actor.organization.id
           if (!(yield* repo.takeCredit(org))) return yield* noCredits()
           const at = now()
-          if (run.conversation !== null && run.conversation.id === null && conversationId !== null) {
+          const isNew = run.conversation !== null && run.conversation.id === null && conversationId !== null
+          if (isNew) {
             yield* repo.insertConversation({
               id: conversationId,
               organization_id: org,
@@ -201,7 +202,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               updated_at: at
             })
           }
-          const history = conversationId === null ? [] : yield* repo.history(conversationId)
+          const history = conversationId === null || isNew ? [] : yield* repo.history(conversationId)
           yield* repo.insertExecution({
             id: executionId,
             organizationId: org,
@@ -215,7 +216,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           })
           if (conversationId !== null) {
             yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text: run.message, executionId, at })
-            yield* repo.touchConversation(conversationId, at)
+            if (!isNew) yield* repo.touchConversation(conversationId, at)
           }
           return history.map((row): ChatTurn => ({ role: row.role, text: row.text }))
         })
