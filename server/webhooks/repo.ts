@@ -42,6 +42,12 @@ export interface AttemptRow {
   readonly error: string | null
 }
 
+/** A place in the creation order of deliveries. */
+export interface ListenCursor {
+  readonly createdAt: string
+  readonly id: string
+}
+
 /** What a new delivery holds. */
 export interface NewDelivery {
   readonly id: string
@@ -123,6 +129,22 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("svc/WebhookRepo"
               lease_until = NULL, finished_at = ${next.finishedAt} WHERE id = ${attempt.delivery_id}`
           )
         ),
+      /** The newest delivery's place in creation order (of one organization, or of all), or null when there is none. */
+      newest: (organizationId: string | null) =>
+        Effect.orDie(
+          organizationId === null
+            ? sql<ListenCursor>`SELECT created_at AS "createdAt", id FROM webhook_deliveries ORDER BY created_at DESC, id DESC LIMIT 1`
+            : sql<ListenCursor>`SELECT created_at AS "createdAt", id FROM webhook_deliveries WHERE organization_id = ${organizationId}
+                ORDER BY created_at DESC, id DESC LIMIT 1`
+        ).pipe(Effect.map(first)),
+      /** Deliveries created after `cursor` (all when null), in creation order, with their Portal's signing secret. */
+      after: (cursor: ListenCursor | null, organizationId: string | null, limit: number) => {
+        const later = cursor === null ? sql`1 = 1` : sql`(d.created_at > ${cursor.createdAt} OR (d.created_at = ${cursor.createdAt} AND d.id > ${cursor.id}))`
+        const inOrganization = organizationId === null ? sql`1 = 1` : sql`d.organization_id = ${organizationId}`
+        return Effect.orDie(sql<DeliveryRow & { readonly secret: string | null }>`SELECT d.*, w.secret FROM webhook_deliveries d
+          LEFT JOIN portal_webhooks w ON w.portal_id = d.portal_id
+          WHERE ${later} AND ${inOrganization} ORDER BY d.created_at, d.id LIMIT ${limit}`)
+      },
       /** The number of attempts recorded for a delivery (automatic and manual). */
       attemptCount: (deliveryId: string) =>
         Effect.orDie(sql<{ n: number }>`SELECT count(*) AS n FROM webhook_attempts WHERE delivery_id = ${deliveryId}`).pipe(

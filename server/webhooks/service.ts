@@ -12,7 +12,7 @@ import { newId } from "../platform/ids.js"
 import { checkUrl, isPublicOrLoopback } from "../platform/net/address-policy.js"
 import { type AttemptOutcome, sendSigned } from "./delivery.js"
 import { type Delivery, maxAttempts, type PortalWebhook, signupEvent, type SignupPayload, WebhookSettings } from "./domain.js"
-import { type AttemptRow, type DeliveryRow, type PortalWebhookRow, WebhookRepo } from "./repo.js"
+import { type AttemptRow, type DeliveryRow, type ListenCursor, type PortalWebhookRow, WebhookRepo } from "./repo.js"
 import { newSigningSecret } from "./signing.js"
 
 /** Wakes the delivery worker when a delivery is enqueued in this process. */
@@ -288,6 +288,26 @@ export class WebhookService extends Effect.Service<WebhookService>()("svc/Webhoo
         }
         return made
       }),
+
+      /** Where `svc listen` starts: after the newest delivery (of the organization, or of all). */
+      listenStart: (organizationId: string | null) => repo.newest(organizationId),
+
+      /**
+       * Events recorded after `cursor` (`svc listen`), oldest first, each with its body and the
+       * Portal's signing secret (so a forwarded copy verifies as the real one does).
+       */
+      eventsAfter: (cursor: ListenCursor | null, organizationId: string | null) =>
+        Effect.map(repo.after(cursor, organizationId, 100), (rows) =>
+          rows.map((row) => ({
+            cursor: { createdAt: row.created_at, id: row.id } satisfies ListenCursor,
+            deliveryId: row.id,
+            portalId: row.portal_id,
+            event: row.event,
+            test: row.test === 1,
+            body: row.body,
+            secret: row.secret
+          }))
+        ),
 
       /** Milliseconds until the next pending delivery is due (null when none is pending). */
       untilNextDue: Effect.map(repo.nextDue, (at) => (at === null ? null : Math.max(0, at - clock.now())))

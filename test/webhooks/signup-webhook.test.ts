@@ -3,14 +3,14 @@
  * printed once, URLs checked), a marked test event, the `end_user.signup` delivery with the exact
  * payload and a signature the SDK's verifier accepts, retries with the configured delays until
  * success, four failures then give-up and a manual redelivery, once per end user, nothing when
- * disabled, and a delivery that survives `kill -9` of `svc serve`.
+ * disabled, a delivery that survives `kill -9` of `svc serve`, and `svc listen --forward-to`.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { verifyWebhook } from "../../sdk/index.js"
 import { PortalService } from "../../server/provisioning/portals/service.js"
 import { WebhookService } from "../../server/webhooks/service.js"
-import { expectFailure, freshDataDir, serveProcess, svc, svcJson } from "../cli/helpers.js"
+import { expectFailure, freshDataDir, serveProcess, start, svc, svcJson } from "../cli/helpers.js"
 import { sql } from "../support/fixtures.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
 import { type Receiver, startReceiver } from "./receiver.js"
@@ -195,6 +195,31 @@ describe("durability", () => {
       }
     } finally {
       await admin.close()
+    }
+  })
+})
+
+describe("svc listen --forward-to", () => {
+  it("forwards each event recorded from now on, signed with the Portal's secret, one line each; earlier ones are not replayed", async () => {
+    const local = await startReceiver()
+    const listening = start(["listen", "--forward-to", local.url, "--org", "default", "--interval", "20", "--json"], server.dataDir)
+    try {
+      await expect.poll(() => listening.stderr()).toContain(`to ${local.url}`)
+      await enqueue(endUser(20))
+      await local.waitFor(1)
+      await cli(["portals", "webhook-test", "--org", "default", portal.id])
+      await local.waitFor(2)
+      const [signup, test] = local.received
+      expect(verifyWebhook(signup!.rawBody, signup!.headers, secret)).toMatchObject({ ok: true, event: { endUser: { id: endUser(20).id } } })
+      expect(verifyWebhook(test!.rawBody, test!.headers, secret)).toMatchObject({ ok: true, event: { test: true } })
+      await expect.poll(() => listening.stdout().trim().split("\n").length).toBe(2)
+      const lines = listening.stdout().trim().split("\n").map((text) => JSON.parse(text))
+      expect(lines[0]).toMatchObject({ event: "end_user.signup", test: false, email: endUser(20).email, forwardedTo: local.url, statusCode: 200, error: null })
+      expect(lines[1]).toMatchObject({ test: true, statusCode: 200 })
+    } finally {
+      const ended = await listening.stop()
+      expect(ended.code).toBe(0)
+      await local.close()
     }
   })
 })
