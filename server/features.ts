@@ -11,6 +11,7 @@ import { pagesFeature } from "./knowledge/pages/feature.js"
 import { sourcesFeature } from "./knowledge/sources/feature.js"
 import { flowRunsFeature } from "./runtime/flow-runs/feature.js"
 import { runsFeature } from "./runtime/runs/feature.js"
+import { userGroupsFeature } from "./provisioning/groups/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
-export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature, flowRunsFeature, appRunsFeature] as const
+export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature, flowRunsFeature, appRunsFeature, userGroupsFeature] as const

@@ -894,6 +894,141 @@ export class AppRunsResource extends Resource {
   }
 }
 
+// userGroups
+
+/** The answer of `userGroups.list`. */
+export type UserGroupsListResponse = operations["userGroups.list"]["responses"][200]["content"]["application/json"]
+/** One item of `userGroups.list`. */
+export type UserGroupsListItem = UserGroupsListResponse["groups"][number]
+/** The query parameters of `userGroups.list`. */
+export type UserGroupsListParams = QueryParams<NonNullable<operations["userGroups.list"]["parameters"]["query"]>>
+/** The answer of `userGroups.create`. */
+export type UserGroupsCreateResponse = operations["userGroups.create"]["responses"][201]["content"]["application/json"]
+/** The request body of `userGroups.create`. */
+export type UserGroupsCreateBody = NonNullable<operations["userGroups.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.get`. */
+export type UserGroupsGetResponse = operations["userGroups.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `userGroups.delete`. */
+export type UserGroupsDeleteResponse = operations["userGroups.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `userGroups.update`. */
+export type UserGroupsUpdateResponse = operations["userGroups.update"]["responses"][200]["content"]["application/json"]
+/** The request body of `userGroups.update`. */
+export type UserGroupsUpdateBody = NonNullable<operations["userGroups.update"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.addMember`. */
+export type UserGroupsAddMemberResponse = operations["userGroups.addMember"]["responses"][200]["content"]["application/json"] | operations["userGroups.addMember"]["responses"][201]["content"]["application/json"]
+/** The request body of `userGroups.addMember`. */
+export type UserGroupsAddMemberBody = NonNullable<operations["userGroups.addMember"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.removeMember`. */
+export type UserGroupsRemoveMemberResponse = operations["userGroups.removeMember"]["responses"][200]["content"]["application/json"]
+/** The answer of `userGroups.addGrant`. */
+export type UserGroupsAddGrantResponse = operations["userGroups.addGrant"]["responses"][200]["content"]["application/json"] | operations["userGroups.addGrant"]["responses"][201]["content"]["application/json"]
+/** The request body of `userGroups.addGrant`. */
+export type UserGroupsAddGrantBody = NonNullable<operations["userGroups.addGrant"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.removeGrant`. */
+export type UserGroupsRemoveGrantResponse = operations["userGroups.removeGrant"]["responses"][200]["content"]["application/json"]
+
+/** The `userGroups` operations. */
+export class UserGroupsResource extends Resource {
+  /**
+   * List user groups
+   *
+   * Every group with its member count, oldest first; plan groups are included and carry their `planId`.
+   *
+   * `GET /user-groups` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: UserGroupsListParams, options?: RequestOptions): PagePromise<UserGroupsListItem, UserGroupsListResponse> {
+    return this.client.list<UserGroupsListItem, UserGroupsListResponse>({ method: "GET", path: "/user-groups", query: params, options }, "groups")
+  }
+
+  /**
+   * Create a user group
+   *
+   * Creates a group that belongs to no plan, with no members and no grants. Takes `Idempotency-Key`.
+   *
+   * `POST /user-groups` (scope `end_users:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(body: UserGroupsCreateBody, options?: RequestOptions): Promise<UserGroupsCreateResponse> {
+    return this.client.request<UserGroupsCreateResponse>({ method: "POST", path: "/user-groups", body, idempotent: true, options })
+  }
+
+  /**
+   * Read a user group
+   *
+   * The group, its roster (direct members; for a plan group, the holders of its plan) and its grants. Deleted accounts are left out.
+   *
+   * `GET /user-groups/{groupId}` (scope `end_users:read`).
+   */
+  get(groupId: operations["userGroups.get"]["parameters"]["path"]["groupId"], options?: RequestOptions): Promise<UserGroupsGetResponse> {
+    return this.client.request<UserGroupsGetResponse>({ method: "GET", path: "/user-groups/{groupId}", pathParams: { groupId }, options })
+  }
+
+  /**
+   * Delete a user group
+   *
+   * Memberships, grants and Portal admissions go with it; accounts, plans and credits are untouched. A plan's group: 409 `plan_group`.
+   *
+   * `DELETE /user-groups/{groupId}` (scope `end_users:write`).
+   */
+  delete(groupId: operations["userGroups.delete"]["parameters"]["path"]["groupId"], options?: RequestOptions): Promise<UserGroupsDeleteResponse> {
+    return this.client.request<UserGroupsDeleteResponse>({ method: "DELETE", path: "/user-groups/{groupId}", pathParams: { groupId }, options })
+  }
+
+  /**
+   * Change a user group
+   *
+   * Changes `name` and `description` (null clears it); at least one; omitted ones are untouched. A plan's group: 409 `plan_group`.
+   *
+   * `PATCH /user-groups/{groupId}` (scope `end_users:write`).
+   */
+  update(groupId: operations["userGroups.update"]["parameters"]["path"]["groupId"], body: UserGroupsUpdateBody, options?: RequestOptions): Promise<UserGroupsUpdateResponse> {
+    return this.client.request<UserGroupsUpdateResponse>({ method: "PATCH", path: "/user-groups/{groupId}", pathParams: { groupId }, body, options })
+  }
+
+  /**
+   * Add a member to a user group
+   *
+   * By `endUserId` (404 when unknown) or `email` (an email with no account pre-provisions a pending one, so the membership exists at first sign-in). 201 with `added: true` for a new member, 200 with `added: false` for one already there. An invite to sign in is emailed after the response unless `sendEmail` is false. A plan's group: 422 `plan_group`; a deleted account: 409 `deleted_identity`.
+   *
+   * `POST /user-groups/{groupId}/members` (scope `end_users:write`).
+   */
+  addMember(groupId: operations["userGroups.addMember"]["parameters"]["path"]["groupId"], body: UserGroupsAddMemberBody, options?: RequestOptions): Promise<UserGroupsAddMemberResponse> {
+    return this.client.request<UserGroupsAddMemberResponse>({ method: "POST", path: "/user-groups/{groupId}/members", pathParams: { groupId }, body, options })
+  }
+
+  /**
+   * Remove a member from a user group
+   *
+   * Idempotent: `removed` is false when the person was not a member. Group-granted access stops; the account and its plans are untouched. A plan's group: 409 `plan_group`.
+   *
+   * `DELETE /user-groups/{groupId}/members/{endUserId}` (scope `end_users:write`).
+   */
+  removeMember(groupId: operations["userGroups.removeMember"]["parameters"]["path"]["groupId"], endUserId: operations["userGroups.removeMember"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<UserGroupsRemoveMemberResponse> {
+    return this.client.request<UserGroupsRemoveMemberResponse>({ method: "DELETE", path: "/user-groups/{groupId}/members/{endUserId}", pathParams: { groupId, endUserId }, options })
+  }
+
+  /**
+   * Grant a user group access
+   *
+   * Additive: `app` (an App, Flow or Agent) or `suite` (every App in it). 201 `created: true` for a new grant, 200 `created: false` with the held grant's id. The target is checked before any write (422 `grant_target_not_found`); `deploymentId` is 400 `portal_scope_unsupported`.
+   *
+   * `POST /user-groups/{groupId}/grants` (scope `end_users:write`).
+   */
+  addGrant(groupId: operations["userGroups.addGrant"]["parameters"]["path"]["groupId"], body: UserGroupsAddGrantBody, options?: RequestOptions): Promise<UserGroupsAddGrantResponse> {
+    return this.client.request<UserGroupsAddGrantResponse>({ method: "POST", path: "/user-groups/{groupId}/grants", pathParams: { groupId }, body, options })
+  }
+
+  /**
+   * Remove a grant from a user group
+   *
+   * `DELETE /user-groups/{groupId}/grants/{grantId}` (scope `end_users:write`).
+   */
+  removeGrant(groupId: operations["userGroups.removeGrant"]["parameters"]["path"]["groupId"], grantId: operations["userGroups.removeGrant"]["parameters"]["path"]["grantId"], options?: RequestOptions): Promise<UserGroupsRemoveGrantResponse> {
+    return this.client.request<UserGroupsRemoveGrantResponse>({ method: "DELETE", path: "/user-groups/{groupId}/grants/{grantId}", pathParams: { groupId, grantId }, options })
+  }
+}
+
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
@@ -914,4 +1049,6 @@ export class SvcResources extends ApiClient {
   readonly flowRuns: FlowRunsResource = new FlowRunsResource(this)
   /** The `appRuns` operations. */
   readonly appRuns: AppRunsResource = new AppRunsResource(this)
+  /** The `userGroups` operations. */
+  readonly userGroups: UserGroupsResource = new UserGroupsResource(this)
 }

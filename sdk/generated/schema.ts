@@ -782,6 +782,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/user-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List user groups
+         * @description Every group with its member count, oldest first; plan groups are included and carry their `planId`.
+         */
+        get: operations["userGroups.list"];
+        put?: never;
+        /**
+         * Create a user group
+         * @description Creates a group that belongs to no plan, with no members and no grants. Takes `Idempotency-Key`.
+         */
+        post: operations["userGroups.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-groups/{groupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a user group
+         * @description The group, its roster (direct members; for a plan group, the holders of its plan) and its grants. Deleted accounts are left out.
+         */
+        get: operations["userGroups.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user group
+         * @description Memberships, grants and Portal admissions go with it; accounts, plans and credits are untouched. A plan's group: 409 `plan_group`.
+         */
+        delete: operations["userGroups.delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user group
+         * @description Changes `name` and `description` (null clears it); at least one; omitted ones are untouched. A plan's group: 409 `plan_group`.
+         */
+        patch: operations["userGroups.update"];
+        trace?: never;
+    };
+    "/api/v1/user-groups/{groupId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a member to a user group
+         * @description By `endUserId` (404 when unknown) or `email` (an email with no account pre-provisions a pending one, so the membership exists at first sign-in). 201 with `added: true` for a new member, 200 with `added: false` for one already there. An invite to sign in is emailed after the response unless `sendEmail` is false. A plan's group: 422 `plan_group`; a deleted account: 409 `deleted_identity`.
+         */
+        post: operations["userGroups.addMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-groups/{groupId}/members/{endUserId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member from a user group
+         * @description Idempotent: `removed` is false when the person was not a member. Group-granted access stops; the account and its plans are untouched. A plan's group: 409 `plan_group`.
+         */
+        delete: operations["userGroups.removeMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-groups/{groupId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a user group access
+         * @description Additive: `app` (an App, Flow or Agent) or `suite` (every App in it). 201 `created: true` for a new grant, 200 `created: false` with the held grant's id. The target is checked before any write (422 `grant_target_not_found`); `deploymentId` is 400 `portal_scope_unsupported`.
+         */
+        post: operations["userGroups.addGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-groups/{groupId}/grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a grant from a user group */
+        delete: operations["userGroups.removeGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2688,6 +2817,282 @@ export interface components {
             executionId: string;
             output: {
                 [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "name": "Beta testers",
+         *       "description": "Early access."
+         *     }
+         */
+        CreateUserGroup: {
+            /** @description 1 to 200 characters (trimmed). */
+            name: string;
+            description?: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+         *       "name": "Beta testers",
+         *       "description": "Early access to new Apps.",
+         *       "memberCount": 12,
+         *       "planId": null,
+         *       "createdAt": "2026-11-21T10:00:00.000Z",
+         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+         *     }
+         */
+        UserGroup: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            name: string;
+            description: string | null;
+            /**
+             * int
+             * @description Members who are not deleted: direct members, or for a plan group the holders of its plan.
+             */
+            memberCount: number;
+            /** @description The plan this group belongs to (a plan group, joined by holding the plan); null for other groups. */
+            planId: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+        };
+        UserGroupList: {
+            groups: components["schemas"]["UserGroupListItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        /** @description Every field, or only those named by `fields`. */
+        UserGroupListItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id?: string;
+            name?: string;
+            description?: string | null;
+            /**
+             * int
+             * @description Members who are not deleted: direct members, or for a plan group the holders of its plan.
+             */
+            memberCount?: number;
+            /** @description The plan this group belongs to (a plan group, joined by holding the plan); null for other groups. */
+            planId?: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt?: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt?: string;
+        };
+        UserGroupDetail: {
+            group: components["schemas"]["UserGroup"];
+            members: components["schemas"]["UserGroupMember"][];
+            grants: components["schemas"]["UserGroupGrant"][];
+        };
+        UserGroupMember: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            endUserId: string;
+            email: string;
+            /**
+             * @description `pending`: invited by email, not signed in yet; `revoked`: on the roster, without access.
+             * @enum {string}
+             */
+            state: "active" | "pending" | "revoked";
+            /** @example 2026-11-21T10:00:00.000Z */
+            joinedAt: string;
+            /**
+             * @description `direct` (added to the group) or `plan` (holds the group's plan).
+             * @enum {string}
+             */
+            via: "direct" | "plan";
+        };
+        UserGroupGrant: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            grantId: string;
+            /** @enum {string} */
+            targetKind: "app" | "suite";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            targetId: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+        };
+        /**
+         * @example {
+         *       "description": null
+         *     }
+         */
+        PatchUserGroup: {
+            /** @description 1 to 200 characters (trimmed). */
+            name?: string;
+            description?: string | null;
+        };
+        UserGroupOk: {
+            /** @enum {boolean} */
+            ok: true;
+        };
+        /**
+         * @description `plan_group`: Update or delete of a plan's group.
+         * @example {
+         *       "error": {
+         *         "code": "plan_group",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_PlanGroupLocked: {
+            error: {
+                /** @enum {string} */
+                code: "plan_group";
+                message: string;
+            };
+        };
+        /**
+         * @description Exactly one of `endUserId` and `email`.
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        AddUserGroupMember: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            endUserId?: string;
+            /** Format: email */
+            email?: string;
+            /** @description Email an invite to sign in (default true); sent after the response. */
+            sendEmail?: boolean;
+        };
+        UserGroupMemberKept: {
+            /** @enum {boolean} */
+            ok: true;
+            /** @enum {boolean} */
+            added: false;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            endUserId: string;
+        };
+        /**
+         * @description `deleted_identity`: Provisioning the email of a deleted account.
+         * @example {
+         *       "error": {
+         *         "code": "deleted_identity",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_DeletedIdentity: {
+            error: {
+                /** @enum {string} */
+                code: "deleted_identity";
+                message: string;
+            };
+        };
+        /**
+         * @description `plan_group`: Joining a plan's group directly.
+         * @example {
+         *       "error": {
+         *         "code": "plan_group",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_PlanGroupJoin: {
+            error: {
+                /** @enum {string} */
+                code: "plan_group";
+                message: string;
+            };
+        };
+        UserGroupMemberRemoved: {
+            /** @enum {boolean} */
+            ok: true;
+            removed: boolean;
+        };
+        /**
+         * @example {
+         *       "targetKind": "suite",
+         *       "targetId": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+         *     }
+         */
+        AddUserGroupGrant: {
+            /**
+             * @description `app` (an App, Flow or Agent) or `suite`.
+             * @enum {string}
+             */
+            targetKind: "app" | "suite";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            targetId: string;
+            /** @description Refused with 400 `portal_scope_unsupported` on group-based access. */
+            deploymentId?: string;
+        };
+        UserGroupGrantHeld: {
+            /** @enum {boolean} */
+            ok: true;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            grantId: string;
+            /** @enum {boolean} */
+            created: false;
+        };
+        /**
+         * @description `portal_scope_unsupported`: `deploymentId` on a group grant on group-based access.
+         * @example {
+         *       "error": {
+         *         "code": "portal_scope_unsupported",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_PortalScopeUnsupported: {
+            error: {
+                /** @enum {string} */
+                code: "portal_scope_unsupported";
+                message: string;
+            };
+        };
+        /**
+         * @description `grant_target_not_found`: The grant's `targetId` is missing in the organization.
+         * @example {
+         *       "error": {
+         *         "code": "grant_target_not_found",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_GrantTargetNotFound: {
+            error: {
+                /** @enum {string} */
+                code: "grant_target_not_found";
+                message: string;
             };
         };
     };
@@ -7921,6 +8326,976 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_RunFailed"];
+                };
+            };
+        };
+    };
+    "userGroups.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                /** @description Comma-separated field names to return; unknown names are refused. */
+                fields?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UserGroupList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string up to 64 characters; a retry with the same key within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserGroup"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        group: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Conflict"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UserGroupDetail */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupDetail"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UserGroupOk */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupOk"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PlanGroupLocked */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PlanGroupLocked"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchUserGroup"];
+            };
+        };
+        responses: {
+            /** @description UserGroupOk */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupOk"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PlanGroupLocked */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PlanGroupLocked"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.addMember": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddUserGroupMember"];
+            };
+        };
+        responses: {
+            /** @description UserGroupMemberKept */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupMemberKept"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        /** @enum {boolean} */
+                        added: true;
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        endUserId: string;
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of DeletedIdentity */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_DeletedIdentity"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of PlanGroupJoin */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PlanGroupJoin"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.removeMember": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+                endUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UserGroupMemberRemoved */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupMemberRemoved"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PlanGroupLocked */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PlanGroupLocked"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.addGrant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddUserGroupGrant"];
+            };
+        };
+        responses: {
+            /** @description UserGroupGrantHeld */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupGrantHeld"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        grantId: string;
+                        /** @enum {boolean} */
+                        created: true;
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"] | components["schemas"]["Error_PortalScopeUnsupported"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of GrantTargetNotFound */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_GrantTargetNotFound"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "userGroups.removeGrant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                groupId: string;
+                grantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UserGroupOk */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupOk"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
                 };
             };
         };

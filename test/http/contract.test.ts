@@ -14,6 +14,7 @@ import { insertAgents, insertKnowledgebases, organizationId, personalKey, sql, u
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 import { type FakeOpenAi, startFakeOpenAi } from "../support/fake-openai.js"
 import { setCredits, uploadFile, waitForSource } from "../support/source-helpers.js"
+import { createSuite, insertEndUser, insertPlan } from "../provisioning/support.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 const docId = "svc-openapi.json"
@@ -548,6 +549,65 @@ describe("pages, sources, search, changes and export", () => {
     await call("get", `/knowledgebases/${unknownId()}/changes`, 404)
     await call("get", `/knowledgebases/${kb}/export`, 200)
     await call("get", `/knowledgebases/${unknownId()}/export`, 404)
+    expectConformance()
+  })
+})
+
+describe("user groups", () => {
+  it("creates, lists, reads, changes and deletes groups, and refuses what it must", async () => {
+    const group = (await call("post", "/user-groups", 201, { body: { name: "Contract group", description: "d" } })).body.group.id
+    const headers = { "idempotency-key": "contract-group-1" }
+    await call("post", "/user-groups", 201, { body: { name: "Keyed group" }, headers })
+    await call("post", "/user-groups", 201, { body: { name: "Keyed group" }, headers })
+    await call("post", "/user-groups", 409, { body: { name: "Another body" }, headers })
+    await call("post", "/user-groups", 400, { body: { name: "" } })
+    const plan = await insertPlan(server, { name: "Contract plan" })
+    await call("get", "/user-groups", 200)
+    await call("get", "/user-groups?limit=1&fields=id,memberCount", 200)
+    await call("get", "/user-groups?fields=nope", 400)
+    await call("get", `/user-groups/${group}`, 200)
+    await call("get", `/user-groups/${plan.groupId}`, 200)
+    await call("get", `/user-groups/${unknownId()}`, 404)
+    await call("patch", `/user-groups/${group}`, 200, { body: { description: null } })
+    await call("patch", `/user-groups/${group}`, 400, { body: {} })
+    await call("patch", `/user-groups/${unknownId()}`, 404, { body: { name: "x" } })
+    await call("patch", `/user-groups/${plan.groupId}`, 409, { body: { name: "x" } })
+    await call("delete", `/user-groups/${plan.groupId}`, 409)
+    await call("delete", `/user-groups/${unknownId()}`, 404)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["groups"] })))
+    await call("get", "/user-groups", 403)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["groups"] })))
+    await call("delete", `/user-groups/${group}`, 200)
+    expectConformance()
+  })
+
+  it("adds and removes members and grants, and refuses what it must", async () => {
+    const group = (await call("post", "/user-groups", 201, { body: { name: "Contract members" } })).body.group.id
+    const plan = await insertPlan(server, { name: "Contract plan 2" })
+    const person = await insertEndUser(server, { email: "contract-member@example.com" })
+    const deleted = await insertEndUser(server, { email: "contract-deleted@example.com", state: "deleted" })
+    await call("post", `/user-groups/${group}/members`, 201, { body: { endUserId: person } })
+    await call("post", `/user-groups/${group}/members`, 200, { body: { email: "contract-member@example.com" } })
+    await call("post", `/user-groups/${group}/members`, 201, { body: { email: "contract-pending@example.com", sendEmail: false } })
+    await call("post", `/user-groups/${group}/members`, 400, { body: {} })
+    await call("post", `/user-groups/${group}/members`, 404, { body: { endUserId: unknownId() } })
+    await call("post", `/user-groups/${group}/members`, 409, { body: { endUserId: deleted } })
+    await call("post", `/user-groups/${plan.groupId}/members`, 422, { body: { endUserId: person } })
+    await call("delete", `/user-groups/${group}/members/${person}`, 200)
+    await call("delete", `/user-groups/${group}/members/${person}`, 200)
+    await call("delete", `/user-groups/${plan.groupId}/members/${person}`, 409)
+    await call("delete", `/user-groups/${unknownId()}/members/${person}`, 404)
+    const app = (await server.request("POST", "/apps", { body: { name: "Contract grant app" } })).body.app.id
+    const suite = await createSuite(server, "Contract suite", [app])
+    const grant = (await call("post", `/user-groups/${group}/grants`, 201, { body: { targetKind: "app", targetId: app } })).body.grantId
+    await call("post", `/user-groups/${group}/grants`, 200, { body: { targetKind: "app", targetId: app } })
+    await call("post", `/user-groups/${plan.groupId}/grants`, 201, { body: { targetKind: "suite", targetId: suite } })
+    await call("post", `/user-groups/${group}/grants`, 400, { body: { targetKind: "app", targetId: app, deploymentId: "p" } })
+    await call("post", `/user-groups/${group}/grants`, 400, { body: { targetKind: "nope", targetId: app } })
+    await call("post", `/user-groups/${group}/grants`, 422, { body: { targetKind: "suite", targetId: app } })
+    await call("post", `/user-groups/${unknownId()}/grants`, 404, { body: { targetKind: "app", targetId: app } })
+    await call("delete", `/user-groups/${group}/grants/${grant}`, 200)
+    await call("delete", `/user-groups/${group}/grants/${grant}`, 404)
     expectConformance()
   })
 })
