@@ -42,3 +42,16 @@ export const withAccounts = async <A, E>(
   ])
   return admin(io, options, Effect.flatMap(AccountsService, use))
 }
+
+/** Runs `use` with the id of the organization named by `--org` on the command's data directory. */
+export const withOrganization = async <A, E>(
+  io: CliIo,
+  options: DataDirOptions & { readonly org: string },
+  use: (organizationId: string) => Effect.Effect<A, E, AdminServices>
+): Promise<A> => {
+  const [{ AccountsService }, { Effect }] = await Promise.all([
+    import("../server/platform/accounts/service.js"),
+    import("effect")
+  ])
+  return admin(io, options, Effect.flatMap(Effect.flatMap(AccountsService, (accounts) => accounts.organization(options.org)), (org) => use(org.id)))
+}

@@ -11,6 +11,8 @@ import { keysCommands } from "./commands/keys.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
+import { plansCommands } from "./commands/plans.js"
+import { portalsCommands } from "./commands/portals.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
@@ -34,6 +36,8 @@ export const families: ReadonlyArray<CommandFamily> = [
   keysCommands,
   reviewCommands,
   memoriesCommands,
+  plansCommands,
+  portalsCommands,
   sourcesCommands,
   changesCommands,
   chatCommand

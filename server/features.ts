@@ -11,7 +11,10 @@ import { pagesFeature } from "./knowledge/pages/feature.js"
 import { sourcesFeature } from "./knowledge/sources/feature.js"
 import { flowRunsFeature } from "./runtime/flow-runs/feature.js"
 import { runsFeature } from "./runtime/runs/feature.js"
+import { tierPlansFeature } from "./provisioning/plans/feature.js"
+import { portalsFeature } from "./provisioning/portals/feature.js"
 import { userGroupsFeature } from "./provisioning/groups/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
-export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature, flowRunsFeature, appRunsFeature, userGroupsFeature] as const
+export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature, flowRunsFeature, appRunsFeature,
+  tierPlansFeature, portalsFeature, userGroupsFeature] as const

@@ -894,6 +894,54 @@ export class AppRunsResource extends Resource {
   }
 }
 
+// tierPlans
+
+/** The answer of `tierPlans.list`. */
+export type TierPlansListResponse = operations["tierPlans.list"]["responses"][200]["content"]["application/json"]
+/** One item of `tierPlans.list`. */
+export type TierPlansListItem = TierPlansListResponse["tierPlans"][number]
+/** The query parameters of `tierPlans.list`. */
+export type TierPlansListParams = QueryParams<NonNullable<operations["tierPlans.list"]["parameters"]["query"]>>
+
+/** The `tierPlans` operations. */
+export class TierPlansResource extends Resource {
+  /**
+   * List tier plans
+   *
+   * The organization's plan catalog, oldest first, archived plans included (`archived: true`; they are `tier_not_found` for new provisioning). Plans are created with `svc plans create`.
+   *
+   * `GET /tier-plans` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: TierPlansListParams, options?: RequestOptions): PagePromise<TierPlansListItem, TierPlansListResponse> {
+    return this.client.list<TierPlansListItem, TierPlansListResponse>({ method: "GET", path: "/tier-plans", query: params, options }, "tierPlans")
+  }
+}
+
+// portals
+
+/** The answer of `portals.list`. */
+export type PortalsListResponse = operations["portals.list"]["responses"][200]["content"]["application/json"]
+/** One item of `portals.list`. */
+export type PortalsListItem = PortalsListResponse["portals"][number]
+/** The query parameters of `portals.list`. */
+export type PortalsListParams = QueryParams<NonNullable<operations["portals.list"]["parameters"]["query"]>>
+
+/** The `portals` operations. */
+export class PortalsResource extends Resource {
+  /**
+   * List Portals
+   *
+   * The organization's Portals, oldest first. Portals are created with `svc portals create`.
+   *
+   * `GET /portals` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: PortalsListParams, options?: RequestOptions): PagePromise<PortalsListItem, PortalsListResponse> {
+    return this.client.list<PortalsListItem, PortalsListResponse>({ method: "GET", path: "/portals", query: params, options }, "portals")
+  }
+}
+
 // userGroups
 
 /** The answer of `userGroups.list`. */
@@ -1049,6 +1097,10 @@ export class SvcResources extends ApiClient {
   readonly flowRuns: FlowRunsResource = new FlowRunsResource(this)
   /** The `appRuns` operations. */
   readonly appRuns: AppRunsResource = new AppRunsResource(this)
+  /** The `tierPlans` operations. */
+  readonly tierPlans: TierPlansResource = new TierPlansResource(this)
+  /** The `portals` operations. */
+  readonly portals: PortalsResource = new PortalsResource(this)
   /** The `userGroups` operations. */
   readonly userGroups: UserGroupsResource = new UserGroupsResource(this)
 }

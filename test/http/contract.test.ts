@@ -553,6 +553,24 @@ describe("pages, sources, search, changes and export", () => {
   })
 })
 
+describe("provisioning: plans, Portals and end users", () => {
+  it("lists tier plans and Portals, and refuses a bad cursor", async () => {
+    const org = await organizationId(server)
+    const at = "2026-11-01T00:00:00.000Z"
+    const [plan, group, portal] = [unknownId(), unknownId(), unknownId()]
+    await sql(server, (db) => db`INSERT INTO user_groups (id, organization_id, name, description, plan_id, created_at, updated_at)
+      VALUES (${group}, ${org}, 'Gold', NULL, ${plan}, ${at}, ${at})`)
+    await sql(server, (db) => db`INSERT INTO tier_plans (id, organization_id, name, credit_allowance, group_id, created_at, archived_at)
+      VALUES (${plan}, ${org}, 'Gold', 100, ${group}, ${at}, NULL)`)
+    await sql(server, (db) => db`INSERT INTO portals (id, organization_id, name, created_at) VALUES (${portal}, ${org}, 'Members', ${at})`)
+    await call("get", "/tier-plans", 200)
+    await call("get", "/tier-plans?cursor=junk", 400)
+    await call("get", "/portals?limit=1", 200)
+    await call("get", "/portals?cursor=junk", 400)
+    expectConformance()
+  })
+})
+
 describe("user groups", () => {
   it("creates, lists, reads, changes and deletes groups, and refuses what it must", async () => {
     const group = (await call("post", "/user-groups", 201, { body: { name: "Contract group", description: "d" } })).body.group.id

@@ -1,0 +1,34 @@
+/** SQL of Portals. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { PageRequest } from "../../platform/pagination.js"
+import { ReadConnection } from "../../platform/sql/read-connection.js"
+import type { PortalRow } from "./domain.js"
+
+/** Rows of `portals`. */
+export class PortalRepo extends Effect.Service<PortalRepo>()("svc/PortalRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const reader = yield* ReadConnection
+    return {
+      insert: (row: PortalRow) =>
+        Effect.orDie(sql`INSERT INTO portals (id, organization_id, name, created_at)
+          VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.created_at})`),
+      /** The organization's Portal, or null (on the write connection, so it sees the caller's transaction). */
+      find: (organizationId: string, id: string) =>
+        Effect.orDie(sql<PortalRow>`SELECT * FROM portals WHERE organization_id = ${organizationId} AND id = ${id}`).pipe(
+          Effect.map((rows) => rows[0] ?? null)
+        ),
+      /** Up to `limit + 1` Portals, oldest first, after the page's position. */
+      page: (organizationId: string, page: PageRequest) =>
+        Effect.orDie(
+          reader.all<PortalRow>(
+            `SELECT * FROM portals WHERE organization_id = ? ${page.after === null ? "" : "AND (created_at, id) > (?, ?)"}
+             ORDER BY created_at, id LIMIT ?`,
+            [organizationId, ...(page.after === null ? [] : [page.after[0] ?? "", page.after[1] ?? ""]), page.limit + 1]
+          )
+        )
+    }
+  }),
+  dependencies: [ReadConnection.Default]
+}) {}
