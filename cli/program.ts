@@ -13,6 +13,7 @@ import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
 import { plansCommands } from "./commands/plans.js"
 import { portalsCommands } from "./commands/portals.js"
+import { suitesCommands } from "./commands/suites.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
@@ -38,6 +39,7 @@ export const families: ReadonlyArray<CommandFamily> = [
   memoriesCommands,
   plansCommands,
   portalsCommands,
+  suitesCommands,
   sourcesCommands,
   changesCommands,
   chatCommand

@@ -1,13 +1,15 @@
 /**
- * Set-up for the provisioning suites: rows the API of this branch cannot make (end users in a given
- * state, tier plans with their plan groups, subscriptions, Portals) written through the admin handle,
- * Suites through their service, and counts read straight from the database.
+ * Set-up for the provisioning suites: tier plans and Portals by the CLI (`svc plans create`, `svc
+ * portals create`), Suites through their service, rows the API of this branch cannot make (end users
+ * in a given state, subscriptions) written through the admin handle, and counts read straight from
+ * the database.
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { SuiteService } from "../../server/provisioning/suites/service.js"
 import { organizationId, sql } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
+import { svcJson } from "../cli/helpers.js"
 
 const at = () => new Date().toISOString()
 
@@ -27,24 +29,14 @@ export const insertEndUser = async (
   return id
 }
 
-/** Inserts a tier plan with its plan group; answers both ids. */
+/** Creates a tier plan (with its plan group) by `svc plans create`; answers both ids. */
 export const insertPlan = async (
   server: TestServer,
-  options: { readonly name: string; readonly org?: string }
+  options: { readonly name: string; readonly org?: string; readonly credits?: number }
 ): Promise<{ planId: string; groupId: string }> => {
-  const org = await organizationId(server, options.org ?? "default")
-  const planId = randomUUID()
-  const groupId = randomUUID()
-  const now = at()
-  await sql(server, (db) =>
-    Effect.zipRight(
-      db`INSERT INTO user_groups (id, organization_id, name, description, plan_id, created_at, updated_at)
-        VALUES (${groupId}, ${org}, ${options.name}, NULL, ${planId}, ${now}, ${now})`,
-      db`INSERT INTO tier_plans (id, organization_id, name, credit_allowance, group_id, created_at)
-        VALUES (${planId}, ${org}, ${options.name}, 100, ${groupId}, ${now})`
-    )
-  )
-  return { planId, groupId }
+  const args = ["plans", "create", "--org", options.org ?? "default", "--name", options.name, "--credits", String(options.credits ?? 100)]
+  const { tierPlan } = await svcJson(args, server.dataDir)
+  return { planId: tierPlan.id, groupId: tierPlan.groupId }
 }
 
 /** Gives an end user a plan (a subscription with its credit pool); answers the subscription id. */
@@ -61,13 +53,9 @@ export const subscribe = async (server: TestServer, endUserId: string, planId: s
   return id
 }
 
-/** Inserts a Portal; answers its id. */
-export const insertPortal = async (server: TestServer, options: { readonly name: string; readonly org?: string }): Promise<string> => {
-  const org = await organizationId(server, options.org ?? "default")
-  const id = randomUUID()
-  await sql(server, (db) => db`INSERT INTO portals (id, organization_id, name, created_at) VALUES (${id}, ${org}, ${options.name}, ${at()})`)
-  return id
-}
+/** Creates a Portal by `svc portals create`; answers its id. */
+export const insertPortal = async (server: TestServer, options: { readonly name: string; readonly org?: string }): Promise<string> =>
+  (await svcJson(["portals", "create", "--org", options.org ?? "default", "--name", options.name], server.dataDir)).portal.id
 
 /** Creates a Suite through its service; answers its id. */
 export const createSuite = async (server: TestServer, name: string, appIds: ReadonlyArray<string>, org = "default"): Promise<string> => {
