@@ -50,6 +50,14 @@ export class GrantTargetNotFoundError extends SvcError {
   static readonly status = 422
 }
 
+/** `group_not_found` (HTTP 422): `group_not_found`: A `groupIds` entry matches no group. */
+export class GroupNotFoundError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "group_not_found"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 422
+}
+
 /** `groups_disabled` (HTTP 403): `groups_disabled`: User groups are not enabled for the organization. */
 export class GroupsDisabledError extends SvcError {
   /** The error code this class stands for. */
@@ -186,6 +194,7 @@ export const errorClasses: ErrorClassMap = {
   "deleted_identity": DeletedIdentityError,
   "export_too_large": ExportTooLargeError,
   "grant_target_not_found": GrantTargetNotFoundError,
+  "group_not_found": GroupNotFoundError,
   "groups_disabled": GroupsDisabledError,
   "insufficient_credits": InsufficientCreditsError,
   "insufficient_role": InsufficientRoleError,

@@ -1077,6 +1077,58 @@ export class UserGroupsResource extends Resource {
   }
 }
 
+// portalAdmissions
+
+/** The answer of `portalAdmissions.list`. */
+export type PortalAdmissionsListResponse = operations["portalAdmissions.list"]["responses"][200]["content"]["application/json"]
+/** One item of `portalAdmissions.list`. */
+export type PortalAdmissionsListItem = PortalAdmissionsListResponse["admissions"][number]
+/** The query parameters of `portalAdmissions.list`. */
+export type PortalAdmissionsListParams = QueryParams<NonNullable<operations["portalAdmissions.list"]["parameters"]["query"]>>
+/** The answer of `portalAdmissions.admit`. */
+export type PortalAdmissionsAdmitResponse = operations["portalAdmissions.admit"]["responses"][200]["content"]["application/json"] | operations["portalAdmissions.admit"]["responses"][201]["content"]["application/json"]
+/** The request body of `portalAdmissions.admit`. */
+export type PortalAdmissionsAdmitBody = NonNullable<operations["portalAdmissions.admit"]["requestBody"]>["content"]["application/json"]
+/** The answer of `portalAdmissions.remove`. */
+export type PortalAdmissionsRemoveResponse = operations["portalAdmissions.remove"]["responses"][200]["content"]["application/json"]
+
+/** The `portalAdmissions` operations. */
+export class PortalAdmissionsResource extends Resource {
+  /**
+   * List the groups a Portal admits
+   *
+   * Oldest admission first. An unknown Portal is `not_found`.
+   *
+   * `GET /portals/{id}/admissions` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(id: operations["portalAdmissions.list"]["parameters"]["path"]["id"], params?: PortalAdmissionsListParams, options?: RequestOptions): PagePromise<PortalAdmissionsListItem, PortalAdmissionsListResponse> {
+    return this.client.list<PortalAdmissionsListItem, PortalAdmissionsListResponse>({ method: "GET", path: "/portals/{id}/admissions", pathParams: { id }, query: params, options }, "admissions")
+  }
+
+  /**
+   * Admit a group at a Portal
+   *
+   * 201 `created: true` for a new admission, 200 `created: false` when the group is admitted already. A plan's group may be admitted (the Portal then admits the plan's holders). An unknown group is 422 `group_not_found`; an unknown Portal 404 `not_found`.
+   *
+   * `POST /portals/{id}/admissions` (scope `end_users:write`).
+   */
+  admit(id: operations["portalAdmissions.admit"]["parameters"]["path"]["id"], body: PortalAdmissionsAdmitBody, options?: RequestOptions): Promise<PortalAdmissionsAdmitResponse> {
+    return this.client.request<PortalAdmissionsAdmitResponse>({ method: "POST", path: "/portals/{id}/admissions", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Stop admitting a group at a Portal
+   *
+   * Idempotent: `removed` is false when the group was not admitted. An unknown Portal is `not_found`.
+   *
+   * `DELETE /portals/{id}/admissions/{groupId}` (scope `end_users:write`).
+   */
+  remove(id: operations["portalAdmissions.remove"]["parameters"]["path"]["id"], groupId: operations["portalAdmissions.remove"]["parameters"]["path"]["groupId"], options?: RequestOptions): Promise<PortalAdmissionsRemoveResponse> {
+    return this.client.request<PortalAdmissionsRemoveResponse>({ method: "DELETE", path: "/portals/{id}/admissions/{groupId}", pathParams: { id, groupId }, options })
+  }
+}
+
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
@@ -1103,4 +1155,6 @@ export class SvcResources extends ApiClient {
   readonly portals: PortalsResource = new PortalsResource(this)
   /** The `userGroups` operations. */
   readonly userGroups: UserGroupsResource = new UserGroupsResource(this)
+  /** The `portalAdmissions` operations. */
+  readonly portalAdmissions: PortalAdmissionsResource = new PortalAdmissionsResource(this)
 }

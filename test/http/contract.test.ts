@@ -14,7 +14,7 @@ import { insertAgents, insertKnowledgebases, organizationId, personalKey, sql, u
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 import { type FakeOpenAi, startFakeOpenAi } from "../support/fake-openai.js"
 import { setCredits, uploadFile, waitForSource } from "../support/source-helpers.js"
-import { createSuite, insertEndUser, insertPlan } from "../provisioning/support.js"
+import { createSuite, insertEndUser, insertPlan, insertPortal } from "../provisioning/support.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 const docId = "svc-openapi.json"
@@ -626,6 +626,28 @@ describe("user groups", () => {
     await call("post", `/user-groups/${unknownId()}/grants`, 404, { body: { targetKind: "app", targetId: app } })
     await call("delete", `/user-groups/${group}/grants/${grant}`, 200)
     await call("delete", `/user-groups/${group}/grants/${grant}`, 404)
+    expectConformance()
+  })
+})
+
+describe("portal admissions", () => {
+  it("admits, lists and removes groups at a Portal, and refuses what it must", async () => {
+    const portal = await insertPortal(server, { name: "Contract portal" })
+    const group = (await call("post", "/user-groups", 201, { body: { name: "Contract admitted" } })).body.group.id
+    await call("post", `/portals/${portal}/admissions`, 201, { body: { groupId: group } })
+    await call("post", `/portals/${portal}/admissions`, 200, { body: { groupId: group } })
+    await call("post", `/portals/${portal}/admissions`, 422, { body: { groupId: unknownId() } })
+    await call("post", `/portals/${portal}/admissions`, 400, { body: {} })
+    await call("post", `/portals/${unknownId()}/admissions`, 404, { body: { groupId: group } })
+    await call("get", `/portals/${portal}/admissions`, 200)
+    await call("get", `/portals/${portal}/admissions?limit=1`, 200)
+    await call("get", `/portals/${portal}/admissions?cursor=junk`, 400)
+    await call("get", `/portals/${unknownId()}/admissions`, 404)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["groups"] })))
+    await call("get", `/portals/${portal}/admissions`, 403)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["groups"] })))
+    await call("delete", `/portals/${portal}/admissions/${group}`, 200)
+    await call("delete", `/portals/${unknownId()}/admissions/${group}`, 404)
     expectConformance()
   })
 })
