@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
 import { keysCommands } from "./commands/keys.js"
+import { mailCommands } from "./commands/mail.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
@@ -38,6 +39,7 @@ export const families: ReadonlyArray<CommandFamily> = [
   memoriesCommands,
   plansCommands,
   portalsCommands,
+  mailCommands,
   sourcesCommands,
   changesCommands,
   chatCommand
