@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander"
 import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
+import { endUsersCommands } from "./commands/end-users.js"
 import { keysCommands } from "./commands/keys.js"
 import { mailCommands } from "./commands/mail.js"
 import { membersCommands } from "./commands/members.js"
@@ -42,7 +43,8 @@ export const families: ReadonlyArray<CommandFamily> = [
   mailCommands,
   sourcesCommands,
   changesCommands,
-  chatCommand
+  chatCommand,
+  endUsersCommands
 ]
 
 const version = (): string => {
