@@ -7,7 +7,9 @@ import { Command, CommanderError } from "commander"
 import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
+import { endUsersCommands } from "./commands/end-users.js"
 import { keysCommands } from "./commands/keys.js"
+import { mailCommands } from "./commands/mail.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
@@ -40,9 +42,11 @@ export const families: ReadonlyArray<CommandFamily> = [
   plansCommands,
   portalsCommands,
   suitesCommands,
+  mailCommands,
   sourcesCommands,
   changesCommands,
-  chatCommand
+  chatCommand,
+  endUsersCommands
 ]
 
 const version = (): string => {

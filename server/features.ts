@@ -13,9 +13,10 @@ import { flowRunsFeature } from "./runtime/flow-runs/feature.js"
 import { runsFeature } from "./runtime/runs/feature.js"
 import { tierPlansFeature } from "./provisioning/plans/feature.js"
 import { portalsFeature } from "./provisioning/portals/feature.js"
+import { endUsersFeature } from "./provisioning/end-users/feature.js"
 import { userGroupsFeature } from "./provisioning/groups/feature.js"
 import { portalAdmissionsFeature } from "./provisioning/admissions/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
 export const features = [agentsFeature, appsFeature, flowsFeature, knowledgebasesFeature, pagesFeature, sourcesFeature, runsFeature, flowRunsFeature, appRunsFeature,
-  tierPlansFeature, portalsFeature, userGroupsFeature, portalAdmissionsFeature] as const
+  tierPlansFeature, portalsFeature, endUsersFeature, userGroupsFeature, portalAdmissionsFeature] as const

@@ -50,6 +50,14 @@ export class GrantTargetNotFoundError extends SvcError {
   static readonly status = 422
 }
 
+/** `grants_unsupported` (HTTP 400): `grants_unsupported`: Per-user `grants` on an organization using groups. */
+export class GrantsUnsupportedError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "grants_unsupported"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 400
+}
+
 /** `group_not_found` (HTTP 422): `group_not_found`: A `groupIds` entry matches no group. */
 export class GroupNotFoundError extends SvcError {
   /** The error code this class stands for. */
@@ -106,6 +114,14 @@ export class InvalidRequestError extends SvcError {
   static readonly status = 400
 }
 
+/** `live_paid_subscription` (HTTP 409): `live_paid_subscription`: A live paid subscription on a requested plan; cancel it with the payment processor first. */
+export class LivePaidSubscriptionError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "live_paid_subscription"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 409
+}
+
 /** `not_found` (HTTP 404): `not_found`: No such object in the organization. */
 export class NotFoundError extends SvcError {
   /** The error code this class stands for. */
@@ -122,7 +138,7 @@ export class PayloadTooLargeError extends SvcError {
   static readonly status = 413
 }
 
-/** `plan_group` (HTTP 409 or 422): `plan_group`: Update or delete of a plan's group. */
+/** `plan_group` (HTTP 409 or 422): `plan_group`: Joining a plan's group directly. */
 export class PlanGroupError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "plan_group"
@@ -178,6 +194,14 @@ export class ServerError extends SvcError {
   static readonly status = 500
 }
 
+/** `tier_not_found` (HTTP 422): `tier_not_found`: A `tierPlanId` matches no live plan. */
+export class TierNotFoundError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "tier_not_found"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 422
+}
+
 /** `unauthorized` (HTTP 401): `unauthorized`: Missing or malformed Authorization header. */
 export class UnauthorizedError extends SvcError {
   /** The error code this class stands for. */
@@ -194,6 +218,7 @@ export const errorClasses: ErrorClassMap = {
   "deleted_identity": DeletedIdentityError,
   "export_too_large": ExportTooLargeError,
   "grant_target_not_found": GrantTargetNotFoundError,
+  "grants_unsupported": GrantsUnsupportedError,
   "group_not_found": GroupNotFoundError,
   "groups_disabled": GroupsDisabledError,
   "insufficient_credits": InsufficientCreditsError,
@@ -201,6 +226,7 @@ export const errorClasses: ErrorClassMap = {
   "insufficient_scope": InsufficientScopeError,
   "invalid_api_key": InvalidApiKeyError,
   "invalid_request": InvalidRequestError,
+  "live_paid_subscription": LivePaidSubscriptionError,
   "not_found": NotFoundError,
   "payload_too_large": PayloadTooLargeError,
   "plan_group": PlanGroupError,
@@ -210,5 +236,6 @@ export const errorClasses: ErrorClassMap = {
   "run_cancelled": RunCancelledError,
   "run_failed": RunFailedError,
   "server_error": ServerError,
+  "tier_not_found": TierNotFoundError,
   "unauthorized": UnauthorizedError
 }

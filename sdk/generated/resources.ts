@@ -942,6 +942,127 @@ export class PortalsResource extends Resource {
   }
 }
 
+// endUsers
+
+/** The answer of `endUsers.list`. */
+export type EndUsersListResponse = operations["endUsers.list"]["responses"][200]["content"]["application/json"]
+/** One item of `endUsers.list`. */
+export type EndUsersListItem = EndUsersListResponse["endUsers"][number]
+/** The query parameters of `endUsers.list`. */
+export type EndUsersListParams = QueryParams<NonNullable<operations["endUsers.list"]["parameters"]["query"]>>
+/** The answer of `endUsers.provision`. */
+export type EndUsersProvisionResponse = operations["endUsers.provision"]["responses"][200]["content"]["application/json"] | operations["endUsers.provision"]["responses"][201]["content"]["application/json"]
+/** The request body of `endUsers.provision`. */
+export type EndUsersProvisionBody = NonNullable<operations["endUsers.provision"]["requestBody"]>["content"]["application/json"]
+/** The answer of `endUsers.get`. */
+export type EndUsersGetResponse = operations["endUsers.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.delete`. */
+export type EndUsersDeleteResponse = operations["endUsers.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.revoke`. */
+export type EndUsersRevokeResponse = operations["endUsers.revoke"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.removeSubscription`. */
+export type EndUsersRemoveSubscriptionResponse = operations["endUsers.removeSubscription"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.adjustBonusCredits`. */
+export type EndUsersAdjustBonusCreditsResponse = operations["endUsers.adjustBonusCredits"]["responses"][200]["content"]["application/json"]
+/** The request body of `endUsers.adjustBonusCredits`. */
+export type EndUsersAdjustBonusCreditsBody = NonNullable<operations["endUsers.adjustBonusCredits"]["requestBody"]>["content"]["application/json"]
+/** The answer of `endUsers.removeGrant`. */
+export type EndUsersRemoveGrantResponse = operations["endUsers.removeGrant"]["responses"][200]["content"]["application/json"]
+
+/** The `endUsers` operations. */
+export class EndUsersResource extends Resource {
+  /**
+   * List end users
+   *
+   * Accounts oldest first, with their `state` (`active`, `pending` for identities pre-provisioned by a group invite, `revoked`); deleted accounts are never listed.
+   *
+   * `GET /end-users` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: EndUsersListParams, options?: RequestOptions): PagePromise<EndUsersListItem, EndUsersListResponse> {
+    return this.client.list<EndUsersListItem, EndUsersListResponse>({ method: "GET", path: "/end-users", query: params, options }, "endUsers")
+  }
+
+  /**
+   * Create or update an end user
+   *
+   * Creates the account of `email` (201, `created: true`) or updates it in place (200): `fullName` when given, plans and groups added, never removed. Each plan becomes its own subscription with its own credit pool. Every id is checked before anything is written, so a refusal leaves no partial account. A revoked account is restored; a deleted one is 409 `deleted_identity` forever. Emails nothing unless `sendEmail` is true. A body with the deprecated `grants` is answered with a `Deprecation` header. Takes `Idempotency-Key`.
+   *
+   * `POST /end-users` (scope `end_users:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  provision(body: EndUsersProvisionBody, options?: RequestOptions): Promise<EndUsersProvisionResponse> {
+    return this.client.request<EndUsersProvisionResponse>({ method: "POST", path: "/end-users", body, idempotent: true, options })
+  }
+
+  /**
+   * Read an end user
+   *
+   * Identity and state, subscriptions with credit usage, groups joined directly, per-user grant ids.
+   *
+   * `GET /end-users/{endUserId}` (scope `end_users:read`).
+   */
+  get(endUserId: operations["endUsers.get"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<EndUsersGetResponse> {
+    return this.client.request<EndUsersGetResponse>({ method: "GET", path: "/end-users/{endUserId}", pathParams: { endUserId }, options })
+  }
+
+  /**
+   * Delete an end user
+   *
+   * Subscriptions (with their credit pools), memberships and grants are removed; the identity is kept as deleted forever, so provisioning its email again is 409 `deleted_identity`.
+   *
+   * `DELETE /end-users/{endUserId}` (scope `end_users:write`).
+   */
+  delete(endUserId: operations["endUsers.delete"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<EndUsersDeleteResponse> {
+    return this.client.request<EndUsersDeleteResponse>({ method: "DELETE", path: "/end-users/{endUserId}", pathParams: { endUserId }, options })
+  }
+
+  /**
+   * Revoke an end user's access
+   *
+   * Idempotent. Plans, groups and credits stay; a later `POST /end-users` with the email restores the account.
+   *
+   * `POST /end-users/{endUserId}/revoke` (scope `end_users:write`).
+   */
+  revoke(endUserId: operations["endUsers.revoke"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<EndUsersRevokeResponse> {
+    return this.client.request<EndUsersRevokeResponse>({ method: "POST", path: "/end-users/{endUserId}/revoke", pathParams: { endUserId }, options })
+  }
+
+  /**
+   * Remove a plan from an end user
+   *
+   * Deletes the subscription and its credit pool.
+   *
+   * `DELETE /end-users/{endUserId}/subscriptions/{subscriptionId}` (scope `end_users:write`).
+   */
+  removeSubscription(endUserId: operations["endUsers.removeSubscription"]["parameters"]["path"]["endUserId"], subscriptionId: operations["endUsers.removeSubscription"]["parameters"]["path"]["subscriptionId"], options?: RequestOptions): Promise<EndUsersRemoveSubscriptionResponse> {
+    return this.client.request<EndUsersRemoveSubscriptionResponse>({ method: "DELETE", path: "/end-users/{endUserId}/subscriptions/{subscriptionId}", pathParams: { endUserId, subscriptionId }, options })
+  }
+
+  /**
+   * Adjust a subscription's bonus credits
+   *
+   * Adds `amount` bonus credits (spent before the allowance). A negative amount removes bonus credits, never more than there are: remaining credits never go below zero, and `applied` says what moved.
+   *
+   * `POST /end-users/{endUserId}/subscriptions/{subscriptionId}/bonus-credits` (scope `end_users:write`).
+   */
+  adjustBonusCredits(endUserId: operations["endUsers.adjustBonusCredits"]["parameters"]["path"]["endUserId"], subscriptionId: operations["endUsers.adjustBonusCredits"]["parameters"]["path"]["subscriptionId"], body: EndUsersAdjustBonusCreditsBody, options?: RequestOptions): Promise<EndUsersAdjustBonusCreditsResponse> {
+    return this.client.request<EndUsersAdjustBonusCreditsResponse>({ method: "POST", path: "/end-users/{endUserId}/subscriptions/{subscriptionId}/bonus-credits", pathParams: { endUserId, subscriptionId }, body, options })
+  }
+
+  /**
+   * Remove a per-user grant (deprecated)
+   *
+   * Deprecated with per-user grants: answers carry a `Deprecation` header. Refused with `grants_unsupported` in organizations on group-based access.
+   *
+   * `DELETE /end-users/{endUserId}/grants/{grantId}` (scope `end_users:write`).
+   * @deprecated
+   */
+  removeGrant(endUserId: operations["endUsers.removeGrant"]["parameters"]["path"]["endUserId"], grantId: operations["endUsers.removeGrant"]["parameters"]["path"]["grantId"], options?: RequestOptions): Promise<EndUsersRemoveGrantResponse> {
+    return this.client.request<EndUsersRemoveGrantResponse>({ method: "DELETE", path: "/end-users/{endUserId}/grants/{grantId}", pathParams: { endUserId, grantId }, options })
+  }
+}
+
 // userGroups
 
 /** The answer of `userGroups.list`. */
@@ -1153,6 +1274,8 @@ export class SvcResources extends ApiClient {
   readonly tierPlans: TierPlansResource = new TierPlansResource(this)
   /** The `portals` operations. */
   readonly portals: PortalsResource = new PortalsResource(this)
+  /** The `endUsers` operations. */
+  readonly endUsers: EndUsersResource = new EndUsersResource(this)
   /** The `userGroups` operations. */
   readonly userGroups: UserGroupsResource = new UserGroupsResource(this)
   /** The `portalAdmissions` operations. */

@@ -822,6 +822,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/end-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List end users
+         * @description Accounts oldest first, with their `state` (`active`, `pending` for identities pre-provisioned by a group invite, `revoked`); deleted accounts are never listed.
+         */
+        get: operations["endUsers.list"];
+        put?: never;
+        /**
+         * Create or update an end user
+         * @description Creates the account of `email` (201, `created: true`) or updates it in place (200): `fullName` when given, plans and groups added, never removed. Each plan becomes its own subscription with its own credit pool. Every id is checked before anything is written, so a refusal leaves no partial account. A revoked account is restored; a deleted one is 409 `deleted_identity` forever. Emails nothing unless `sendEmail` is true. A body with the deprecated `grants` is answered with a `Deprecation` header. Takes `Idempotency-Key`.
+         */
+        post: operations["endUsers.provision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/end-users/{endUserId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an end user
+         * @description Identity and state, subscriptions with credit usage, groups joined directly, per-user grant ids.
+         */
+        get: operations["endUsers.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an end user
+         * @description Subscriptions (with their credit pools), memberships and grants are removed; the identity is kept as deleted forever, so provisioning its email again is 409 `deleted_identity`.
+         */
+        delete: operations["endUsers.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/end-users/{endUserId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an end user's access
+         * @description Idempotent. Plans, groups and credits stay; a later `POST /end-users` with the email restores the account.
+         */
+        post: operations["endUsers.revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/end-users/{endUserId}/subscriptions/{subscriptionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a plan from an end user
+         * @description Deletes the subscription and its credit pool.
+         */
+        delete: operations["endUsers.removeSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/end-users/{endUserId}/subscriptions/{subscriptionId}/bonus-credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Adjust a subscription's bonus credits
+         * @description Adds `amount` bonus credits (spent before the allowance). A negative amount removes bonus credits, never more than there are: remaining credits never go below zero, and `applied` says what moved.
+         */
+        post: operations["endUsers.adjustBonusCredits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/end-users/{endUserId}/grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a per-user grant (deprecated)
+         * @deprecated
+         * @description Deprecated with per-user grants: answers carry a `Deprecation` header. Refused with `grants_unsupported` in organizations on group-based access.
+         */
+        delete: operations["endUsers.removeGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/user-groups": {
         parameters: {
             query?: never;
@@ -2950,6 +3079,301 @@ export interface components {
         };
         /**
          * @example {
+         *       "email": "ada@example.com",
+         *       "fullName": "Ada Lovelace",
+         *       "tierPlanIds": [
+         *         "3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11"
+         *       ]
+         *     }
+         */
+        ProvisionEndUser: {
+            /**
+             * Format: email
+             * @description Trimmed; compared case-insensitively.
+             */
+            email: string;
+            fullName?: string;
+            /**
+             * maxItems(50)
+             * @description Ids of tier plans; each becomes its own subscription of the organization (at most 50).
+             */
+            tierPlanIds?: string[];
+            /**
+             * maxItems(50)
+             * @description Ids of user groups to join (not plan groups) of the organization (at most 50).
+             */
+            groupIds?: string[];
+            /** @description Email a welcome message (default false). */
+            sendEmail?: boolean;
+            /**
+             * maxItems(50)
+             * @description Deprecated per-user grants; refused with `grants_unsupported` in organizations on group-based access.
+             */
+            grants?: components["schemas"]["PerUserGrantInput"][];
+        };
+        PerUserGrantInput: {
+            /**
+             * @description `app` (an App, Flow or Agent) or `suite`.
+             * @enum {string}
+             */
+            targetKind: "app" | "suite";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            targetId: string;
+            /**
+             * maxLength(200)
+             * @description a string at most 200 character(s) long
+             */
+            deploymentId?: string;
+        };
+        EndUser: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            email: string;
+            fullName: string | null;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+        };
+        Subscription: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            tierPlanId: string;
+            tierPlanName: string;
+            /** @enum {string} */
+            status: "active" | "paid";
+            creditAllowance: components["schemas"]["Int"];
+            creditsUsed: components["schemas"]["Int"];
+            /**
+             * int
+             * @description Spent before the allowance.
+             */
+            bonusCredits: number;
+            /**
+             * int
+             * @description `bonusCredits` plus what is left of the allowance; never below zero.
+             */
+            creditsRemaining: number;
+            /** @example 2026-11-21T10:00:00.000Z */
+            creditsResetAt: string;
+        };
+        EndUserUpdated: {
+            endUser: components["schemas"]["EndUser"];
+            /** @description Every subscription the end user holds now. */
+            subscriptions: components["schemas"]["Subscription"][];
+            /** @description The `groupIds` of the request, each a direct membership now. */
+            groupsJoined: string[];
+            /**
+             * int
+             * @description Per-user grants new with this request (deprecated).
+             */
+            grantsCreated: number;
+            /** @enum {boolean} */
+            created: false;
+        };
+        /**
+         * @description `grants_unsupported`: Per-user `grants` on an organization using groups.
+         * @example {
+         *       "error": {
+         *         "code": "grants_unsupported",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_GrantsUnsupported: {
+            error: {
+                /** @enum {string} */
+                code: "grants_unsupported";
+                message: string;
+            };
+        };
+        /**
+         * @description `deleted_identity`: Provisioning the email of a deleted account.
+         * @example {
+         *       "error": {
+         *         "code": "deleted_identity",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_DeletedIdentity: {
+            error: {
+                /** @enum {string} */
+                code: "deleted_identity";
+                message: string;
+            };
+        };
+        /**
+         * @description `live_paid_subscription`: A live paid subscription on a requested plan; cancel it with the payment processor first.
+         * @example {
+         *       "error": {
+         *         "code": "live_paid_subscription",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_LivePaidSubscription: {
+            error: {
+                /** @enum {string} */
+                code: "live_paid_subscription";
+                message: string;
+            };
+        };
+        /**
+         * @description `tier_not_found`: A `tierPlanId` matches no live plan.
+         * @example {
+         *       "error": {
+         *         "code": "tier_not_found",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_TierNotFound: {
+            error: {
+                /** @enum {string} */
+                code: "tier_not_found";
+                message: string;
+            };
+        };
+        /**
+         * @description `group_not_found`: A `groupIds` entry matches no group.
+         * @example {
+         *       "error": {
+         *         "code": "group_not_found",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_GroupNotFound: {
+            error: {
+                /** @enum {string} */
+                code: "group_not_found";
+                message: string;
+            };
+        };
+        /**
+         * @description `plan_group`: Joining a plan's group directly.
+         * @example {
+         *       "error": {
+         *         "code": "plan_group",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_PlanGroupJoin: {
+            error: {
+                /** @enum {string} */
+                code: "plan_group";
+                message: string;
+            };
+        };
+        /**
+         * @description `grant_target_not_found`: The grant's `targetId` is missing in the organization.
+         * @example {
+         *       "error": {
+         *         "code": "grant_target_not_found",
+         *         "message": "A human-readable explanation."
+         *       }
+         *     }
+         */
+        Error_GrantTargetNotFound: {
+            error: {
+                /** @enum {string} */
+                code: "grant_target_not_found";
+                message: string;
+            };
+        };
+        EndUserList: {
+            endUsers: components["schemas"]["EndUserListItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        EndUserListItem: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            email: string;
+            fullName: string | null;
+            /** @enum {string} */
+            state: "active" | "pending" | "revoked";
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+        };
+        EndUserResponse: {
+            endUser: components["schemas"]["EndUserDetail"];
+        };
+        EndUserDetail: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            email: string;
+            fullName: string | null;
+            /** @enum {string} */
+            state: "active" | "pending" | "revoked";
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            updatedAt: string;
+            subscriptions: components["schemas"]["Subscription"][];
+            /** @description Groups joined directly (plan groups come with `subscriptions`). */
+            groupIds: string[];
+            /** @description Deprecated per-user grants. */
+            grantIds: string[];
+        };
+        EndUserRevoked: {
+            /** @enum {boolean} */
+            ok: true;
+            /** @enum {boolean} */
+            revoked: true;
+        };
+        Ok: {
+            /** @enum {boolean} */
+            ok: true;
+        };
+        BonusCredits: {
+            /** @description Credits to add; negative removes bonus credits (never below zero). */
+            amount: number;
+            /**
+             * maxLength(500)
+             * @description a string at most 500 character(s) long
+             */
+            reason?: string;
+        };
+        BonusCreditsAdjusted: {
+            /** @enum {boolean} */
+            ok: true;
+            /**
+             * int
+             * @description The change made: `amount`, or less when a negative amount met zero bonus credits.
+             */
+            applied: number;
+            subscription: components["schemas"]["Subscription"];
+        };
+        /**
+         * @example {
          *       "name": "Beta testers",
          *       "description": "Early access."
          *     }
@@ -3105,7 +3529,10 @@ export interface components {
              * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
              */
             endUserId?: string;
-            /** Format: email */
+            /**
+             * Format: email
+             * @description Trimmed; compared case-insensitively.
+             */
             email?: string;
             /** @description Email an invite to sign in (default true); sent after the response. */
             sendEmail?: boolean;
@@ -3121,38 +3548,6 @@ export interface components {
              * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
              */
             endUserId: string;
-        };
-        /**
-         * @description `deleted_identity`: Provisioning the email of a deleted account.
-         * @example {
-         *       "error": {
-         *         "code": "deleted_identity",
-         *         "message": "A human-readable explanation."
-         *       }
-         *     }
-         */
-        Error_DeletedIdentity: {
-            error: {
-                /** @enum {string} */
-                code: "deleted_identity";
-                message: string;
-            };
-        };
-        /**
-         * @description `plan_group`: Joining a plan's group directly.
-         * @example {
-         *       "error": {
-         *         "code": "plan_group",
-         *         "message": "A human-readable explanation."
-         *       }
-         *     }
-         */
-        Error_PlanGroupJoin: {
-            error: {
-                /** @enum {string} */
-                code: "plan_group";
-                message: string;
-            };
         };
         UserGroupMemberRemoved: {
             /** @enum {boolean} */
@@ -3208,22 +3603,6 @@ export interface components {
                 message: string;
             };
         };
-        /**
-         * @description `grant_target_not_found`: The grant's `targetId` is missing in the organization.
-         * @example {
-         *       "error": {
-         *         "code": "grant_target_not_found",
-         *         "message": "A human-readable explanation."
-         *       }
-         *     }
-         */
-        Error_GrantTargetNotFound: {
-            error: {
-                /** @enum {string} */
-                code: "grant_target_not_found";
-                message: string;
-            };
-        };
         PortalAdmissionList: {
             admissions: components["schemas"]["PortalAdmission"][];
             /** @description Pass as `cursor` for the next page; null on the last. */
@@ -3265,22 +3644,6 @@ export interface components {
             created: false;
             admission: components["schemas"]["PortalAdmission"];
         };
-        /**
-         * @description `group_not_found`: A `groupIds` entry matches no group.
-         * @example {
-         *       "error": {
-         *         "code": "group_not_found",
-         *         "message": "A human-readable explanation."
-         *       }
-         *     }
-         */
-        Error_GroupNotFound: {
-            error: {
-                /** @enum {string} */
-                code: "group_not_found";
-                message: string;
-            };
-        };
         PortalAdmissionRemoved: {
             /** @enum {boolean} */
             ok: true;
@@ -3297,6 +3660,8 @@ export interface components {
         RetryAfter: number;
         /** @description `true` when this is the stored response (a success or an expected failure) of an earlier request with the same Idempotency-Key. */
         IdempotentReplayed: "true";
+        /** @description The answer concerns a deprecated feature (RFC 9745): `@` and the unix time it was deprecated. */
+        Deprecation: string;
     };
     pathItems: never;
 }
@@ -8685,6 +9050,826 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                /** @description Only the account of this email (compared case-insensitively). */
+                email?: string;
+                /** @description Only items changed at or after this time (inclusive). */
+                updatedSince?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description EndUserList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.provision": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string up to 64 characters; a retry with the same key within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProvisionEndUser"];
+            };
+        };
+        responses: {
+            /** @description EndUserUpdated */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserUpdated"];
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endUser: components["schemas"]["EndUser"];
+                        /** @description Every subscription the end user holds now. */
+                        subscriptions: components["schemas"]["Subscription"][];
+                        /** @description The `groupIds` of the request, each a direct membership now. */
+                        groupsJoined: string[];
+                        /**
+                         * int
+                         * @description Per-user grants new with this request (deprecated).
+                         */
+                        grantsCreated: number;
+                        /** @enum {boolean} */
+                        created: true;
+                    };
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"] | components["schemas"]["Error_GrantsUnsupported"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of Conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Conflict"] | components["schemas"]["Error_DeletedIdentity"] | components["schemas"]["Error_LivePaidSubscription"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of TierNotFound */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_TierNotFound"] | components["schemas"]["Error_GroupNotFound"] | components["schemas"]["Error_PlanGroupJoin"] | components["schemas"]["Error_GrantTargetNotFound"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description EndUserResponse */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description EndUserRevoked */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserRevoked"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.removeSubscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUserId: string;
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.adjustBonusCredits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUserId: string;
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BonusCredits"];
+            };
+        };
+        responses: {
+            /** @description BonusCreditsAdjusted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BonusCreditsAdjusted"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "endUsers.removeGrant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUserId: string;
+                grantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"] | components["schemas"]["Error_GrantsUnsupported"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
                     [name: string]: unknown;
                 };
                 content: {

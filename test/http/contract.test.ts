@@ -70,7 +70,7 @@ const templateOf = (method: string, path: string): string | undefined => {
 }
 
 /** Headers the document describes on some responses: present on an answer, they must be declared for it. */
-const documentedHeaders = ["x-request-id", "retry-after", "idempotent-replayed"]
+const documentedHeaders = ["x-request-id", "retry-after", "idempotent-replayed", "deprecation"]
 
 const validators = new Map<string, ValidateFunction>()
 const validatorAt = (pointer: string): ValidateFunction => {
@@ -567,6 +567,54 @@ describe("provisioning: plans, Portals and end users", () => {
     await call("get", "/tier-plans?cursor=junk", 400)
     await call("get", "/portals?limit=1", 200)
     await call("get", "/portals?cursor=junk", 400)
+    expectConformance()
+  })
+
+  it("provisions, lists, reads, revokes and deletes end users, adjusts their subscriptions, and refuses what it must", async () => {
+    const org = await organizationId(server)
+    const at = "2026-11-01T00:00:00.000Z"
+    const [plan, planGroup] = [unknownId(), unknownId()]
+    await sql(server, (db) => db`INSERT INTO user_groups (id, organization_id, name, description, plan_id, created_at, updated_at)
+      VALUES (${planGroup}, ${org}, 'Bronze', NULL, ${plan}, ${at}, ${at})`)
+    await sql(server, (db) => db`INSERT INTO tier_plans (id, organization_id, name, credit_allowance, group_id, created_at, archived_at)
+      VALUES (${plan}, ${org}, 'Bronze', 10, ${planGroup}, ${at}, NULL)`)
+    const created = await call("post", "/end-users", 201, { body: { email: "contract@example.com", tierPlanIds: [plan] }, headers: { "idempotency-key": "contract-eu" } })
+    await call("post", "/end-users", 201, { body: { email: "contract@example.com", tierPlanIds: [plan] }, headers: { "idempotency-key": "contract-eu" } })
+    await call("post", "/end-users", 200, { body: { email: "Contract@example.com", fullName: "C" } })
+    await call("post", "/end-users", 400, { body: { email: "nope" } })
+    await call("post", "/end-users", 400, { body: { email: "g@example.com", grants: [{ targetKind: "app", targetId: unknownId() }] } })
+    await call("post", "/end-users", 409, { body: { email: "contract@example.com", tierPlanIds: [] }, headers: { "idempotency-key": "contract-eu" } })
+    await call("post", "/end-users", 422, { body: { email: "t@example.com", tierPlanIds: [unknownId()] } })
+    await call("post", "/end-users", 422, { body: { email: "t@example.com", groupIds: [unknownId()] } })
+    await call("post", "/end-users", 422, { body: { email: "t@example.com", groupIds: [planGroup] } })
+    const id = created.body.endUser.id
+    const subscription = created.body.subscriptions[0].id
+    await call("get", "/end-users", 200)
+    await call("get", "/end-users?email=contract@example.com&limit=1", 200)
+    await call("get", "/end-users?cursor=junk", 400)
+    await call("get", `/end-users/${id}`, 200)
+    await call("get", `/end-users/${unknownId()}`, 404)
+    await call("post", `/end-users/${id}/subscriptions/${subscription}/bonus-credits`, 200, { body: { amount: 5, reason: "test" } })
+    await call("post", `/end-users/${id}/subscriptions/${subscription}/bonus-credits`, 400, { body: { amount: 0 } })
+    await call("post", `/end-users/${id}/subscriptions/${unknownId()}/bonus-credits`, 404, { body: { amount: 5 } })
+    await call("delete", `/end-users/${id}/subscriptions/${subscription}`, 200)
+    await call("delete", `/end-users/${id}/subscriptions/${subscription}`, 404)
+    await call("delete", `/end-users/${id}/grants/${unknownId()}`, 400)
+    await call("post", `/end-users/${id}/revoke`, 200)
+    await call("post", `/end-users/${unknownId()}/revoke`, 404)
+    await call("delete", `/end-users/${id}`, 200)
+    await call("delete", `/end-users/${id}`, 404)
+    await call("post", "/end-users", 409, { body: { email: "contract@example.com" } })
+    const legacy = await server.createOrganization("contract-legacy")
+    const legacyOrg = await organizationId(server, "contract-legacy")
+    const app = unknownId()
+    await sql(server, (db) => db`INSERT INTO apps (id, organization_id, name, description, published_version, created_at, updated_at)
+      VALUES (${app}, ${legacyOrg}, 'Legacy', '', NULL, ${at}, ${at})`)
+    const granted = await call("post", "/end-users", 201, { key: legacy, body: { email: "l@example.com", grants: [{ targetKind: "app", targetId: app }] } })
+    await call("post", "/end-users", 422, { key: legacy, body: { email: "l@example.com", grants: [{ targetKind: "suite", targetId: app }] } })
+    const grantId = (await server.request("GET", `/end-users/${granted.body.endUser.id}`, { key: legacy })).body.endUser.grantIds[0]
+    await call("delete", `/end-users/${granted.body.endUser.id}/grants/${grantId}`, 200, { key: legacy })
+    await call("delete", `/end-users/${granted.body.endUser.id}/grants/${grantId}`, 404, { key: legacy })
     expectConformance()
   })
 })

@@ -1,6 +1,7 @@
 /** User groups as the provisioning domain keeps them: the resource schemas of the contract. */
 import { Schema } from "effect"
 import { DateTime, Uuid } from "../../platform/schema.js"
+import { Email } from "../end-users/domain.js"
 
 /** Refuses unknown properties, naming every problem. */
 const strictBody = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
@@ -89,12 +90,7 @@ export type PatchGroup = typeof PatchGroup.Type
 /** Body of `POST /user-groups/{groupId}/members`: `endUserId` or `email`, exactly one. */
 export const AddMember = Schema.Struct({
   endUserId: Schema.optional(Uuid),
-  email: Schema.optional(
-    Schema.Trim.pipe(Schema.maxLength(320), Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/)).annotations({
-      message: () => "email must be an email address",
-      jsonSchema: { type: "string", format: "email", maxLength: 320 }
-    })
-  ),
+  email: Schema.optional(Email),
   sendEmail: Schema.optional(
     Schema.Boolean.annotations({ description: "Email an invite to sign in (default true); sent after the response." })
   )
@@ -136,6 +132,3 @@ export interface GroupDetail {
   readonly members: ReadonlyArray<GroupMember>
   readonly grants: ReadonlyArray<GroupGrant>
 }
-
-/** The normalised key of an email: trimmed and lower-cased (accounts are keyed on it). */
-export const emailKeyOf = (email: string): string => email.trim().toLowerCase()

@@ -12,7 +12,8 @@ import { DeletedIdentity, InvalidRequest, NotFound, PlanGroupJoin, PlanGroupLock
 import { newId } from "../../platform/ids.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { Outbox } from "../outbox/service.js"
-import { type AddMember, emailKeyOf, type MemberAdded } from "./domain.js"
+import { emailKey } from "../end-users/domain.js"
+import type { AddMember, MemberAdded } from "./domain.js"
 import { MemberRepo } from "./member-repo.js"
 import type { EndUserRow, GroupRow } from "./repo.js"
 import { GroupService } from "./service.js"
@@ -45,7 +46,7 @@ export class GroupMembers extends Effect.Service<GroupMembers>()("svc/GroupMembe
         )
       }
       const email = input.email!
-      return Effect.map(repo.endUserByEmail(org, { id: newId(), email, key: emailKeyOf(email) }, at), ({ endUser }) => endUser)
+      return Effect.map(repo.endUserByEmail(org, { id: newId(), email, key: emailKey(email) }, at), ({ endUser }) => endUser)
     }
 
     return {
