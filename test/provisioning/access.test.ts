@@ -235,3 +235,47 @@ describe("access through HTTP set-up", () => {
     expect(await appsFor(revoked)).toEqual([])
   })
 })
+
+describe("access across the end-user lifecycle", () => {
+  let server: TestServer
+  let org = ""
+  beforeAll(async () => {
+    server = await startTestServer()
+    org = await organizationId(server)
+  })
+  afterAll(() => server.stop())
+  const appsFor = (endUserId: string) => server.admin(Effect.flatMap(AccessService, (access) => access.appsFor({ organizationId: org, endUserId })))
+  const rosterOf = async (groupId: string) => (await server.request("GET", `/user-groups/${groupId}`)).body
+
+  it("an invited (pending) identity becomes the provisioned account; revoke stops access, delete leaves the roster", async () => {
+    const { appId, agentId } = await createTargets(server)
+    const plan = await insertPlan(server, { name: "Lifecycle" })
+    await server.request("POST", `/user-groups/${plan.groupId}/grants`, { body: { targetKind: "app", targetId: agentId } })
+    const group = (await server.request("POST", "/user-groups", { body: { name: "Invitees" } })).body.group.id
+    await server.request("POST", `/user-groups/${group}/grants`, { body: { targetKind: "app", targetId: appId } })
+    const invited = (await server.request("POST", `/user-groups/${group}/members`, { body: { email: "life@example.com" } })).body.endUserId
+    expect(await appsFor(invited)).toEqual([appId])
+    expect((await rosterOf(group)).members).toEqual([expect.objectContaining({ endUserId: invited, state: "pending" })])
+
+    const provisioned = await server.request("POST", "/end-users", { body: { email: "LIFE@example.com", tierPlanIds: [plan.planId] } })
+    expect(provisioned.status).toBe(201)
+    expect(provisioned.body.endUser.id).toBe(invited)
+    expect((await rosterOf(group)).members).toEqual([expect.objectContaining({ endUserId: invited, state: "active", via: "direct" })])
+    expect((await rosterOf(plan.groupId)).members).toEqual([expect.objectContaining({ endUserId: invited, state: "active", via: "plan" })])
+    expect(await appsFor(invited)).toEqual(sorted([appId, agentId]))
+
+    expect((await server.request("POST", `/end-users/${invited}/revoke`)).status).toBe(200)
+    expect(await appsFor(invited)).toEqual([])
+    expect((await rosterOf(group)).members).toEqual([expect.objectContaining({ endUserId: invited, state: "revoked" })])
+    expect((await server.request("POST", "/end-users", { body: { email: "life@example.com" } })).status).toBe(200)
+    expect(await appsFor(invited)).toEqual(sorted([appId, agentId]))
+
+    expect((await server.request("DELETE", `/end-users/${invited}`)).status).toBe(200)
+    expect(await appsFor(invited)).toEqual([])
+    expect(await rosterOf(group)).toEqual(expect.objectContaining({ members: [], group: expect.objectContaining({ memberCount: 0 }) }))
+    expect((await rosterOf(plan.groupId)).group.memberCount).toBe(0)
+    const again = await server.request("POST", `/user-groups/${group}/members`, { body: { email: "life@example.com" } })
+    expect(again.status).toBe(409)
+    expect(again.body.error.code).toBe("deleted_identity")
+  })
+})
