@@ -68,6 +68,15 @@ describe("admit a group", () => {
   })
 })
 
+describe("concurrent admissions", () => {
+  it("admit a group once: one 201, the rest 200", async () => {
+    const group = await newGroup("Raced in")
+    const answers = await Promise.all(Array.from({ length: 5 }, () => admit(portal, group)))
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 201])
+    expect(await sql(server, (db) => db`SELECT group_id FROM portal_admissions WHERE group_id = ${group}`)).toEqual([{ group_id: group }])
+  })
+})
+
 describe("list admissions", () => {
   it("lists oldest first in pages; an unknown or foreign Portal is 404", async () => {
     const fresh = await insertPortal(server, { name: "Paged" })

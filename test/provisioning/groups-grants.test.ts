@@ -113,6 +113,16 @@ describe("grant access", () => {
   })
 })
 
+describe("concurrent identical grants", () => {
+  it("create one grant: one 201, the rest 200 with its id", async () => {
+    const group = await newGroup("Raced")
+    const answers = await Promise.all(Array.from({ length: 5 }, () => grant(group, { targetKind: "app", targetId: targets.agentId })))
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 201])
+    expect(new Set(answers.map((a) => a.body.grantId)).size).toBe(1)
+    expect(await grantsOf(group)).toHaveLength(1)
+  })
+})
+
 describe("remove a grant", () => {
   it("removes the group's grant; an unknown grant or another group's grant is 404", async () => {
     const group = await newGroup("Revoking")
