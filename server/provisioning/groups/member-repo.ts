@@ -47,12 +47,6 @@ export class MemberRepo extends Effect.Service<MemberRepo>()("svc/GroupMemberRep
         Effect.orDie(
           sql<{ end_user_id: string }>`DELETE FROM group_members WHERE group_id = ${groupId} AND end_user_id = ${endUserId}
             RETURNING end_user_id`.pipe(Effect.map((rows) => rows.length === 1))
-        ),
-
-      /** The organization's name (for the invite). */
-      organizationName: (organizationId: string) =>
-        Effect.orDie(
-          sql<{ name: string }>`SELECT name FROM organizations WHERE id = ${organizationId}`.pipe(Effect.map((rows) => rows[0]?.name ?? ""))
         )
     }
   })

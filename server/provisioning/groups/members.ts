@@ -80,7 +80,7 @@ export class GroupMembers extends Effect.Service<GroupMembers>()("svc/GroupMembe
               }
               const added = yield* repo.add(org, group.id, endUser.id, at)
               if (added && input.sendEmail !== false && endUser.state !== "revoked") {
-                const message = invite(yield* repo.organizationName(org), group, endUser.email)
+                const message = invite(actor.organization.name, group, endUser.email)
                 yield* outbox.enqueue({ organizationId: org, kind: "group_invite", to: endUser.email, ...message })
               }
               return { ok: true as const, added, endUserId: endUser.id }
