@@ -7,13 +7,16 @@ import { Command, CommanderError } from "commander"
 import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
+import { endUsersCommands } from "./commands/end-users.js"
 import { keysCommands } from "./commands/keys.js"
 import { listenCommand } from "./commands/listen.js"
+import { mailCommands } from "./commands/mail.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
 import { plansCommands } from "./commands/plans.js"
 import { portalsCommands } from "./commands/portals.js"
+import { suitesCommands } from "./commands/suites.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
@@ -40,9 +43,12 @@ export const families: ReadonlyArray<CommandFamily> = [
   plansCommands,
   portalsCommands,
   listenCommand,
+  suitesCommands,
+  mailCommands,
   sourcesCommands,
   changesCommands,
-  chatCommand
+  chatCommand,
+  endUsersCommands
 ]
 
 const version = (): string => {

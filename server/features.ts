@@ -13,6 +13,9 @@ import { flowRunsFeature } from "./runtime/flow-runs/feature.js"
 import { runsFeature } from "./runtime/runs/feature.js"
 import { tierPlansFeature } from "./provisioning/plans/feature.js"
 import { portalsFeature } from "./provisioning/portals/feature.js"
+import { endUsersFeature } from "./provisioning/end-users/feature.js"
+import { userGroupsFeature } from "./provisioning/groups/feature.js"
+import { portalAdmissionsFeature } from "./provisioning/admissions/feature.js"
 import { webhooksFeature } from "./webhooks/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
@@ -28,5 +31,8 @@ export const features = [
   appRunsFeature,
   tierPlansFeature,
   portalsFeature,
+  endUsersFeature,
+  userGroupsFeature,
+  portalAdmissionsFeature,
   webhooksFeature
 ] as const

@@ -26,12 +26,44 @@ export class ConflictError extends SvcError {
   static readonly status = 409
 }
 
+/** `deleted_identity` (HTTP 409): `deleted_identity`: Provisioning the email of a deleted account. */
+export class DeletedIdentityError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "deleted_identity"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 409
+}
+
 /** `export_too_large` (HTTP 413): `export_too_large`: The Knowledgebase is over 50 MB. */
 export class ExportTooLargeError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "export_too_large"
   /** The HTTP status answering this code; a streamed `error` event takes it too. */
   static readonly status = 413
+}
+
+/** `grant_target_not_found` (HTTP 422): `grant_target_not_found`: The grant's `targetId` is missing in the organization. */
+export class GrantTargetNotFoundError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "grant_target_not_found"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 422
+}
+
+/** `grants_unsupported` (HTTP 400): `grants_unsupported`: Per-user `grants` on an organization using groups. */
+export class GrantsUnsupportedError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "grants_unsupported"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 400
+}
+
+/** `group_not_found` (HTTP 422): `group_not_found`: A `groupIds` entry matches no group. */
+export class GroupNotFoundError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "group_not_found"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 422
 }
 
 /** `groups_disabled` (HTTP 403): `groups_disabled`: User groups are not enabled for the organization. */
@@ -82,6 +114,14 @@ export class InvalidRequestError extends SvcError {
   static readonly status = 400
 }
 
+/** `live_paid_subscription` (HTTP 409): `live_paid_subscription`: A live paid subscription on a requested plan; cancel it with the payment processor first. */
+export class LivePaidSubscriptionError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "live_paid_subscription"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 409
+}
+
 /** `not_found` (HTTP 404): `not_found`: No such object in the organization. */
 export class NotFoundError extends SvcError {
   /** The error code this class stands for. */
@@ -98,12 +138,28 @@ export class PayloadTooLargeError extends SvcError {
   static readonly status = 413
 }
 
+/** `plan_group` (HTTP 409 or 422): `plan_group`: Joining a plan's group directly. */
+export class PlanGroupError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "plan_group"
+  /** The HTTP status answering this code (the first declared); a streamed `error` event takes it too. */
+  static readonly status = 409
+}
+
 /** `plan_limit` (HTTP 403): `plan_limit`: A plan cap (Knowledgebases, sources per Knowledgebase) is reached. */
 export class PlanLimitError extends SvcError {
   /** The error code this class stands for. */
   static readonly code = "plan_limit"
   /** The HTTP status answering this code; a streamed `error` event takes it too. */
   static readonly status = 403
+}
+
+/** `portal_scope_unsupported` (HTTP 400): `portal_scope_unsupported`: `deploymentId` on a group grant on group-based access. */
+export class PortalScopeUnsupportedError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "portal_scope_unsupported"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 400
 }
 
 /** `rate_limited` (HTTP 429): `rate_limited`: Over 120 requests per minute for this key; `Retry-After` gives seconds. */
@@ -138,6 +194,14 @@ export class ServerError extends SvcError {
   static readonly status = 500
 }
 
+/** `tier_not_found` (HTTP 422): `tier_not_found`: A `tierPlanId` matches no live plan. */
+export class TierNotFoundError extends SvcError {
+  /** The error code this class stands for. */
+  static readonly code = "tier_not_found"
+  /** The HTTP status answering this code; a streamed `error` event takes it too. */
+  static readonly status = 422
+}
+
 /** `unauthorized` (HTTP 401): `unauthorized`: Missing or malformed Authorization header. */
 export class UnauthorizedError extends SvcError {
   /** The error code this class stands for. */
@@ -151,19 +215,27 @@ export const errorClasses: ErrorClassMap = {
   "api_disabled": ApiDisabledError,
   "api_key_revoked": ApiKeyRevokedError,
   "conflict": ConflictError,
+  "deleted_identity": DeletedIdentityError,
   "export_too_large": ExportTooLargeError,
+  "grant_target_not_found": GrantTargetNotFoundError,
+  "grants_unsupported": GrantsUnsupportedError,
+  "group_not_found": GroupNotFoundError,
   "groups_disabled": GroupsDisabledError,
   "insufficient_credits": InsufficientCreditsError,
   "insufficient_role": InsufficientRoleError,
   "insufficient_scope": InsufficientScopeError,
   "invalid_api_key": InvalidApiKeyError,
   "invalid_request": InvalidRequestError,
+  "live_paid_subscription": LivePaidSubscriptionError,
   "not_found": NotFoundError,
   "payload_too_large": PayloadTooLargeError,
+  "plan_group": PlanGroupError,
   "plan_limit": PlanLimitError,
+  "portal_scope_unsupported": PortalScopeUnsupportedError,
   "rate_limited": RateLimitedError,
   "run_cancelled": RunCancelledError,
   "run_failed": RunFailedError,
   "server_error": ServerError,
+  "tier_not_found": TierNotFoundError,
   "unauthorized": UnauthorizedError
 }

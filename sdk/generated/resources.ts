@@ -942,6 +942,314 @@ export class PortalsResource extends Resource {
   }
 }
 
+// endUsers
+
+/** The answer of `endUsers.list`. */
+export type EndUsersListResponse = operations["endUsers.list"]["responses"][200]["content"]["application/json"]
+/** One item of `endUsers.list`. */
+export type EndUsersListItem = EndUsersListResponse["endUsers"][number]
+/** The query parameters of `endUsers.list`. */
+export type EndUsersListParams = QueryParams<NonNullable<operations["endUsers.list"]["parameters"]["query"]>>
+/** The answer of `endUsers.provision`. */
+export type EndUsersProvisionResponse = operations["endUsers.provision"]["responses"][200]["content"]["application/json"] | operations["endUsers.provision"]["responses"][201]["content"]["application/json"]
+/** The request body of `endUsers.provision`. */
+export type EndUsersProvisionBody = NonNullable<operations["endUsers.provision"]["requestBody"]>["content"]["application/json"]
+/** The answer of `endUsers.get`. */
+export type EndUsersGetResponse = operations["endUsers.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.delete`. */
+export type EndUsersDeleteResponse = operations["endUsers.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.revoke`. */
+export type EndUsersRevokeResponse = operations["endUsers.revoke"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.removeSubscription`. */
+export type EndUsersRemoveSubscriptionResponse = operations["endUsers.removeSubscription"]["responses"][200]["content"]["application/json"]
+/** The answer of `endUsers.adjustBonusCredits`. */
+export type EndUsersAdjustBonusCreditsResponse = operations["endUsers.adjustBonusCredits"]["responses"][200]["content"]["application/json"]
+/** The request body of `endUsers.adjustBonusCredits`. */
+export type EndUsersAdjustBonusCreditsBody = NonNullable<operations["endUsers.adjustBonusCredits"]["requestBody"]>["content"]["application/json"]
+/** The answer of `endUsers.removeGrant`. */
+export type EndUsersRemoveGrantResponse = operations["endUsers.removeGrant"]["responses"][200]["content"]["application/json"]
+
+/** The `endUsers` operations. */
+export class EndUsersResource extends Resource {
+  /**
+   * List end users
+   *
+   * Accounts oldest first, with their `state` (`active`, `pending` for identities pre-provisioned by a group invite, `revoked`); deleted accounts are never listed.
+   *
+   * `GET /end-users` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: EndUsersListParams, options?: RequestOptions): PagePromise<EndUsersListItem, EndUsersListResponse> {
+    return this.client.list<EndUsersListItem, EndUsersListResponse>({ method: "GET", path: "/end-users", query: params, options }, "endUsers")
+  }
+
+  /**
+   * Create or update an end user
+   *
+   * Creates the account of `email` (201, `created: true`) or updates it in place (200): `fullName` when given, plans and groups added, never removed. Each plan becomes its own subscription with its own credit pool. Every id is checked before anything is written, so a refusal leaves no partial account. A revoked account is restored; a deleted one is 409 `deleted_identity` forever. Emails nothing unless `sendEmail` is true. A body with the deprecated `grants` is answered with a `Deprecation` header. Takes `Idempotency-Key`.
+   *
+   * `POST /end-users` (scope `end_users:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  provision(body: EndUsersProvisionBody, options?: RequestOptions): Promise<EndUsersProvisionResponse> {
+    return this.client.request<EndUsersProvisionResponse>({ method: "POST", path: "/end-users", body, idempotent: true, options })
+  }
+
+  /**
+   * Read an end user
+   *
+   * Identity and state, subscriptions with credit usage, groups joined directly, per-user grant ids.
+   *
+   * `GET /end-users/{endUserId}` (scope `end_users:read`).
+   */
+  get(endUserId: operations["endUsers.get"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<EndUsersGetResponse> {
+    return this.client.request<EndUsersGetResponse>({ method: "GET", path: "/end-users/{endUserId}", pathParams: { endUserId }, options })
+  }
+
+  /**
+   * Delete an end user
+   *
+   * Subscriptions (with their credit pools), memberships and grants are removed; the identity is kept as deleted forever, so provisioning its email again is 409 `deleted_identity`.
+   *
+   * `DELETE /end-users/{endUserId}` (scope `end_users:write`).
+   */
+  delete(endUserId: operations["endUsers.delete"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<EndUsersDeleteResponse> {
+    return this.client.request<EndUsersDeleteResponse>({ method: "DELETE", path: "/end-users/{endUserId}", pathParams: { endUserId }, options })
+  }
+
+  /**
+   * Revoke an end user's access
+   *
+   * Idempotent. Plans, groups and credits stay; a later `POST /end-users` with the email restores the account.
+   *
+   * `POST /end-users/{endUserId}/revoke` (scope `end_users:write`).
+   */
+  revoke(endUserId: operations["endUsers.revoke"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<EndUsersRevokeResponse> {
+    return this.client.request<EndUsersRevokeResponse>({ method: "POST", path: "/end-users/{endUserId}/revoke", pathParams: { endUserId }, options })
+  }
+
+  /**
+   * Remove a plan from an end user
+   *
+   * Deletes the subscription and its credit pool.
+   *
+   * `DELETE /end-users/{endUserId}/subscriptions/{subscriptionId}` (scope `end_users:write`).
+   */
+  removeSubscription(endUserId: operations["endUsers.removeSubscription"]["parameters"]["path"]["endUserId"], subscriptionId: operations["endUsers.removeSubscription"]["parameters"]["path"]["subscriptionId"], options?: RequestOptions): Promise<EndUsersRemoveSubscriptionResponse> {
+    return this.client.request<EndUsersRemoveSubscriptionResponse>({ method: "DELETE", path: "/end-users/{endUserId}/subscriptions/{subscriptionId}", pathParams: { endUserId, subscriptionId }, options })
+  }
+
+  /**
+   * Adjust a subscription's bonus credits
+   *
+   * Adds `amount` bonus credits (spent before the allowance). A negative amount removes bonus credits, never more than there are: remaining credits never go below zero, and `applied` says what moved.
+   *
+   * `POST /end-users/{endUserId}/subscriptions/{subscriptionId}/bonus-credits` (scope `end_users:write`).
+   */
+  adjustBonusCredits(endUserId: operations["endUsers.adjustBonusCredits"]["parameters"]["path"]["endUserId"], subscriptionId: operations["endUsers.adjustBonusCredits"]["parameters"]["path"]["subscriptionId"], body: EndUsersAdjustBonusCreditsBody, options?: RequestOptions): Promise<EndUsersAdjustBonusCreditsResponse> {
+    return this.client.request<EndUsersAdjustBonusCreditsResponse>({ method: "POST", path: "/end-users/{endUserId}/subscriptions/{subscriptionId}/bonus-credits", pathParams: { endUserId, subscriptionId }, body, options })
+  }
+
+  /**
+   * Remove a per-user grant (deprecated)
+   *
+   * Deprecated with per-user grants: answers carry a `Deprecation` header. Refused with `grants_unsupported` in organizations on group-based access.
+   *
+   * `DELETE /end-users/{endUserId}/grants/{grantId}` (scope `end_users:write`).
+   * @deprecated
+   */
+  removeGrant(endUserId: operations["endUsers.removeGrant"]["parameters"]["path"]["endUserId"], grantId: operations["endUsers.removeGrant"]["parameters"]["path"]["grantId"], options?: RequestOptions): Promise<EndUsersRemoveGrantResponse> {
+    return this.client.request<EndUsersRemoveGrantResponse>({ method: "DELETE", path: "/end-users/{endUserId}/grants/{grantId}", pathParams: { endUserId, grantId }, options })
+  }
+}
+
+// userGroups
+
+/** The answer of `userGroups.list`. */
+export type UserGroupsListResponse = operations["userGroups.list"]["responses"][200]["content"]["application/json"]
+/** One item of `userGroups.list`. */
+export type UserGroupsListItem = UserGroupsListResponse["groups"][number]
+/** The query parameters of `userGroups.list`. */
+export type UserGroupsListParams = QueryParams<NonNullable<operations["userGroups.list"]["parameters"]["query"]>>
+/** The answer of `userGroups.create`. */
+export type UserGroupsCreateResponse = operations["userGroups.create"]["responses"][201]["content"]["application/json"]
+/** The request body of `userGroups.create`. */
+export type UserGroupsCreateBody = NonNullable<operations["userGroups.create"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.get`. */
+export type UserGroupsGetResponse = operations["userGroups.get"]["responses"][200]["content"]["application/json"]
+/** The answer of `userGroups.delete`. */
+export type UserGroupsDeleteResponse = operations["userGroups.delete"]["responses"][200]["content"]["application/json"]
+/** The answer of `userGroups.update`. */
+export type UserGroupsUpdateResponse = operations["userGroups.update"]["responses"][200]["content"]["application/json"]
+/** The request body of `userGroups.update`. */
+export type UserGroupsUpdateBody = NonNullable<operations["userGroups.update"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.addMember`. */
+export type UserGroupsAddMemberResponse = operations["userGroups.addMember"]["responses"][200]["content"]["application/json"] | operations["userGroups.addMember"]["responses"][201]["content"]["application/json"]
+/** The request body of `userGroups.addMember`. */
+export type UserGroupsAddMemberBody = NonNullable<operations["userGroups.addMember"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.removeMember`. */
+export type UserGroupsRemoveMemberResponse = operations["userGroups.removeMember"]["responses"][200]["content"]["application/json"]
+/** The answer of `userGroups.addGrant`. */
+export type UserGroupsAddGrantResponse = operations["userGroups.addGrant"]["responses"][200]["content"]["application/json"] | operations["userGroups.addGrant"]["responses"][201]["content"]["application/json"]
+/** The request body of `userGroups.addGrant`. */
+export type UserGroupsAddGrantBody = NonNullable<operations["userGroups.addGrant"]["requestBody"]>["content"]["application/json"]
+/** The answer of `userGroups.removeGrant`. */
+export type UserGroupsRemoveGrantResponse = operations["userGroups.removeGrant"]["responses"][200]["content"]["application/json"]
+
+/** The `userGroups` operations. */
+export class UserGroupsResource extends Resource {
+  /**
+   * List user groups
+   *
+   * Every group with its member count, oldest first; plan groups are included and carry their `planId`.
+   *
+   * `GET /user-groups` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(params?: UserGroupsListParams, options?: RequestOptions): PagePromise<UserGroupsListItem, UserGroupsListResponse> {
+    return this.client.list<UserGroupsListItem, UserGroupsListResponse>({ method: "GET", path: "/user-groups", query: params, options }, "groups")
+  }
+
+  /**
+   * Create a user group
+   *
+   * Creates a group that belongs to no plan, with no members and no grants. Takes `Idempotency-Key`.
+   *
+   * `POST /user-groups` (scope `end_users:write`).
+   * Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry.
+   */
+  create(body: UserGroupsCreateBody, options?: RequestOptions): Promise<UserGroupsCreateResponse> {
+    return this.client.request<UserGroupsCreateResponse>({ method: "POST", path: "/user-groups", body, idempotent: true, options })
+  }
+
+  /**
+   * Read a user group
+   *
+   * The group, its roster (direct members; for a plan group, the holders of its plan) and its grants. Deleted accounts are left out.
+   *
+   * `GET /user-groups/{groupId}` (scope `end_users:read`).
+   */
+  get(groupId: operations["userGroups.get"]["parameters"]["path"]["groupId"], options?: RequestOptions): Promise<UserGroupsGetResponse> {
+    return this.client.request<UserGroupsGetResponse>({ method: "GET", path: "/user-groups/{groupId}", pathParams: { groupId }, options })
+  }
+
+  /**
+   * Delete a user group
+   *
+   * Memberships, grants and Portal admissions go with it; accounts, plans and credits are untouched. A plan's group: 409 `plan_group`.
+   *
+   * `DELETE /user-groups/{groupId}` (scope `end_users:write`).
+   */
+  delete(groupId: operations["userGroups.delete"]["parameters"]["path"]["groupId"], options?: RequestOptions): Promise<UserGroupsDeleteResponse> {
+    return this.client.request<UserGroupsDeleteResponse>({ method: "DELETE", path: "/user-groups/{groupId}", pathParams: { groupId }, options })
+  }
+
+  /**
+   * Change a user group
+   *
+   * Changes `name` and `description` (null clears it); at least one; omitted ones are untouched. A plan's group: 409 `plan_group`.
+   *
+   * `PATCH /user-groups/{groupId}` (scope `end_users:write`).
+   */
+  update(groupId: operations["userGroups.update"]["parameters"]["path"]["groupId"], body: UserGroupsUpdateBody, options?: RequestOptions): Promise<UserGroupsUpdateResponse> {
+    return this.client.request<UserGroupsUpdateResponse>({ method: "PATCH", path: "/user-groups/{groupId}", pathParams: { groupId }, body, options })
+  }
+
+  /**
+   * Add a member to a user group
+   *
+   * By `endUserId` (404 when unknown) or `email` (an email with no account pre-provisions a pending one, so the membership exists at first sign-in). 201 with `added: true` for a new member, 200 with `added: false` for one already there. An invite to sign in is emailed after the response unless `sendEmail` is false. A plan's group: 422 `plan_group`; a deleted account: 409 `deleted_identity`.
+   *
+   * `POST /user-groups/{groupId}/members` (scope `end_users:write`).
+   */
+  addMember(groupId: operations["userGroups.addMember"]["parameters"]["path"]["groupId"], body: UserGroupsAddMemberBody, options?: RequestOptions): Promise<UserGroupsAddMemberResponse> {
+    return this.client.request<UserGroupsAddMemberResponse>({ method: "POST", path: "/user-groups/{groupId}/members", pathParams: { groupId }, body, options })
+  }
+
+  /**
+   * Remove a member from a user group
+   *
+   * Idempotent: `removed` is false when the person was not a member. Group-granted access stops; the account and its plans are untouched. A plan's group: 409 `plan_group`.
+   *
+   * `DELETE /user-groups/{groupId}/members/{endUserId}` (scope `end_users:write`).
+   */
+  removeMember(groupId: operations["userGroups.removeMember"]["parameters"]["path"]["groupId"], endUserId: operations["userGroups.removeMember"]["parameters"]["path"]["endUserId"], options?: RequestOptions): Promise<UserGroupsRemoveMemberResponse> {
+    return this.client.request<UserGroupsRemoveMemberResponse>({ method: "DELETE", path: "/user-groups/{groupId}/members/{endUserId}", pathParams: { groupId, endUserId }, options })
+  }
+
+  /**
+   * Grant a user group access
+   *
+   * Additive: `app` (an App, Flow or Agent) or `suite` (every App in it). 201 `created: true` for a new grant, 200 `created: false` with the held grant's id. The target is checked before any write (422 `grant_target_not_found`); `deploymentId` is 400 `portal_scope_unsupported`.
+   *
+   * `POST /user-groups/{groupId}/grants` (scope `end_users:write`).
+   */
+  addGrant(groupId: operations["userGroups.addGrant"]["parameters"]["path"]["groupId"], body: UserGroupsAddGrantBody, options?: RequestOptions): Promise<UserGroupsAddGrantResponse> {
+    return this.client.request<UserGroupsAddGrantResponse>({ method: "POST", path: "/user-groups/{groupId}/grants", pathParams: { groupId }, body, options })
+  }
+
+  /**
+   * Remove a grant from a user group
+   *
+   * `DELETE /user-groups/{groupId}/grants/{grantId}` (scope `end_users:write`).
+   */
+  removeGrant(groupId: operations["userGroups.removeGrant"]["parameters"]["path"]["groupId"], grantId: operations["userGroups.removeGrant"]["parameters"]["path"]["grantId"], options?: RequestOptions): Promise<UserGroupsRemoveGrantResponse> {
+    return this.client.request<UserGroupsRemoveGrantResponse>({ method: "DELETE", path: "/user-groups/{groupId}/grants/{grantId}", pathParams: { groupId, grantId }, options })
+  }
+}
+
+// portalAdmissions
+
+/** The answer of `portalAdmissions.list`. */
+export type PortalAdmissionsListResponse = operations["portalAdmissions.list"]["responses"][200]["content"]["application/json"]
+/** One item of `portalAdmissions.list`. */
+export type PortalAdmissionsListItem = PortalAdmissionsListResponse["admissions"][number]
+/** The query parameters of `portalAdmissions.list`. */
+export type PortalAdmissionsListParams = QueryParams<NonNullable<operations["portalAdmissions.list"]["parameters"]["query"]>>
+/** The answer of `portalAdmissions.admit`. */
+export type PortalAdmissionsAdmitResponse = operations["portalAdmissions.admit"]["responses"][200]["content"]["application/json"] | operations["portalAdmissions.admit"]["responses"][201]["content"]["application/json"]
+/** The request body of `portalAdmissions.admit`. */
+export type PortalAdmissionsAdmitBody = NonNullable<operations["portalAdmissions.admit"]["requestBody"]>["content"]["application/json"]
+/** The answer of `portalAdmissions.remove`. */
+export type PortalAdmissionsRemoveResponse = operations["portalAdmissions.remove"]["responses"][200]["content"]["application/json"]
+
+/** The `portalAdmissions` operations. */
+export class PortalAdmissionsResource extends Resource {
+  /**
+   * List the groups a Portal admits
+   *
+   * Oldest admission first. An unknown Portal is `not_found`.
+   *
+   * `GET /portals/{id}/admissions` (scope `end_users:read`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  list(id: operations["portalAdmissions.list"]["parameters"]["path"]["id"], params?: PortalAdmissionsListParams, options?: RequestOptions): PagePromise<PortalAdmissionsListItem, PortalAdmissionsListResponse> {
+    return this.client.list<PortalAdmissionsListItem, PortalAdmissionsListResponse>({ method: "GET", path: "/portals/{id}/admissions", pathParams: { id }, query: params, options }, "admissions")
+  }
+
+  /**
+   * Admit a group at a Portal
+   *
+   * 201 `created: true` for a new admission, 200 `created: false` when the group is admitted already. A plan's group may be admitted (the Portal then admits the plan's holders). An unknown group is 422 `group_not_found`; an unknown Portal 404 `not_found`.
+   *
+   * `POST /portals/{id}/admissions` (scope `end_users:write`).
+   */
+  admit(id: operations["portalAdmissions.admit"]["parameters"]["path"]["id"], body: PortalAdmissionsAdmitBody, options?: RequestOptions): Promise<PortalAdmissionsAdmitResponse> {
+    return this.client.request<PortalAdmissionsAdmitResponse>({ method: "POST", path: "/portals/{id}/admissions", pathParams: { id }, body, options })
+  }
+
+  /**
+   * Stop admitting a group at a Portal
+   *
+   * Idempotent: `removed` is false when the group was not admitted. An unknown Portal is `not_found`.
+   *
+   * `DELETE /portals/{id}/admissions/{groupId}` (scope `end_users:write`).
+   */
+  remove(id: operations["portalAdmissions.remove"]["parameters"]["path"]["id"], groupId: operations["portalAdmissions.remove"]["parameters"]["path"]["groupId"], options?: RequestOptions): Promise<PortalAdmissionsRemoveResponse> {
+    return this.client.request<PortalAdmissionsRemoveResponse>({ method: "DELETE", path: "/portals/{id}/admissions/{groupId}", pathParams: { id, groupId }, options })
+  }
+}
+
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
   /** The `agents` operations. */
@@ -966,4 +1274,10 @@ export class SvcResources extends ApiClient {
   readonly tierPlans: TierPlansResource = new TierPlansResource(this)
   /** The `portals` operations. */
   readonly portals: PortalsResource = new PortalsResource(this)
+  /** The `endUsers` operations. */
+  readonly endUsers: EndUsersResource = new EndUsersResource(this)
+  /** The `userGroups` operations. */
+  readonly userGroups: UserGroupsResource = new UserGroupsResource(this)
+  /** The `portalAdmissions` operations. */
+  readonly portalAdmissions: PortalAdmissionsResource = new PortalAdmissionsResource(this)
 }

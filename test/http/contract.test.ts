@@ -14,6 +14,7 @@ import { insertAgents, insertKnowledgebases, organizationId, personalKey, sql, u
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 import { type FakeOpenAi, startFakeOpenAi } from "../support/fake-openai.js"
 import { setCredits, uploadFile, waitForSource } from "../support/source-helpers.js"
+import { createSuite, insertEndUser, insertPlan, insertPortal } from "../provisioning/support.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 const docId = "svc-openapi.json"
@@ -69,7 +70,7 @@ const templateOf = (method: string, path: string): string | undefined => {
 }
 
 /** Headers the document describes on some responses: present on an answer, they must be declared for it. */
-const documentedHeaders = ["x-request-id", "retry-after", "idempotent-replayed"]
+const documentedHeaders = ["x-request-id", "retry-after", "idempotent-replayed", "deprecation"]
 
 const validators = new Map<string, ValidateFunction>()
 const validatorAt = (pointer: string): ValidateFunction => {
@@ -566,6 +567,135 @@ describe("provisioning: plans, Portals and end users", () => {
     await call("get", "/tier-plans?cursor=junk", 400)
     await call("get", "/portals?limit=1", 200)
     await call("get", "/portals?cursor=junk", 400)
+    expectConformance()
+  })
+
+  it("provisions, lists, reads, revokes and deletes end users, adjusts their subscriptions, and refuses what it must", async () => {
+    const org = await organizationId(server)
+    const at = "2026-11-01T00:00:00.000Z"
+    const [plan, planGroup] = [unknownId(), unknownId()]
+    await sql(server, (db) => db`INSERT INTO user_groups (id, organization_id, name, description, plan_id, created_at, updated_at)
+      VALUES (${planGroup}, ${org}, 'Bronze', NULL, ${plan}, ${at}, ${at})`)
+    await sql(server, (db) => db`INSERT INTO tier_plans (id, organization_id, name, credit_allowance, group_id, created_at, archived_at)
+      VALUES (${plan}, ${org}, 'Bronze', 10, ${planGroup}, ${at}, NULL)`)
+    const created = await call("post", "/end-users", 201, { body: { email: "contract@example.com", tierPlanIds: [plan] }, headers: { "idempotency-key": "contract-eu" } })
+    await call("post", "/end-users", 201, { body: { email: "contract@example.com", tierPlanIds: [plan] }, headers: { "idempotency-key": "contract-eu" } })
+    await call("post", "/end-users", 200, { body: { email: "Contract@example.com", fullName: "C" } })
+    await call("post", "/end-users", 400, { body: { email: "nope" } })
+    await call("post", "/end-users", 400, { body: { email: "g@example.com", grants: [{ targetKind: "app", targetId: unknownId() }] } })
+    await call("post", "/end-users", 409, { body: { email: "contract@example.com", tierPlanIds: [] }, headers: { "idempotency-key": "contract-eu" } })
+    await call("post", "/end-users", 422, { body: { email: "t@example.com", tierPlanIds: [unknownId()] } })
+    await call("post", "/end-users", 422, { body: { email: "t@example.com", groupIds: [unknownId()] } })
+    await call("post", "/end-users", 422, { body: { email: "t@example.com", groupIds: [planGroup] } })
+    const id = created.body.endUser.id
+    const subscription = created.body.subscriptions[0].id
+    await call("get", "/end-users", 200)
+    await call("get", "/end-users?email=contract@example.com&limit=1", 200)
+    await call("get", "/end-users?cursor=junk", 400)
+    await call("get", `/end-users/${id}`, 200)
+    await call("get", `/end-users/${unknownId()}`, 404)
+    await call("post", `/end-users/${id}/subscriptions/${subscription}/bonus-credits`, 200, { body: { amount: 5, reason: "test" } })
+    await call("post", `/end-users/${id}/subscriptions/${subscription}/bonus-credits`, 400, { body: { amount: 0 } })
+    await call("post", `/end-users/${id}/subscriptions/${unknownId()}/bonus-credits`, 404, { body: { amount: 5 } })
+    await call("delete", `/end-users/${id}/subscriptions/${subscription}`, 200)
+    await call("delete", `/end-users/${id}/subscriptions/${subscription}`, 404)
+    await call("delete", `/end-users/${id}/grants/${unknownId()}`, 400)
+    await call("post", `/end-users/${id}/revoke`, 200)
+    await call("post", `/end-users/${unknownId()}/revoke`, 404)
+    await call("delete", `/end-users/${id}`, 200)
+    await call("delete", `/end-users/${id}`, 404)
+    await call("post", "/end-users", 409, { body: { email: "contract@example.com" } })
+    const legacy = await server.createOrganization("contract-legacy")
+    const legacyOrg = await organizationId(server, "contract-legacy")
+    const app = unknownId()
+    await sql(server, (db) => db`INSERT INTO apps (id, organization_id, name, description, published_version, created_at, updated_at)
+      VALUES (${app}, ${legacyOrg}, 'Legacy', '', NULL, ${at}, ${at})`)
+    const granted = await call("post", "/end-users", 201, { key: legacy, body: { email: "l@example.com", grants: [{ targetKind: "app", targetId: app }] } })
+    await call("post", "/end-users", 422, { key: legacy, body: { email: "l@example.com", grants: [{ targetKind: "suite", targetId: app }] } })
+    const grantId = (await server.request("GET", `/end-users/${granted.body.endUser.id}`, { key: legacy })).body.endUser.grantIds[0]
+    await call("delete", `/end-users/${granted.body.endUser.id}/grants/${grantId}`, 200, { key: legacy })
+    await call("delete", `/end-users/${granted.body.endUser.id}/grants/${grantId}`, 404, { key: legacy })
+    expectConformance()
+  })
+})
+
+describe("user groups", () => {
+  it("creates, lists, reads, changes and deletes groups, and refuses what it must", async () => {
+    const group = (await call("post", "/user-groups", 201, { body: { name: "Contract group", description: "d" } })).body.group.id
+    const headers = { "idempotency-key": "contract-group-1" }
+    await call("post", "/user-groups", 201, { body: { name: "Keyed group" }, headers })
+    await call("post", "/user-groups", 201, { body: { name: "Keyed group" }, headers })
+    await call("post", "/user-groups", 409, { body: { name: "Another body" }, headers })
+    await call("post", "/user-groups", 400, { body: { name: "" } })
+    const plan = await insertPlan(server, { name: "Contract plan" })
+    await call("get", "/user-groups", 200)
+    await call("get", "/user-groups?limit=1&fields=id,memberCount", 200)
+    await call("get", "/user-groups?fields=nope", 400)
+    await call("get", `/user-groups/${group}`, 200)
+    await call("get", `/user-groups/${plan.groupId}`, 200)
+    await call("get", `/user-groups/${unknownId()}`, 404)
+    await call("patch", `/user-groups/${group}`, 200, { body: { description: null } })
+    await call("patch", `/user-groups/${group}`, 400, { body: {} })
+    await call("patch", `/user-groups/${unknownId()}`, 404, { body: { name: "x" } })
+    await call("patch", `/user-groups/${plan.groupId}`, 409, { body: { name: "x" } })
+    await call("delete", `/user-groups/${plan.groupId}`, 409)
+    await call("delete", `/user-groups/${unknownId()}`, 404)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["groups"] })))
+    await call("get", "/user-groups", 403)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["groups"] })))
+    await call("delete", `/user-groups/${group}`, 200)
+    expectConformance()
+  })
+
+  it("adds and removes members and grants, and refuses what it must", async () => {
+    const group = (await call("post", "/user-groups", 201, { body: { name: "Contract members" } })).body.group.id
+    const plan = await insertPlan(server, { name: "Contract plan 2" })
+    const person = await insertEndUser(server, { email: "contract-member@example.com" })
+    const deleted = await insertEndUser(server, { email: "contract-deleted@example.com", state: "deleted" })
+    await call("post", `/user-groups/${group}/members`, 201, { body: { endUserId: person } })
+    await call("post", `/user-groups/${group}/members`, 200, { body: { email: "contract-member@example.com" } })
+    await call("post", `/user-groups/${group}/members`, 201, { body: { email: "contract-pending@example.com", sendEmail: false } })
+    await call("post", `/user-groups/${group}/members`, 400, { body: {} })
+    await call("post", `/user-groups/${group}/members`, 404, { body: { endUserId: unknownId() } })
+    await call("post", `/user-groups/${group}/members`, 409, { body: { endUserId: deleted } })
+    await call("post", `/user-groups/${plan.groupId}/members`, 422, { body: { endUserId: person } })
+    await call("delete", `/user-groups/${group}/members/${person}`, 200)
+    await call("delete", `/user-groups/${group}/members/${person}`, 200)
+    await call("delete", `/user-groups/${plan.groupId}/members/${person}`, 409)
+    await call("delete", `/user-groups/${unknownId()}/members/${person}`, 404)
+    const app = (await server.request("POST", "/apps", { body: { name: "Contract grant app" } })).body.app.id
+    const suite = await createSuite(server, "Contract suite", [app])
+    const grant = (await call("post", `/user-groups/${group}/grants`, 201, { body: { targetKind: "app", targetId: app } })).body.grantId
+    await call("post", `/user-groups/${group}/grants`, 200, { body: { targetKind: "app", targetId: app } })
+    await call("post", `/user-groups/${plan.groupId}/grants`, 201, { body: { targetKind: "suite", targetId: suite } })
+    await call("post", `/user-groups/${group}/grants`, 400, { body: { targetKind: "app", targetId: app, deploymentId: "p" } })
+    await call("post", `/user-groups/${group}/grants`, 400, { body: { targetKind: "nope", targetId: app } })
+    await call("post", `/user-groups/${group}/grants`, 422, { body: { targetKind: "suite", targetId: app } })
+    await call("post", `/user-groups/${unknownId()}/grants`, 404, { body: { targetKind: "app", targetId: app } })
+    await call("delete", `/user-groups/${group}/grants/${grant}`, 200)
+    await call("delete", `/user-groups/${group}/grants/${grant}`, 404)
+    expectConformance()
+  })
+})
+
+describe("portal admissions", () => {
+  it("admits, lists and removes groups at a Portal, and refuses what it must", async () => {
+    const portal = await insertPortal(server, { name: "Contract portal" })
+    const group = (await call("post", "/user-groups", 201, { body: { name: "Contract admitted" } })).body.group.id
+    await call("post", `/portals/${portal}/admissions`, 201, { body: { groupId: group } })
+    await call("post", `/portals/${portal}/admissions`, 200, { body: { groupId: group } })
+    await call("post", `/portals/${portal}/admissions`, 422, { body: { groupId: unknownId() } })
+    await call("post", `/portals/${portal}/admissions`, 400, { body: {} })
+    await call("post", `/portals/${unknownId()}/admissions`, 404, { body: { groupId: group } })
+    await call("get", `/portals/${portal}/admissions`, 200)
+    await call("get", `/portals/${portal}/admissions?limit=1`, 200)
+    await call("get", `/portals/${portal}/admissions?cursor=junk`, 400)
+    await call("get", `/portals/${unknownId()}/admissions`, 404)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { disable: ["groups"] })))
+    await call("get", `/portals/${portal}/admissions`, 403)
+    await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("default", { enable: ["groups"] })))
+    await call("delete", `/portals/${portal}/admissions/${group}`, 200)
+    await call("delete", `/portals/${unknownId()}/admissions/${group}`, 404)
     expectConformance()
   })
 })

@@ -31,6 +31,10 @@ export const cleanOpenApi = (spec: Json): Json => {
     IdempotentReplayed: {
       description: "`true` when this is the stored response (a success or an expected failure) of an earlier request with the same Idempotency-Key.",
       schema: { type: "string", enum: ["true"] }
+    },
+    Deprecation: {
+      description: "The answer concerns a deprecated feature (RFC 9745): `@` and the unix time it was deprecated.",
+      schema: { type: "string" }
     }
   }
   for (const name of frameworkSchemas) delete out.components.schemas?.[name]
@@ -40,6 +44,7 @@ export const cleanOpenApi = (spec: Json): Json => {
   for (const pathItem of Object.values(out.paths ?? {}) as Array<Json>) {
     for (const operation of Object.values(pathItem) as Array<Json>) {
       const takesIdempotencyKey = (operation.parameters ?? []).some((p: Json) => p.name === "idempotency-key")
+      const marksDeprecation = operation.deprecated === true || Array.isArray(operation["x-deprecated-fields"])
       for (const [status, response] of Object.entries(operation.responses ?? {}) as Array<[string, Json]>) {
         const media = response.content?.["application/json"]
         if (media?.schema) media.schema = cleanSchema(media.schema)
@@ -49,6 +54,7 @@ export const cleanOpenApi = (spec: Json): Json => {
         if (takesIdempotencyKey && Number(status) < 500) {
           response.headers["Idempotent-Replayed"] = { $ref: "#/components/headers/IdempotentReplayed" }
         }
+        if (marksDeprecation) response.headers["Deprecation"] = { $ref: "#/components/headers/Deprecation" }
       }
     }
   }

@@ -15,7 +15,8 @@ import migration0005 from "./migrations/0005_change_history_fts_keys.js"
 import migration0006 from "./migrations/0006_builder_authoring.js"
 import migration0007 from "./migrations/0007_runs.js"
 import migration0008 from "./migrations/0008_provisioning.js"
-import migration0009 from "./migrations/0009_webhooks.js"
+import migration0009 from "./migrations/0009_bonus_credit_adjustments.js"
+import migration0010 from "./migrations/0010_webhooks.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
 export const migrations = {
@@ -27,7 +28,8 @@ export const migrations = {
   "0006_builder_authoring": migration0006,
   "0007_runs": migration0007,
   "0008_provisioning": migration0008,
-  "0009_webhooks": migration0009
+  "0009_bonus_credit_adjustments": migration0009,
+  "0010_webhooks": migration0010
 }
 
 /**

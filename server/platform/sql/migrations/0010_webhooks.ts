@@ -1,5 +1,5 @@
 /**
- * Migration 0009: the signup webhook. Each Portal may have one endpoint (`portal_webhooks`: URL,
+ * Migration 0010: the signup webhook. Each Portal may have one endpoint (`portal_webhooks`: URL,
  * signing secret made on first enable, the Enabled switch). Deliveries are a durable outbox written
  * in the transaction that decides the event: the body is fixed when the event happens, each attempt
  * is signed when it is sent, and a delivery is `pending` until it is `delivered` or has `failed`

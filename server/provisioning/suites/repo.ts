@@ -1,0 +1,44 @@
+/** SQL of Suites and their Apps (writes inside the caller's transaction). */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** Suites in SQL. */
+export class SuiteRepo extends Effect.Service<SuiteRepo>()("svc/SuiteRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      /** Which of `ids` are Apps of the organization. */
+      existingApps: (organizationId: string, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Set<string>())
+          : Effect.orDie(
+              sql<{ id: string }>`SELECT id FROM apps WHERE organization_id = ${organizationId} AND ${sql.in("id", ids)}`.pipe(
+                Effect.map((rows) => new Set(rows.map((row) => row.id)))
+              )
+            ),
+
+      /** Inserts a Suite with its Apps in order. */
+      insert: (organizationId: string, suite: { id: string; name: string; appIds: ReadonlyArray<string> }, at: string) =>
+        Effect.orDie(
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO suites ${sql.insert({ id: suite.id, organization_id: organizationId, name: suite.name, created_at: at })}`
+            if (suite.appIds.length > 0) {
+              yield* sql`INSERT INTO suite_apps ${sql.insert(suite.appIds.map((appId, position) => ({ suite_id: suite.id, app_id: appId, position })))}`
+            }
+          })
+        ),
+
+      /** The Suite of the organization with its Apps in order, or null. */
+      find: (organizationId: string, id: string) =>
+        Effect.orDie(
+          Effect.gen(function* () {
+            const rows = yield* sql<{ id: string; name: string }>`SELECT id, name FROM suites WHERE organization_id = ${organizationId} AND id = ${id}`
+            const row = rows[0]
+            if (!row) return null
+            const apps = yield* sql<{ app_id: string }>`SELECT app_id FROM suite_apps WHERE suite_id = ${id} ORDER BY position`
+            return { id: row.id, name: row.name, appIds: apps.map((app) => app.app_id) }
+          })
+        )
+    }
+  })
+}) {}

@@ -1,0 +1,113 @@
+/**
+ * The outbox and mail: `sendEmail` records a welcome email; `svc mail list` shows the outbox newest
+ * first; with `SVC_SMTP_URL` set the server's worker sends unsent emails to a fake SMTP server on a
+ * real socket (authenticating with the URL's credentials), recording each attempt and its error.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sql } from "../support/fixtures.js"
+import { startFakeSmtp, type FakeSmtp } from "../support/fake-smtp.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+import { svc, svcJson } from "../cli/helpers.js"
+
+let smtp: FakeSmtp
+let server: TestServer
+
+beforeAll(async () => {
+  smtp = await startFakeSmtp()
+  process.env.SVC_SMTP_URL = `smtp://mailer:s3cret@127.0.0.1:${smtp.port}`
+  process.env.SVC_SMTP_FROM = "Acme <no-reply@acme.test>"
+  server = await startTestServer()
+  delete process.env.SVC_SMTP_URL
+  delete process.env.SVC_SMTP_FROM
+})
+afterAll(async () => {
+  await server.stop()
+  await smtp.close()
+})
+
+const until = async <A>(probe: () => Promise<A | undefined>, what: string): Promise<A> => {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+const outboxRow = (to: string) =>
+  sql(server, (db) => db<{ attempts: number; sent_at: string | null; last_error: string | null }>`SELECT attempts, sent_at, last_error FROM outbox_emails WHERE recipient = ${to}`).then(
+    (rows) => rows[0]
+  )
+
+describe("SMTP delivery", () => {
+  it("sends a recorded welcome email over SMTP with the URL's credentials and marks it sent", async () => {
+    const response = await server.request("POST", "/end-users", { body: { email: "ada@example.com", fullName: "Ada", sendEmail: true } })
+    expect(response.status).toBe(201)
+    const mail = await until(async () => smtp.received.find((m) => m.to.includes("ada@example.com")), "the email")
+    expect(mail.from).toBe("no-reply@acme.test")
+    expect(mail.auth).toBe("mailer:s3cret")
+    expect(mail.data).toMatch(/Subject: Your .* account/)
+    expect(mail.data).toContain("Hello Ada,")
+    const row = await until(async () => {
+      const found = await outboxRow("ada@example.com")
+      return found?.sent_at ? found : undefined
+    }, "the sent mark")
+    expect(row).toEqual({ attempts: 1, sent_at: expect.any(String), last_error: null })
+  })
+
+  it("records a refused delivery's attempts and error, and never marks it sent", async () => {
+    server.clock.advance(1_000)
+    await server.request("POST", "/end-users", { body: { email: "bounce@example.com", sendEmail: true } })
+    const row = await until(async () => {
+      const found = await outboxRow("bounce@example.com")
+      return found && found.attempts >= 2 ? found : undefined
+    }, "two attempts")
+    expect(row.sent_at).toBeNull()
+    expect(row.last_error).toMatch(/550/)
+    expect(smtp.received.some((m) => m.to.includes("bounce@example.com"))).toBe(false)
+  })
+})
+
+describe("svc mail list", () => {
+  it("lists the outbox newest first, filtered by recipient (case-insensitively), as JSON or a table", async () => {
+    server.clock.advance(60_000)
+    await server.request("POST", "/end-users", { body: { email: "zed@example.com", sendEmail: true } })
+    const all = await svcJson(["mail", "list", "--json"], server.dataDir)
+    expect(all.emails.map((e: { to: string }) => e.to)).toEqual(["zed@example.com", "bounce@example.com", "ada@example.com"])
+    const ada = await svcJson(["mail", "list", "--to", "ADA@example.com", "--json"], server.dataDir)
+    expect(ada.emails).toEqual([
+      {
+        id: expect.any(String),
+        organizationId: expect.any(String),
+        kind: "end_user_welcome",
+        to: "ada@example.com",
+        subject: expect.stringContaining("account"),
+        body: expect.stringContaining("Hello Ada,"),
+        createdAt: expect.any(String),
+        attempts: 1,
+        sentAt: expect.any(String),
+        lastError: null
+      }
+    ])
+    const human = await svc(["mail", "list", "--limit", "2"], server.dataDir)
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain("zed@example.com")
+    expect(human.stdout).toContain("end_user_welcome")
+    expect(human.stdout).not.toContain("ada@example.com")
+    const none = await svc(["mail", "list", "--to", "nobody@example.com"], server.dataDir)
+    expect(none.stdout).toContain("No emails.")
+  })
+
+  it("without SVC_SMTP_URL the outbox only records: nothing is attempted", async () => {
+    const quiet = await startTestServer()
+    try {
+      await quiet.request("POST", "/end-users", { body: { email: "kept@example.com", sendEmail: true } })
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      const rows = await sql(quiet, (db) => db<{ attempts: number; sent_at: string | null }>`SELECT attempts, sent_at FROM outbox_emails`)
+      expect(rows).toEqual([{ attempts: 0, sent_at: null }])
+    } finally {
+      await quiet.stop()
+    }
+  })
+})
