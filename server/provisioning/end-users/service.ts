@@ -12,7 +12,6 @@ import { newId } from "../../platform/ids.js"
 import { Cursors } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { Outbox } from "../outbox/service.js"
-import { TierPlanRepo } from "../plans/repo.js"
 import { type BonusCredits, emailKey, type EndUserDetail, type EndUserListItem, type ProvisionEndUser, type Subscription } from "./domain.js"
 import { provision } from "./provision.js"
 import { toSubscription } from "./records.js"
@@ -30,12 +29,11 @@ export interface EndUserListRequest {
 export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUserService", {
   effect: Effect.gen(function* () {
     const repo = yield* EndUserRepo
-    const plans = yield* TierPlanRepo
     const outbox = yield* Outbox
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
-    const deps = { repo, plans, outbox, now: clock.now }
+    const deps = { repo, outbox, now: clock.now }
 
     const notFound = (id: string) => new NotFound({ message: `No end user '${id}' in this organization.` })
     /** The caller's account `id` (not deleted), or `not_found`. */
@@ -173,5 +171,5 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
         )
     }
   }),
-  dependencies: [EndUserRepo.Default, TierPlanRepo.Default, Outbox.Default, Cursors.Default]
+  dependencies: [EndUserRepo.Default, Outbox.Default, Cursors.Default]
 }) {}
