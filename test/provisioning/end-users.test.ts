@@ -266,6 +266,21 @@ describe("one account per email", () => {
     expect(await sql(server, (db) => db<{ n: number }>`SELECT count(*) AS n FROM subscriptions WHERE end_user_id = ${id}`)).toEqual([{ n: 1 }])
   })
 
+  it("concurrent requests committed together keep their own outcomes: a refusal rolls back only its own work", async () => {
+    const before = await provisioningCounts(server)
+    const bodies = Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0 ? { email: freshEmail(), tierPlanIds: [gold.id], groupIds: [staff] } : { email: freshEmail(), tierPlanIds: [gold.id, unknownId()], groupIds: [staff] }
+    )
+    const responses = await Promise.all(bodies.map((body) => provision(body)))
+    expect(responses.map((r) => r.status)).toEqual(bodies.map((_, i) => (i % 2 === 0 ? 201 : 422)))
+    expect(await provisioningCounts(server)).toEqual({
+      ...before,
+      end_users: before.end_users + 10,
+      subscriptions: before.subscriptions + 10,
+      group_members: before.group_members + 10
+    })
+  })
+
   it("replays an Idempotency-Key (Idempotent-Replayed) and refuses it with another body (409 conflict)", async () => {
     const email = freshEmail()
     const headers = { "idempotency-key": `k-${email}` }

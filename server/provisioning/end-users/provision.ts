@@ -16,7 +16,7 @@ import {
   PlanGroupJoin,
   TierNotFound
 } from "../../platform/errors.js"
-import { newId } from "../../platform/ids.js"
+import { newId, newSortableId } from "../../platform/ids.js"
 import type { Outbox } from "../outbox/service.js"
 import type { TierPlanRow } from "../plans/domain.js"
 import { emailKey, type ProvisionEndUser, type Provisioned } from "./domain.js"
@@ -132,7 +132,7 @@ const write = (deps: ProvisionDeps, actor: Principal, input: ProvisionEndUser, c
     let changed = false
     if (account === null) {
       const row: EndUserRow = {
-        id: newId(),
+        id: newSortableId(),
         organization_id: org,
         email: input.email,
         email_key: emailKey(input.email),
@@ -163,7 +163,7 @@ const write = (deps: ProvisionDeps, actor: Principal, input: ProvisionEndUser, c
       .sort((a, b) => planOrder.indexOf(a.id) - planOrder.indexOf(b.id))
       .filter((plan) => !heldPlans.has(plan.id))
       .map((plan) => ({
-        id: newId(),
+        id: newSortableId(),
         organization_id: org,
         end_user_id: endUserId,
         tier_plan_id: plan.id,
