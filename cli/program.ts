@@ -18,6 +18,7 @@ import { portalsCommands } from "./commands/portals.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
+import { subscriptionsCommands } from "./commands/subscriptions.js"
 import { CliError, toCliError, usage } from "./errors.js"
 import { type CliIo, watchOutput } from "./io.js"
 
@@ -41,6 +42,7 @@ export const families: ReadonlyArray<CommandFamily> = [
   plansCommands,
   portalsCommands,
   mailCommands,
+  subscriptionsCommands,
   sourcesCommands,
   changesCommands,
   chatCommand,

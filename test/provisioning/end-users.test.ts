@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { EndUserService } from "../../server/provisioning/end-users/service.js"
 import { expectError, organizationId, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
+import { svc, svcJson } from "../cli/helpers.js"
 import { archivePlan, createGroup, createPlan, createTarget, provisioningCounts, stateOf } from "./helpers.js"
 
 let server: TestServer
@@ -198,6 +199,21 @@ describe("validation before any write", () => {
     const other = await provision({ email, tierPlanIds: [silver.id] })
     expect(other.status).toBe(200)
     expect(other.body.subscriptions.map((s: { status: string }) => s.status)).toEqual(["paid", "active"])
+  })
+
+  it("svc subscriptions set-status marks a subscription paid (then live_paid_subscription) and active again", async () => {
+    const email = freshEmail()
+    const created = await provision({ email, tierPlanIds: [silver.id] })
+    const id = created.body.subscriptions[0].id
+    expect(await svcJson(["subscriptions", "set-status", "--org", "default", id, "--status", "paid", "--json"], server.dataDir)).toEqual({
+      subscription: { id, status: "paid" }
+    })
+    expectError(await provision({ email, tierPlanIds: [silver.id] }), 409, "live_paid_subscription")
+    expect((await svc(["subscriptions", "set-status", "--org", "other", id, "--status", "active"], server.dataDir)).code).toBe(1)
+    expect((await svc(["subscriptions", "set-status", "--org", "default", id, "--status", "free"], server.dataDir)).code).toBe(1)
+    const human = await svc(["subscriptions", "set-status", "--org", "default", id, "--status", "active"], server.dataDir)
+    expect(human.stdout).toContain(`Subscription ${id} is active`)
+    expect((await provision({ email, tierPlanIds: [silver.id] })).status).toBe(200)
   })
 
   it("needs end_users:write (a read key is 403, nothing written)", async () => {
