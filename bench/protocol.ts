@@ -33,3 +33,15 @@ export interface RunsReady extends Ready {
   readonly demoAgentId: string
   readonly knowledgebaseId: string
 }
+
+/** The provisioning launcher's ready line. */
+export interface ProvisioningReady extends Ready {
+  /** Secrets of the 20 all-scopes keys of organization `default`, one per load stream. */
+  readonly keys: ReadonlyArray<string>
+  /** Two plans and two (non-plan) groups of `default`, named in every `POST /end-users`. */
+  readonly tierPlanIds: readonly [string, string]
+  readonly groupIds: readonly [string, string]
+  /** An all-scopes key of organization `bench-paging`, which holds `pagingAccounts` end users. */
+  readonly pagingKey: string
+  readonly pagingAccounts: number
+}

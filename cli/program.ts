@@ -20,6 +20,7 @@ import { suitesCommands } from "./commands/suites.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
+import { subscriptionsCommands } from "./commands/subscriptions.js"
 import { CliError, toCliError, usage } from "./errors.js"
 import { type CliIo, watchOutput } from "./io.js"
 
@@ -45,6 +46,7 @@ export const families: ReadonlyArray<CommandFamily> = [
   listenCommand,
   suitesCommands,
   mailCommands,
+  subscriptionsCommands,
   sourcesCommands,
   changesCommands,
   chatCommand,

@@ -38,6 +38,7 @@ describe("svc end-users", () => {
     const updated = await json("add", "--email", "ADA@example.com", "--send-email")
     expect(updated).toMatchObject({ created: false, endUser: created.endUser })
     expect(await sql(server, (db) => db`SELECT kind FROM outbox_emails WHERE recipient = 'ada@example.com'`)).toEqual([{ kind: "end_user_welcome" }])
+    server.clock.advance(1_000)
     const human = await run("add", "--email", "bob@example.com", "--plan", gold.id)
     expect(human.code).toBe(0)
     expect(human.stdout).toContain("Created end user bob@example.com")

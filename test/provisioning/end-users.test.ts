@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { EndUserService } from "../../server/provisioning/end-users/service.js"
 import { expectError, organizationId, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
+import { svc, svcJson } from "../cli/helpers.js"
 import { archivePlan, createGroup, createPlan, createTarget, provisioningCounts, stateOf } from "./helpers.js"
 
 let server: TestServer
@@ -200,6 +201,21 @@ describe("validation before any write", () => {
     expect(other.body.subscriptions.map((s: { status: string }) => s.status)).toEqual(["paid", "active"])
   })
 
+  it("svc subscriptions set-status marks a subscription paid (then live_paid_subscription) and active again", async () => {
+    const email = freshEmail()
+    const created = await provision({ email, tierPlanIds: [silver.id] })
+    const id = created.body.subscriptions[0].id
+    expect(await svcJson(["subscriptions", "set-status", "--org", "default", id, "--status", "paid", "--json"], server.dataDir)).toEqual({
+      subscription: { id, status: "paid" }
+    })
+    expectError(await provision({ email, tierPlanIds: [silver.id] }), 409, "live_paid_subscription")
+    expect((await svc(["subscriptions", "set-status", "--org", "other", id, "--status", "active"], server.dataDir)).code).toBe(1)
+    expect((await svc(["subscriptions", "set-status", "--org", "default", id, "--status", "free"], server.dataDir)).code).toBe(1)
+    const human = await svc(["subscriptions", "set-status", "--org", "default", id, "--status", "active"], server.dataDir)
+    expect(human.stdout).toContain(`Subscription ${id} is active`)
+    expect((await provision({ email, tierPlanIds: [silver.id] })).status).toBe(200)
+  })
+
   it("needs end_users:write (a read key is 403, nothing written)", async () => {
     const reader = await server.createKey({ name: "reader", scopes: ["end_users:read"] })
     await refusedWithoutWrites({ email: freshEmail() }, 403, "insufficient_scope", reader)
@@ -266,6 +282,21 @@ describe("one account per email", () => {
     expect(await sql(server, (db) => db<{ n: number }>`SELECT count(*) AS n FROM subscriptions WHERE end_user_id = ${id}`)).toEqual([{ n: 1 }])
   })
 
+  it("concurrent requests committed together keep their own outcomes: a refusal rolls back only its own work", async () => {
+    const before = await provisioningCounts(server)
+    const bodies = Array.from({ length: 20 }, (_, i) =>
+      i % 2 === 0 ? { email: freshEmail(), tierPlanIds: [gold.id], groupIds: [staff] } : { email: freshEmail(), tierPlanIds: [gold.id, unknownId()], groupIds: [staff] }
+    )
+    const responses = await Promise.all(bodies.map((body) => provision(body)))
+    expect(responses.map((r) => r.status)).toEqual(bodies.map((_, i) => (i % 2 === 0 ? 201 : 422)))
+    expect(await provisioningCounts(server)).toEqual({
+      ...before,
+      end_users: before.end_users + 10,
+      subscriptions: before.subscriptions + 10,
+      group_members: before.group_members + 10
+    })
+  })
+
   it("replays an Idempotency-Key (Idempotent-Replayed) and refuses it with another body (409 conflict)", async () => {
     const email = freshEmail()
     const headers = { "idempotency-key": `k-${email}` }
@@ -275,7 +306,9 @@ describe("one account per email", () => {
     expect(replay.status).toBe(201)
     expect(replay.headers.get("idempotent-replayed")).toBe("true")
     expect(replay.body).toEqual(first.body)
+    const before = await provisioningCounts(server)
     expectError(await provision({ email, tierPlanIds: [silver.id] }, { headers }), 409, "conflict")
+    expect(await provisioningCounts(server)).toEqual(before)
     const repeat = await provision({ email }, { headers: { "idempotency-key": `k2-${email}` } })
     expect(repeat.status).toBe(200)
   })

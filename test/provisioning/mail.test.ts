@@ -56,15 +56,26 @@ describe("SMTP delivery", () => {
     expect(row).toEqual({ attempts: 1, sent_at: expect.any(String), last_error: null })
   })
 
-  it("records a refused delivery's attempts and error, and never marks it sent", async () => {
+  it("records a refused delivery's attempts and error, retries 10 s, 1 min, 5 min and 30 min apart, five attempts in all", async () => {
     server.clock.advance(1_000)
     await server.request("POST", "/end-users", { body: { email: "bounce@example.com", sendEmail: true } })
-    const row = await until(async () => {
-      const found = await outboxRow("bounce@example.com")
-      return found && found.attempts >= 2 ? found : undefined
-    }, "two attempts")
-    expect(row.sent_at).toBeNull()
-    expect(row.last_error).toMatch(/550/)
+    const attempts = (n: number) =>
+      until(async () => {
+        const found = await outboxRow("bounce@example.com")
+        return found && found.attempts >= n ? found : undefined
+      }, `${n} attempts`)
+    const first = await attempts(1)
+    expect(first.sent_at).toBeNull()
+    expect(first.last_error).toMatch(/550/)
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect((await outboxRow("bounce@example.com"))!.attempts).toBe(1)
+    for (const [n, delay] of [[2, 10_000], [3, 60_000], [4, 300_000], [5, 1_800_000]] as const) {
+      server.clock.advance(delay)
+      expect((await attempts(n)).attempts).toBe(n)
+    }
+    server.clock.advance(24 * 3600_000)
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect(await outboxRow("bounce@example.com")).toEqual({ attempts: 5, sent_at: null, last_error: expect.stringMatching(/550/) })
     expect(smtp.received.some((m) => m.to.includes("bounce@example.com"))).toBe(false)
   })
 })

@@ -26,11 +26,9 @@ export const EndUsersHttpLive = HttpApiBuilder.group(EndUsersContract, "endUsers
         Effect.gen(function* () {
           if (payload.grants !== undefined) yield* markDeprecated
           const actor = yield* CurrentPrincipal
-          return yield* idempotentCreate(
-            { key: headers["idempotency-key"], request, payload },
-            endUsers.provision(actor, payload),
-            provisionedAnswer
-          )
+          const key = headers["idempotency-key"]
+          if (key === undefined) return yield* endUsers.provision(actor, payload)
+          return yield* idempotentCreate({ key, request, payload }, endUsers.provisionWithin(actor, payload), provisionedAnswer)
         })
       )
       .handle("list", ({ urlParams }) =>

@@ -16,9 +16,8 @@ import {
   PlanGroupJoin,
   TierNotFound
 } from "../../platform/errors.js"
-import { newId } from "../../platform/ids.js"
+import { newId, newSortableId } from "../../platform/ids.js"
 import type { Outbox } from "../outbox/service.js"
-import type { TierPlanRepo } from "../plans/repo.js"
 import type { TierPlanRow } from "../plans/domain.js"
 import { emailKey, type ProvisionEndUser, type Provisioned } from "./domain.js"
 import { oneMonthOn, toEndUser, toSubscription } from "./records.js"
@@ -37,7 +36,6 @@ export type ProvisionFailure =
 /** What provisioning works with. */
 export interface ProvisionDeps {
   readonly repo: EndUserRepo
-  readonly plans: TierPlanRepo
   readonly outbox: Outbox
   readonly now: () => number
 }
@@ -60,7 +58,9 @@ interface Checked {
 const check = (deps: ProvisionDeps, actor: Principal, input: ProvisionEndUser) =>
   Effect.gen(function* () {
     const org = actor.organization.id
-    const account = yield* deps.repo.byEmailKey(org, emailKey(input.email))
+    const planIds = unique(input.tierPlanIds)
+    const groupIds = unique(input.groupIds)
+    const { account, plans, groups } = yield* deps.repo.lookup(org, emailKey(input.email), planIds, groupIds)
     if (account?.state === "deleted") {
       return yield* new DeletedIdentity({ message: `The account of '${input.email}' was deleted; it is never provisioned again.` })
     }
@@ -70,15 +70,11 @@ const check = (deps: ProvisionDeps, actor: Principal, input: ProvisionEndUser) =
         message: "grants: this organization manages access with user groups; grant access to a group instead (per-user grants are deprecated)."
       })
     }
-    const planIds = unique(input.tierPlanIds)
-    const plans = yield* deps.plans.live(org, planIds)
     const livePlans = new Set(plans.map((plan) => plan.id))
     yield* refuse(
       planIds.filter((id) => !livePlans.has(id)).map((id) => `tierPlanIds: no live tier plan '${id}' in this organization`),
       (message) => new TierNotFound({ message })
     )
-    const groupIds = unique(input.groupIds)
-    const groups = new Map((yield* deps.repo.groups(org, groupIds)).map((group) => [group.id, group.plan_id]))
     yield* refuse(
       groupIds.filter((id) => !groups.has(id)).map((id) => `groupIds: no user group '${id}' in this organization`),
       (message) => new GroupNotFound({ message })
@@ -136,7 +132,7 @@ const write = (deps: ProvisionDeps, actor: Principal, input: ProvisionEndUser, c
     let changed = false
     if (account === null) {
       const row: EndUserRow = {
-        id: newId(),
+        id: newSortableId(),
         organization_id: org,
         email: input.email,
         email_key: emailKey(input.email),
@@ -167,7 +163,7 @@ const write = (deps: ProvisionDeps, actor: Principal, input: ProvisionEndUser, c
       .sort((a, b) => planOrder.indexOf(a.id) - planOrder.indexOf(b.id))
       .filter((plan) => !heldPlans.has(plan.id))
       .map((plan) => ({
-        id: newId(),
+        id: newSortableId(),
         organization_id: org,
         end_user_id: endUserId,
         tier_plan_id: plan.id,

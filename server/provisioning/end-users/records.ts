@@ -1,5 +1,5 @@
 /** How end-user rows become the contract's shapes, and the credit arithmetic of a subscription's pool. */
-import type { EndUser, EndUserListItem, Subscription } from "./domain.js"
+import type { EndUser, Subscription } from "./domain.js"
 import type { EndUserRow, SubscriptionRow } from "./repo.js"
 
 /** Credits left in a pool: bonus credits first, then what is left of the allowance; never below zero. */
@@ -25,16 +25,6 @@ export const toEndUser = (row: Pick<EndUserRow, "id" | "email" | "full_name" | "
   email: row.email,
   fullName: row.full_name,
   createdAt: row.created_at
-})
-
-/** An account as listed. */
-export const toListItem = (row: EndUserRow): EndUserListItem => ({
-  id: row.id,
-  email: row.email,
-  fullName: row.full_name,
-  state: row.state as EndUserListItem["state"],
-  createdAt: row.created_at,
-  updatedAt: row.updated_at
 })
 
 /** The same day of the next month (the month's last day when it has fewer days), as ISO 8601. */

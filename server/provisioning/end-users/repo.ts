@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import type { TierPlanRow } from "../plans/domain.js"
 
 /** An `end_users` row. */
 export interface EndUserRow {
@@ -50,6 +51,19 @@ export interface EndUserFilter {
   readonly updatedSince: string | null
 }
 
+/** One row of the provisioning look-up: an account, a plan or a group, in generic columns. */
+interface LookupRow {
+  readonly kind: "account" | "plan" | "group"
+  readonly id: string
+  readonly t1: string | null
+  readonly t2: string | null
+  readonly t3: string | null
+  readonly t4: string | null
+  readonly t5: string | null
+  readonly t6: string | null
+  readonly n: number | null
+}
+
 const listColumns = "id, email, full_name, state, created_at, updated_at"
 
 /** Rows of `end_users` and what hangs off them. */
@@ -60,10 +74,42 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
     const first = <A>(rows: ReadonlyArray<A>) => rows[0] ?? null
 
     return {
-      /** The account of an email key, any state (on the write connection, inside the caller's transaction). */
-      byEmailKey: (organizationId: string, key: string) =>
-        Effect.orDie(sql<EndUserRow>`SELECT * FROM end_users WHERE organization_id = ${organizationId} AND email_key = ${key}`).pipe(
-          Effect.map(first)
+      /**
+       * What provisioning checks, in one statement (the hot path): the account of an email key (any
+       * state), the organization's live plans among `planIds`, and its groups among `groupIds`.
+       */
+      lookup: (organizationId: string, key: string, planIds: ReadonlyArray<string>, groupIds: ReadonlyArray<string>) =>
+        Effect.orDie(sql<LookupRow>`
+          SELECT 'account' AS kind, id, email AS t1, full_name AS t2, state AS t3, created_at AS t4, updated_at AS t5, revoked_at AS t6, NULL AS n
+            FROM end_users WHERE organization_id = ${organizationId} AND email_key = ${key}
+          ${planIds.length === 0 ? sql`` : sql`UNION ALL SELECT 'plan', id, name, group_id, NULL, created_at, NULL, NULL, credit_allowance
+            FROM tier_plans WHERE organization_id = ${organizationId} AND archived_at IS NULL AND ${sql.in("id", planIds)}`}
+          ${groupIds.length === 0 ? sql`` : sql`UNION ALL SELECT 'group', id, plan_id, NULL, NULL, NULL, NULL, NULL, NULL
+            FROM user_groups WHERE organization_id = ${organizationId} AND ${sql.in("id", groupIds)}`}`).pipe(
+          Effect.map((rows) => {
+            let account: EndUserRow | null = null
+            const plans: Array<TierPlanRow> = []
+            const groups = new Map<string, string | null>()
+            for (const row of rows) {
+              if (row.kind === "account") {
+                account = {
+                  id: row.id,
+                  organization_id: organizationId,
+                  email: row.t1!,
+                  email_key: key,
+                  full_name: row.t2,
+                  state: row.t3 as EndUserRow["state"],
+                  created_at: row.t4!,
+                  updated_at: row.t5!,
+                  revoked_at: row.t6,
+                  deleted_at: null
+                }
+              } else if (row.kind === "plan") {
+                plans.push({ id: row.id, organization_id: organizationId, name: row.t1!, group_id: row.t2!, credit_allowance: row.n!, created_at: row.t4!, archived_at: null })
+              } else groups.set(row.id, row.t1)
+            }
+            return { account, plans, groups }
+          })
         ),
       /** The account by id, unless deleted. */
       live: (organizationId: string, id: string) =>
@@ -81,12 +127,6 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
       /** Marks an account changed now. */
       touch: (id: string, at: string) => Effect.orDie(sql`UPDATE end_users SET updated_at = ${at} WHERE id = ${id}`),
 
-      /** The groups of the organization among `ids`, with the plan each belongs to (null: not a plan group). */
-      groups: (organizationId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed([] as ReadonlyArray<{ id: string; plan_id: string | null }>)
-          : Effect.orDie(sql<{ id: string; plan_id: string | null }>`SELECT id, plan_id FROM user_groups
-              WHERE organization_id = ${organizationId} AND ${sql.in("id", ids)}`),
       /** Which of `ids` name a row of `table` in the organization. */
       existing: (table: "apps" | "flows" | "agents" | "suites", organizationId: string, ids: ReadonlyArray<string>) =>
         ids.length === 0

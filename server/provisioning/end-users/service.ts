@@ -12,9 +12,17 @@ import { newId } from "../../platform/ids.js"
 import { Cursors } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { Outbox } from "../outbox/service.js"
-import { TierPlanRepo } from "../plans/repo.js"
-import { type BonusCredits, emailKey, type EndUserDetail, type EndUserListItem, type ProvisionEndUser, type Subscription } from "./domain.js"
-import { provision } from "./provision.js"
+import {
+  type BonusCredits,
+  emailKey,
+  type EndUserDetail,
+  type EndUserListItem,
+  type ProvisionEndUser,
+  type Provisioned,
+  type Subscription
+} from "./domain.js"
+import { startBatcher } from "./batch.js"
+import { type ProvisionFailure, provision } from "./provision.js"
 import { toSubscription } from "./records.js"
 import { EndUserRepo, type EndUserRow } from "./repo.js"
 
@@ -28,14 +36,15 @@ export interface EndUserListRequest {
 
 /** End-user operations for a calling principal. */
 export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUserService", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const repo = yield* EndUserRepo
-    const plans = yield* TierPlanRepo
     const outbox = yield* Outbox
     const cursors = yield* Cursors
     const clock = yield* AppClock
-    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
-    const deps = { repo, plans, outbox, now: clock.now }
+    const sql = yield* SqlClient.SqlClient
+    const inTransaction = transactionsOn(sql)
+    const deps = { repo, outbox, now: clock.now }
+    const batcher = yield* startBatcher<Provisioned, ProvisionFailure>(sql, inTransaction)
 
     const notFound = (id: string) => new NotFound({ message: `No end user '${id}' in this organization.` })
     /** The caller's account `id` (not deleted), or `not_found`. */
@@ -46,9 +55,13 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
     return {
       /**
        * Creates the account of `input.email` (201) or updates it in place (200): plans and groups
-       * are added, never removed. Run it as the database work of the request (it is one transaction).
+       * are added, never removed. Committed together with the requests that arrive at the same time
+       * (see `batch.ts`); never call it inside a transaction.
        */
-      provision: (actor: Principal, input: ProvisionEndUser) => inTransaction(provision(deps, actor, input)),
+      provision: (actor: Principal, input: ProvisionEndUser) => batcher.run(provision(deps, actor, input)),
+
+      /** `provision` as the caller's database work (an idempotent create's transaction), in a savepoint of it. */
+      provisionWithin: (actor: Principal, input: ProvisionEndUser) => inTransaction(provision(deps, actor, input)),
 
       /** One page of accounts, oldest first; deleted accounts are never listed, revoked and pending ones are (with `state`). */
       list: (actor: Principal, request: EndUserListRequest) =>
@@ -173,5 +186,5 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
         )
     }
   }),
-  dependencies: [EndUserRepo.Default, TierPlanRepo.Default, Outbox.Default, Cursors.Default]
+  dependencies: [EndUserRepo.Default, Outbox.Default, Cursors.Default]
 }) {}

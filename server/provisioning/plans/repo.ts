@@ -32,12 +32,6 @@ export class TierPlanRepo extends Effect.Service<TierPlanRepo>()("svc/TierPlanRe
       /** Marks a plan archived (once: the first archive time is kept). */
       archive: (organizationId: string, id: string, at: string) =>
         Effect.orDie(sql`UPDATE tier_plans SET archived_at = COALESCE(archived_at, ${at}) WHERE organization_id = ${organizationId} AND id = ${id}`),
-      /** The organization's live (not archived) plans among `ids`, read inside the caller's transaction. */
-      live: (organizationId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed([] as ReadonlyArray<TierPlanRow>)
-          : Effect.orDie(sql<TierPlanRow>`SELECT * FROM tier_plans
-              WHERE organization_id = ${organizationId} AND archived_at IS NULL AND ${sql.in("id", ids)}`),
       /** Up to `limit + 1` plans, oldest first, after the page's position. */
       page: (organizationId: string, page: PageRequest) =>
         Effect.orDie(
