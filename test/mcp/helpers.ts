@@ -31,9 +31,18 @@ export const connect = async (
 /** The names of the tools a client is offered, sorted. */
 export const toolNames = async (client: Client): Promise<Array<string>> => (await client.listTools()).tools.map((tool) => tool.name).sort()
 
+/** A text as JSON, or the text itself when it is not JSON (the SDK's own errors). */
+const parsed = (text: string): any => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 /** Calls a tool and returns its parsed JSON text and whether it is an error. */
 export const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult
   const text = result.content.find((part) => part.type === "text")
-  return { isError: result.isError === true, body: text && text.type === "text" ? (JSON.parse(text.text) as any) : undefined }
+  return { isError: result.isError === true, body: text && text.type === "text" ? parsed(text.text) : undefined }
 }
