@@ -4,19 +4,19 @@
  * A new family is one file under `tools/` and one line here.
  */
 import { Effect } from "effect"
-import { scopeRefusal } from "../platform/http/authentication.js"
+import { admits } from "./admits.js"
 import type { ToolFamily } from "./families.js"
 import type { CallContext, McpTool } from "./tool.js"
 import { coreTools } from "./tools/core.js"
+import { agentsFamily } from "./tools/items.js"
+import { authoringFamily } from "./tools/authoring.js"
 import { knowledgeFamily } from "./tools/knowledge.js"
+import { runFamily } from "./tools/run-family.js"
 import { provisioningFamily } from "./tools/provisioning.js"
 
 /** Every family, in the order tools are listed. */
-export const toolFamilies: ReadonlyArray<ToolFamily> = [knowledgeFamily, provisioningFamily]
+export const toolFamilies: ReadonlyArray<ToolFamily> = [runFamily, authoringFamily, knowledgeFamily, provisioningFamily, agentsFamily]
 
-/** Whether the caller's current scopes admit a tool. */
-export const admits = (call: CallContext, candidate: McpTool): boolean =>
-  candidate.scopes.length === 0 || scopeRefusal(call.principal, candidate.scopes) === null
 
 /** The tools offered to `call`, by name. */
 export const toolsFor = (call: CallContext) =>
@@ -24,7 +24,7 @@ export const toolsFor = (call: CallContext) =>
     Effect.forEach(toolFamilies.filter((family) => call.families.has(family.name)), (family) => family.tools(call)),
     (lists) => {
       const offered = new Map<string, McpTool>()
-      for (const candidate of [...coreTools, ...lists.flat()]) if (admits(call, candidate)) offered.set(candidate.name, candidate)
+      for (const candidate of [...coreTools, ...lists.flat()]) if (admits(call.principal, candidate)) offered.set(candidate.name, candidate)
       return offered
     }
   )

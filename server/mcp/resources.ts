@@ -8,7 +8,7 @@ import { NotFound } from "../platform/errors.js"
 import { pageSize } from "../platform/pagination.js"
 import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
-import { admits } from "./registry.js"
+import { admits } from "./admits.js"
 import { collectAll } from "./resolve.js"
 import type { CallContext } from "./tool.js"
 
@@ -19,7 +19,7 @@ export const listedPagesMax = 1000
 export const pageUri = (knowledgebaseId: string, pageId: string): string => `svc://knowledgebases/${knowledgebaseId}/pages/${pageId}`
 
 const readable = (call: CallContext) =>
-  call.families.has("knowledge") && admits(call, { scopes: ["knowledge:read"] } as never)
+  call.families.has("knowledge") && admits(call.principal, { scopes: ["knowledge:read"] })
 
 /** The page resources the caller may read (folders are not resources). */
 export const pageResources = (call: CallContext) =>

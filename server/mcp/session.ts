@@ -11,9 +11,10 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, Runtime } from "effect"
 import { FeatureNotAvailable } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
-import { scopeRefusal } from "../platform/http/authentication.js"
+import { gateError, scopeRefusal } from "../platform/http/authentication.js"
 import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import type { Layer } from "effect"
+import type * as z from "zod/v4"
 import type { CoreLive } from "../server.js"
 import { mapLegacyMessage } from "./names.js"
 import { pageResources, readPageResource } from "./resources.js"
@@ -75,10 +76,11 @@ export class McpSession {
   }
 
   /** The key's rate limit (one request per call), then scope and trial rules. */
-  private admission(call: CallContext, scopes: McpTool["scopes"], run: boolean | undefined) {
+  private admission(call: CallContext, scopes: McpTool["scopes"], run: boolean | undefined, gate?: McpTool["gate"]) {
     return Effect.gen(function* () {
       const limited = (yield* RateLimiter).tryTake(yield* RequestRate, call.principal.key.id)
       if (limited) return yield* limited
+      if (gate !== undefined && !call.principal.organization.gates.has(gate)) return yield* gateError(gate)
       const refusal = scopes.length === 0 ? null : scopeRefusal(call.principal, scopes)
       if (refusal) return yield* refusal
       if (run && !call.runsAllowed) return yield* runRefused()
@@ -88,7 +90,7 @@ export class McpSession {
   /** Calls a tool for the current caller; always a tool result. */
   private invoke(tool: McpTool, args: unknown) {
     const call = this.current()
-    return this.run(toolEffect(Effect.andThen(this.admission(call, tool.scopes, tool.run), tool.handler(args ?? {}, call)), tool.name))
+    return this.run(toolEffect(Effect.andThen(this.admission(call, tool.scopes, tool.run, tool.gate), tool.handler(args ?? {}, call)), tool.name))
   }
 
   /** Sets the caller of the request at hand and brings the tool list in line with it. */
@@ -105,7 +107,7 @@ export class McpSession {
     }
     for (const [name, tool] of offered) {
       if (this.registered.has(name)) continue
-      const handle = this.server.registerTool(name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>
+      const handle = this.server.registerTool(name, { description: tool.description, inputSchema: tool.input as z.ZodRawShape }, (args: unknown) =>
         this.invoke(this.registered.get(name)?.tool ?? tool, args)
       )
       this.registered.set(name, { handle, tool })

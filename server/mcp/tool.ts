@@ -7,7 +7,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit } from "effect"
 import type * as z from "zod/v4"
-import type { ApiScope, Principal } from "../platform/accounts/domain.js"
+import type { ApiScope, Gate, Principal } from "../platform/accounts/domain.js"
 import { type ApiFailure, ServerError } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
 import type { FamilyName } from "./families.js"
@@ -25,10 +25,12 @@ export interface CallContext {
 export interface McpTool<R = any> {
   readonly name: string
   readonly description: string
-  /** The arguments: a zod object shape (camelCase names; required ones not optional). */
-  readonly input: z.ZodRawShape
+  /** The arguments: a zod object shape (camelCase names; required ones not optional), or a zod object. */
+  readonly input: z.ZodRawShape | z.ZodType
   /** Any one of these admits the member (empty: every member). */
   readonly scopes: ReadonlyArray<ApiScope>
+  /** The organization gate the tool needs, as its REST endpoints do (`apps`). */
+  readonly gate?: Gate | undefined
   /** A run (refused with `feature_not_available` on a trial). */
   readonly run?: boolean | undefined
   /** Changes when a tool built from data (a per-item tool) changes, so its registration is renewed. */
@@ -44,11 +46,16 @@ export const tool = <Shape extends z.ZodRawShape, R>(spec: {
   readonly description: string
   readonly input: Shape
   readonly scopes: ReadonlyArray<ApiScope>
+  readonly gate?: Gate
   readonly run?: boolean
   readonly signature?: string
   readonly literalArguments?: boolean
   readonly handler: (args: z.infer<z.ZodObject<Shape>>, call: CallContext) => Effect.Effect<unknown, ApiFailure, R>
 }): McpTool<R> => spec as McpTool<R>
+
+/** A run's answer with camelCase names (`conversation_id` becomes `conversationId`). */
+export const camelReply = <A extends object>(answer: A): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(answer).map(([key, value]) => [key === "conversation_id" ? "conversationId" : key, value]))
 
 /** A tool's value as its MCP result: JSON text, and the object itself as structured content. */
 export const valueResult = (value: unknown): CallToolResult => ({

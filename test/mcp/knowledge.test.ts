@@ -37,7 +37,7 @@ beforeAll(async () => {
   server = await startTestServer()
   memberKey = await personalKey(server, "member@example.com", "member")
   viewerKey = await personalKey(server, "viewer@example.com", "viewer")
-  member = await connect(server, memberKey)
+  member = await connect(server, memberKey, { tools: "knowledge" })
   const kb = await call(member, "create_knowledgebase", { name: "Handbook", description: "How we work" })
   kbId = kb.body.knowledgebase.id
   const page = await call(member, "save_page", { knowledgebaseId: "Handbook", title: "Refund policy", bodyMarkdown: "# Refunds\n\nWithin 30 days." })
@@ -58,7 +58,7 @@ describe("tool lists", () => {
   })
 
   it("leaves the write tools out for a viewer, and refuses them if called", async () => {
-    const viewer = await connect(server, viewerKey)
+    const viewer = await connect(server, viewerKey, { tools: "knowledge" })
     const names = await toolNames(viewer)
     expect(names).toEqual([...knowledgeReads, ...memoryTools, "search_docs", "whoami"].sort())
     const refused = await call(viewer, "create_knowledgebase", { name: "Nope" })
@@ -68,7 +68,7 @@ describe("tool lists", () => {
 
   it("shows a role change on the next request of the same connection", async () => {
     const key = await personalKey(server, "promoted@example.com", "viewer")
-    const client = await connect(server, key)
+    const client = await connect(server, key, { tools: "knowledge" })
     expect(await toolNames(client)).not.toContain("save_page")
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setMemberRole("default", "promoted@example.com", "member")))
     expect(await toolNames(client)).toContain("save_page")
