@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
 import { keysCommands } from "./commands/keys.js"
+import { mcpCommand } from "./commands/mcp.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
@@ -36,7 +37,8 @@ export const families: ReadonlyArray<CommandFamily> = [
   memoriesCommands,
   sourcesCommands,
   changesCommands,
-  chatCommand
+  chatCommand,
+  mcpCommand
 ]
 
 const version = (): string => {
