@@ -125,6 +125,37 @@ describe("MCP authentication", () => {
   })
 })
 
+describe("MCP sessions over Streamable HTTP", () => {
+  it("opens a session on initialize, streams on GET, and ends it on DELETE", async () => {
+    const opened = await post("/mcp", `Bearer ${memberKey}`)
+    expect(opened.status).toBe(200)
+    const sessionId = opened.headers.get("mcp-session-id")!
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(opened.headers.get("x-request-id")).toMatch(/^req_/)
+    await opened.text()
+    const headers = { authorization: `Bearer ${memberKey}`, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" }
+    const abort = new AbortController()
+    const stream = await fetch(new URL("/mcp", server.origin), { headers: { ...headers, accept: "text/event-stream" }, signal: abort.signal })
+    expect(stream.status).toBe(200)
+    expect(stream.headers.get("content-type")).toContain("text/event-stream")
+    abort.abort()
+    const ended = await fetch(new URL("/mcp", server.origin), { method: "DELETE", headers })
+    expect(ended.status).toBe(200)
+    const after = await fetch(new URL("/mcp", server.origin), {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
+    })
+    expect(after.status).toBe(404)
+  })
+
+  it("refuses a GET without a session with 400 invalid_request", async () => {
+    const response = await fetch(new URL("/mcp", server.origin), { headers: { authorization: `Bearer ${memberKey}`, accept: "text/event-stream" } })
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as any).error.code).toBe("invalid_request")
+  })
+})
+
 describe("MCP plans", () => {
   it("on a trial allows building and Knowledgebase work and says runs are refused", async () => {
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.createOrganization({ slug: "trial", plan: "trial" })))
