@@ -33,3 +33,14 @@ export interface RunsReady extends Ready {
   readonly demoAgentId: string
   readonly knowledgebaseId: string
 }
+
+/** The MCP launcher's ready line. */
+export interface McpReady extends Ready {
+  /** `<origin>/mcp` */
+  readonly mcpUrl: string
+  /** A personal key of an admin member of organization `default` (every scope, every MCP family). */
+  readonly personalKey: string
+  /** The demo's Knowledgebase and one of its pages. */
+  readonly knowledgebaseId: string
+  readonly pageId: string
+}

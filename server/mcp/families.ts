@@ -15,6 +15,8 @@ export type FamilyName = (typeof familyNames)[number]
 export interface ToolFamily<R = any> {
   readonly name: FamilyName
   readonly description: string
+  /** Whether its tools follow the data (published items): then the list is rebuilt after every commit. */
+  readonly dynamic?: boolean | undefined
   readonly tools: (call: CallContext) => Effect.Effect<ReadonlyArray<McpTool>, never, R>
 }
 

@@ -90,6 +90,7 @@ export const McpHttpLive = HttpApiBuilder.middleware(
       const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, runtime)
       const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
         onsessioninitialized: (id) => void connections.set(id, { session, transport, keyId, address: addressKey(address) }),
         onsessionclosed: (id) => void connections.delete(id)
       })
@@ -141,7 +142,9 @@ export const McpHttpLive = HttpApiBuilder.middleware(
         const webRequest = new Request(url, { method: request.method, headers: request.headers as Record<string, string> })
         const response = yield* Effect.promise(() => transport.handleRequest(webRequest, { parsedBody }))
         response.headers.set("x-request-id", newRequestId())
-        return HttpServerResponse.fromWeb(response)
+        if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return HttpServerResponse.fromWeb(response)
+        const text = yield* Effect.promise(() => response.text())
+        return HttpServerResponse.text(text, { status: response.status, headers: Object.fromEntries(response.headers), contentType: "application/json" })
       })
 
     return (app) =>

@@ -18,7 +18,7 @@ import type * as z from "zod/v4"
 import type { CoreLive } from "../server.js"
 import { mapLegacyMessage } from "./names.js"
 import { pageResources, readPageResource } from "./resources.js"
-import { toolsFor } from "./registry.js"
+import { listFingerprint, toolsFor } from "./registry.js"
 import { type CallContext, type McpTool, toolEffect } from "./tool.js"
 
 /** The services MCP tools run on (the server's core). */
@@ -38,6 +38,8 @@ const runRefused = () =>
 export class McpSession {
   readonly server: McpServer
   private call: CallContext | null = null
+  /** The fingerprint of the caller the registered tools were built for. */
+  private listedFor: string | null = null
   private readonly registered = new Map<string, { readonly handle: RegisteredTool; readonly tool: McpTool }>()
   /** When the connection last served a request (idle connections are closed). */
   lastUsed = Date.now()
@@ -97,7 +99,10 @@ export class McpSession {
   async refresh(call: CallContext): Promise<void> {
     this.call = call
     this.lastUsed = Date.now()
+    const fingerprint = await this.run(listFingerprint(call))
+    if (fingerprint === this.listedFor) return
     const offered = await this.run(toolsFor(call))
+    this.listedFor = fingerprint
     for (const [name, entry] of this.registered) {
       const next = offered.get(name)
       if (next === undefined || next.signature !== entry.tool.signature) {

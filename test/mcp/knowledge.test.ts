@@ -81,6 +81,7 @@ describe("tool lists", () => {
 
 describe("reads", () => {
   it("lists Knowledgebases as {items, nextCursor} with limit, cursor and fields", async () => {
+    server.clock.advance(1000)
     await call(member, "create_knowledgebase", { name: "Second" })
     const first = await call(member, "list_knowledgebases", { limit: 1, fields: ["id", "name"] })
     expect(first.body).toEqual({ items: [{ id: kbId, name: "Handbook" }], nextCursor: expect.any(String) })

@@ -100,5 +100,6 @@ const itemTools = (actor: Principal) =>
 export const agentsFamily: ToolFamily = {
   name: "agents",
   description: "One tool per published Agent, App and Flow while there are ten or fewer of a kind.",
+  dynamic: true,
   tools: (call) => itemTools(call.principal)
 }
