@@ -57,11 +57,11 @@ export const tool = <Shape extends z.ZodRawShape, R>(spec: {
 export const camelReply = <A extends object>(answer: A): Record<string, unknown> =>
   Object.fromEntries(Object.entries(answer).map(([key, value]) => [key === "conversation_id" ? "conversationId" : key, value]))
 
-/** A tool's value as its MCP result: JSON text, and the object itself as structured content. */
-export const valueResult = (value: unknown): CallToolResult => ({
-  content: [{ type: "text", text: JSON.stringify(value) }],
-  ...(typeof value === "object" && value !== null && !Array.isArray(value) ? { structuredContent: value as Record<string, unknown> } : {})
-})
+/**
+ * A tool's value as its MCP result: one JSON text (no `structuredContent`: the tools declare no
+ * output schema, and a copy would double every answer).
+ */
+export const valueResult = (value: unknown): CallToolResult => ({ content: [{ type: "text", text: JSON.stringify(value) }] })
 
 /** A failure as an MCP tool error carrying the REST envelope. */
 export const errorResult = (error: ApiFailure): CallToolResult => ({

@@ -6,9 +6,9 @@ import { resultOfExit, toolEffect } from "../../server/mcp/tool.js"
 import { camelName, mapLegacyMessage } from "../../server/mcp/names.js"
 
 describe("tool results", () => {
-  it("answers a value as JSON text and structured content", () => {
+  it("answers a value as one JSON text", () => {
     const { result } = resultOfExit(Exit.succeed({ ok: true }))
-    expect(result).toEqual({ content: [{ type: "text", text: '{"ok":true}' }], structuredContent: { ok: true } })
+    expect(result).toEqual({ content: [{ type: "text", text: '{"ok":true}' }] })
   })
 
   it("answers an expected failure with isError and the REST envelope", () => {
