@@ -25,6 +25,9 @@ export const protectedResourcePath = "/.well-known/oauth-protected-resource"
 /** Connections idle longer than this are closed. */
 const idleConnectionMs = 60 * 60_000
 
+/** The most open connections per key; opening one more closes the key's least recently used. */
+export const connectionsPerKeyMax = 50
+
 const workspacePattern = new RegExp(`^${apiPrefix}/orgs/([^/]+)/mcp/?$`)
 
 /** The MCP address a path names, or null. */
@@ -87,6 +90,12 @@ export const McpHttpLive = HttpApiBuilder.middleware(
 
     const open = async (keyId: string, address: McpAddress) => {
       closeIdle()
+      const owned = [...connections].filter(([, connection]) => connection.keyId === keyId)
+      if (owned.length >= connectionsPerKeyMax) {
+        const [id, oldest] = owned.reduce((a, b) => (b[1].session.lastUsed < a[1].session.lastUsed ? b : a))
+        connections.delete(id)
+        void oldest.transport.close()
+      }
       const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, runtime)
       const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),

@@ -149,6 +149,24 @@ describe("MCP sessions over Streamable HTTP", () => {
     expect(after.status).toBe(404)
   })
 
+  it("keeps at most 50 connections per key, closing the least recently used", async () => {
+    const key = await personalKey(server, "many-sessions@example.com", "member")
+    const ids: Array<string> = []
+    for (let n = 0; n < 51; n++) {
+      const opened = await post("/mcp", `Bearer ${key}`)
+      await opened.text()
+      ids.push(opened.headers.get("mcp-session-id")!)
+    }
+    const listIn = (sessionId: string) =>
+      fetch(new URL("/mcp", server.origin), {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18", "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" })
+      })
+    expect((await listIn(ids[0]!)).status).toBe(404)
+    expect((await listIn(ids[50]!)).status).toBe(200)
+  })
+
   it("refuses a GET without a session with 400 invalid_request", async () => {
     const response = await fetch(new URL("/mcp", server.origin), { headers: { authorization: `Bearer ${memberKey}`, accept: "text/event-stream" } })
     expect(response.status).toBe(400)
