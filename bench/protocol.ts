@@ -45,3 +45,14 @@ export interface ProvisioningReady extends Ready {
   readonly pagingKey: string
   readonly pagingAccounts: number
 }
+
+/** The MCP launcher's ready line. */
+export interface McpReady extends Ready {
+  /** `<origin>/mcp` */
+  readonly mcpUrl: string
+  /** A personal key of an admin member of organization `default` (every scope, every MCP family). */
+  readonly personalKey: string
+  /** The demo's Knowledgebase and one of its pages. */
+  readonly knowledgebaseId: string
+  readonly pageId: string
+}

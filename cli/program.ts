@@ -11,6 +11,7 @@ import { endUsersCommands } from "./commands/end-users.js"
 import { keysCommands } from "./commands/keys.js"
 import { listenCommand } from "./commands/listen.js"
 import { mailCommands } from "./commands/mail.js"
+import { mcpCommand } from "./commands/mcp.js"
 import { membersCommands } from "./commands/members.js"
 import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
@@ -50,7 +51,8 @@ export const families: ReadonlyArray<CommandFamily> = [
   sourcesCommands,
   changesCommands,
   chatCommand,
-  endUsersCommands
+  endUsersCommands,
+  mcpCommand
 ]
 
 const version = (): string => {

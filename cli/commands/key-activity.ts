@@ -12,6 +12,8 @@ import type { CliIo } from "../io.js"
 
 interface ActivityOptions extends DataDirOptions {
   readonly org: string
+  /** Only what came through this MCP connection. */
+  readonly connection?: string | undefined
 }
 
 /** How many result titles the table shows per entry. */
@@ -42,7 +44,7 @@ const activityOf = async (io: CliIo, options: ActivityOptions, keyId: string) =>
       if (!keys.some((key) => key.id === keyId)) {
         return yield* new NotFound({ message: `No key '${keyId}' in organization '${org.slug}' (see svc keys list --org ${org.slug}).` })
       }
-      return yield* (yield* ActivityLog).forKey(org.id, keyId)
+      return yield* (yield* ActivityLog).forKey(org.id, keyId, undefined, options.connection)
     })
   )
 }
@@ -57,8 +59,15 @@ const activity = async (io: CliIo, keyId: string, options: ActivityOptions) => {
         : [{ kind: "title", tone: "info", text: `${rs.length} recent ${rs.length === 1 ? "entry" : "entries"} of key ${keyId}` } as const]),
       {
         kind: "table",
-        columns: ["time", "action", "knowledgebase", "fingerprint", "results"],
-        rows: rs.map((r) => [shortTime(r.at), r.action, r.knowledgebaseId ?? "all", r.queryFingerprint ?? "-", resultsText(r)]),
+        ...(rs.some((r) => r.connectionId !== null)
+          ? {
+              columns: ["time", "via", "action", "knowledgebase", "fingerprint", "results"],
+              rows: rs.map((r) => [shortTime(r.at), r.connectionId ?? "api", r.action, r.knowledgebaseId ?? "all", r.queryFingerprint ?? "-", resultsText(r)])
+            }
+          : {
+              columns: ["time", "action", "knowledgebase", "fingerprint", "results"],
+              rows: rs.map((r) => [shortTime(r.at), r.action, r.knowledgebaseId ?? "all", r.queryFingerprint ?? "-", resultsText(r)])
+            }),
         empty: `No Knowledgebase activity of key ${keyId} yet.`
       },
       ...(rs.some((r) => r.queryFingerprint !== null)
@@ -76,5 +85,6 @@ export const keyActivityCommand = (keys: Command, io: CliIo): void => {
       .description("a key's recent Knowledgebase activity: searches (as fingerprints) and reads, newest first")
       .argument("<key-id>", "the key's id (see svc keys list)")
       .requiredOption("--org <slug>", "the organization")
+      .option("--connection <id>", "only what came through this MCP connection (the `via` column: an MCP connection id, or api)")
   ).action((keyId: string, options: ActivityOptions) => activity(io, keyId, options))
 }

@@ -20,10 +20,10 @@ interface ServeOptions extends DataDirOptions {
   readonly quiet?: boolean
 }
 
-/** The ready line of `svc serve --json`; `mcpUrl` stays null until an MCP server answers there. */
+/** The ready line of `svc serve --json`. */
 export const readyJson = (server: RunningServer) => ({
   baseUrl: server.baseUrl,
-  mcpUrl: null,
+  mcpUrl: server.mcpUrl,
   dataDir: server.dataDir,
   organization: server.organization && { id: server.organization.id, slug: server.organization.slug },
   bootstrapKey: server.bootstrapKey,
@@ -37,6 +37,7 @@ const banner = (server: RunningServer, lostKey: string | null, quiet: boolean): 
     kind: "fields",
     rows: [
       ["Base URL", server.baseUrl],
+      ["MCP URL", server.mcpUrl],
       ["Data dir", server.dataDir],
       ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"]
     ]

@@ -38,7 +38,7 @@ describe("svc keys activity", slow, () => {
     const { activity } = await svcJson(["keys", "activity", "--org", "default", keyId], server.dataDir)
     const searches = activity.filter((a: any) => a.action === "search")
     expect(searches).toHaveLength(2)
-    expect(Object.keys(searches[0]).sort()).toEqual(["action", "at", "kinds", "knowledgebaseId", "queryFingerprint", "resultCount", "results"])
+    expect(Object.keys(searches[0]).sort()).toEqual(["action", "at", "connectionId", "kinds", "knowledgebaseId", "queryFingerprint", "resultCount", "results"])
     expect(searches[0]).toMatchObject({ knowledgebaseId, kinds: ["pages"], resultCount: found.results.length })
     expect(searches[0].queryFingerprint).toMatch(/^hmac-sha256:[0-9a-f]{16}$/)
     expect(searches[1].queryFingerprint).toBe(searches[0].queryFingerprint)

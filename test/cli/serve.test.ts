@@ -14,7 +14,7 @@ describe("svc serve", slow, () => {
       const ready = parseOneDocument(first.stdout())
       expect(Object.keys(ready).sort()).toEqual(["baseUrl", "bootstrapKey", "dataDir", "demo", "mcpUrl", "organization"])
       expect(ready.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/)
-      expect(ready.mcpUrl).toBeNull()
+      expect(ready.mcpUrl).toBe(ready.baseUrl.replace(/\/api\/v1$/, "/mcp"))
       expect(ready.demo).toBeNull()
       expect(ready.dataDir).toBe(dataDir)
       expect(Object.keys(ready.organization).sort()).toEqual(["id", "slug"])
@@ -56,7 +56,7 @@ describe("svc serve", slow, () => {
       expect(out).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/api\/v1/)
       expect(out).toMatch(/svco_[0-9A-Za-z]{40}/)
       expect(out).toContain("Store it now")
-      expect(out).not.toMatch(/MCP/)
+      expect(out).toMatch(/MCP URL: +http:\/\/127\.0\.0\.1:\d+\/mcp/)
     } finally {
       expect(await served.stop()).toBe(0)
     }

@@ -96,6 +96,7 @@ describe("searches", () => {
     const entry = await newest(key.id)
     expect(entry).toEqual({
       at,
+      connectionId: null,
       action: "search",
       knowledgebaseId: kb,
       queryFingerprint: expect.stringMatching(fingerprintPattern),
@@ -214,6 +215,7 @@ describe("reads", () => {
     expect(await activity(key.id)).toEqual([
       {
         at: tDetail,
+        connectionId: null,
         action: "read_knowledgebase",
         knowledgebaseId: kb,
         queryFingerprint: null,
@@ -223,6 +225,7 @@ describe("reads", () => {
       },
       {
         at: tPage,
+        connectionId: null,
         action: "read_page",
         knowledgebaseId: kb,
         queryFingerprint: null,
@@ -232,6 +235,7 @@ describe("reads", () => {
       },
       {
         at: tSource,
+        connectionId: null,
         action: "read_source",
         knowledgebaseId: kb,
         queryFingerprint: null,

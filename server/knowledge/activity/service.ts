@@ -36,6 +36,8 @@ export interface ActivityEntry {
 /** An entry as listed. */
 export interface ActivityRecord {
   readonly at: string
+  /** The MCP connection the entry came through, or null for REST calls. */
+  readonly connectionId: string | null
   readonly action: ActivityAction
   readonly knowledgebaseId: string | null
   readonly queryFingerprint: string | null
@@ -56,6 +58,7 @@ export const normalizeQuery = (text: string): string => text.normalize("NFKC").t
 interface PendingEntry {
   readonly organizationId: string
   readonly keyId: string
+  readonly connectionId: string | null
   readonly action: ActivityAction
   readonly knowledgebaseId: string | null
   readonly queryFingerprint: string | null
@@ -99,8 +102,8 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
       return inTransaction(
         Effect.gen(function* () {
           for (const entry of batch) {
-            yield* sql`INSERT INTO knowledge_activity (organization_id, key_id, action, knowledgebase_id, query_fingerprint, detail, at)
-              VALUES (${entry.organizationId}, ${entry.keyId}, ${entry.action}, ${entry.knowledgebaseId}, ${entry.queryFingerprint},
+            yield* sql`INSERT INTO knowledge_activity (organization_id, key_id, connection_id, action, knowledgebase_id, query_fingerprint, detail, at)
+              VALUES (${entry.organizationId}, ${entry.keyId}, ${entry.connectionId}, ${entry.action}, ${entry.knowledgebaseId}, ${entry.queryFingerprint},
                 ${entry.detail}, ${entry.at})`
           }
           for (const keyId of new Set(batch.map((entry) => entry.keyId))) {
@@ -129,6 +132,7 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
           pending.push({
             organizationId: actor.organization.id,
             keyId: actor.key.id,
+            connectionId: actor.connectionId ?? null,
             action: entry.action,
             knowledgebaseId: entry.knowledgebaseId,
             queryFingerprint: entry.query === undefined ? null : yield* Effect.orDie(fingerprint(entry.query)),
@@ -141,19 +145,25 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
       /** Writes the entries still waiting (tests and shutdown). */
       flush,
 
-      /** A key's recent activity, newest first (at most {@link activityKept} entries). */
-      forKey: (organizationId: string, keyId: string, limit = activityKept) =>
+      /**
+       * A key's recent activity, newest first (at most {@link activityKept} entries); only what came
+       * through one MCP connection when `connectionId` is given.
+       */
+      forKey: (organizationId: string, keyId: string, limit = activityKept, connectionId?: string) =>
         Effect.zipRight(
           flush,
           Effect.orDie(
-            sql<{ at: string; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`
-              SELECT at, action, knowledgebase_id, query_fingerprint, detail FROM knowledge_activity
-              WHERE organization_id = ${organizationId} AND key_id = ${keyId} ORDER BY seq DESC LIMIT ${limit}`.pipe(
+            sql<{ at: string; connection_id: string | null; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`
+              SELECT at, connection_id, action, knowledgebase_id, query_fingerprint, detail FROM knowledge_activity
+              WHERE organization_id = ${organizationId} AND key_id = ${keyId}
+                ${connectionId === undefined ? sql`` : sql`AND connection_id = ${connectionId}`}
+              ORDER BY seq DESC LIMIT ${limit}`.pipe(
               Effect.map((rows) =>
                 rows.map((row): ActivityRecord => {
                   const detail = JSON.parse(row.detail) as { kinds: Array<string> | null; resultCount: number; results: Array<ActivityResult> }
                   return {
                     at: row.at,
+                    connectionId: row.connection_id,
                     action: row.action,
                     knowledgebaseId: row.knowledgebase_id,
                     queryFingerprint: row.query_fingerprint,

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppClock, isoAt } from "../../platform/clock.js"
-import { InvalidRequest } from "../../platform/errors.js"
+import { InvalidRequest, NotFound } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 
 /** A memory as answered. */
@@ -46,7 +46,14 @@ export class MemoryService extends Effect.Service<MemoryService>()("svc/MemorySe
             WHERE member_id = ${memberId} ORDER BY created_at, id`.pipe(
             Effect.map((rows) => rows.map((row): Memory => ({ id: row.id, text: row.text, createdAt: row.created_at, updatedAt: row.updated_at })))
           )
-        )
+        ),
+      /** Deletes one of a member's own memories; another member's (or an unknown) id is `not_found`. */
+      remove: (memberId: string, memoryId: string) =>
+        Effect.gen(function* () {
+          const rows = yield* Effect.orDie(sql<{ id: string }>`DELETE FROM memories WHERE id = ${memoryId} AND member_id = ${memberId} RETURNING id`)
+          if (rows.length === 0) return yield* new NotFound({ message: `No memory '${memoryId}' of yours.` })
+          return { ok: true as const, memoryId }
+        })
     }
   })
 }) {}

@@ -122,6 +122,8 @@ export interface Principal {
   readonly key: ApiKey
   readonly member: Member | null
   readonly scopes: ReadonlySet<ApiScope>
+  /** The MCP connection the call came through (its own activity list), if any. */
+  readonly connectionId?: string | undefined
 }
 
 /** How a principal is named as the author of a write: the member's email, or the key's name and prefix. */

@@ -37,10 +37,20 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("svc
 
 const bearerPattern = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
-const gateError = (gate: Gate) =>
+/** The refusal of an organization gate that is off: `groups_disabled` for groups, else `api_disabled`. */
+export const gateError = (gate: Gate) =>
   gate === "groups"
     ? new GroupsDisabled({ message: "User groups are not enabled for this organization." })
     : new ApiDisabled({ message: `The '${gate}' feature is not enabled for this organization.` })
+
+/** Why `principal` may not use something `admitting` scopes admit (any one of them), if it may not. */
+export const scopeRefusal = (principal: Principal, admitting: ReadonlyArray<ApiScope>): InsufficientScope | null => {
+  if (admitting.some((one) => principal.scopes.has(one))) return null
+  const roleNote =
+    principal.key.kind === "personal" && principal.member ? ` for a member with role '${principal.member.role}'` : ""
+  const named = admitting.length === 1 ? `the scope '${admitting[0]}'` : `one of the scopes ${admitting.map((one) => `'${one}'`).join(", ")}`
+  return new InsufficientScope({ message: `This key lacks ${named}${roleNote}.` })
+}
 
 /** Why `principal` may not call an endpoint with `policy`, if it may not: plan, then gate, then scope. */
 export const authorize = (principal: Principal, policy: EndpointPolicy & { scope: RequiredScopes }) => {
@@ -51,15 +61,11 @@ export const authorize = (principal: Principal, policy: EndpointPolicy & { scope
     })
   }
   if (policy.gate && !org.gates.has(policy.gate)) return gateError(policy.gate)
-  const admitting = admittingScopes(policy.scope)
-  if (!admitting.some((one) => principal.scopes.has(one))) {
-    const roleNote =
-      principal.key.kind === "personal" && principal.member ? ` for a member with role '${principal.member.role}'` : ""
-    const named = admitting.length === 1 ? `the scope '${admitting[0]}'` : `one of the scopes ${admitting.map((one) => `'${one}'`).join(", ")}`
-    return new InsufficientScope({ message: `This key lacks ${named}${roleNote}.` })
-  }
-  return null
+  return scopeRefusal(principal, admittingScopes(policy.scope))
 }
+
+/** The bearer token of an `Authorization` header, or null when the header is missing or malformed. */
+export const bearerToken = (header: string | undefined): string | null => bearerPattern.exec(header ?? "")?.[1] ?? null
 
 const unauthorized = new Unauthorized({ message: "Send the API key in the header 'Authorization: Bearer <API_KEY>'." })
 
@@ -79,9 +85,9 @@ export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
             const { route } = Context.unsafeGet(fiber.currentContext, HttpRouter.RouteContext)
             const policy = policies.get(`${route.method} ${route.path}`)
             if (!policy?.scope) return Effect.dieMessage(`no scope declared for ${route.method} ${route.path}`)
-            const match = bearerPattern.exec(request.headers["authorization"] ?? "")
-            if (!match) return Effect.fail(unauthorized)
-            return Effect.flatMap(accounts.authenticate(match[1]!), (principal) => {
+            const token = bearerToken(request.headers["authorization"])
+            if (token === null) return Effect.fail(unauthorized)
+            return Effect.flatMap(accounts.authenticate(token), (principal) => {
               const refusal =
                 limiter.tryTake(requestRate, principal.key.id) ?? authorize(principal, policy as EndpointPolicy & { scope: RequiredScopes })
               return refusal ? Effect.fail(refusal) : Effect.succeed(principal)

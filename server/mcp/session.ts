@@ -1,0 +1,135 @@
+/**
+ * One MCP connection: an `McpServer` whose tool list follows its caller. Before each request the
+ * transport passes on, `refresh` sets the caller (authenticated again for that request) and brings
+ * the registered tools in line with what the caller may use now: a role change, other families or
+ * a newly published item show on the next request. Tool calls run on the service's runtime with the
+ * caller of the request at hand, counted against the key's rate limit like a REST request.
+ */
+import { McpServer, ResourceTemplate, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, Exit, type Layer, Runtime } from "effect"
+import { FeatureNotAvailable } from "../platform/errors.js"
+import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
+import { gateError, scopeRefusal } from "../platform/http/authentication.js"
+import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
+import type * as z from "zod/v4"
+import type { CoreLive } from "../server.js"
+import { mapLegacyMessage } from "./names.js"
+import { pageResources, readPageResource } from "./resources.js"
+import { listFingerprint, toolsFor } from "./registry.js"
+import { type CallContext, type McpTool, toolEffect } from "./tool.js"
+
+/** The services MCP tools run on (the server's core). */
+export type McpServices = Layer.Layer.Success<ReturnType<typeof CoreLive>>
+
+/** The server's name and version as MCP clients see them. */
+export const serverInfo = { name: "svc", version: "0.1.0" } as const
+
+const instructions =
+  "svc: Agents, Flows, Apps and Knowledgebases as tools. Start with `whoami`; `search_docs` explains the service. Id arguments also take exact names."
+
+/** The refusal of a run on a trial (spec: Availability). */
+const runRefused = () =>
+  new FeatureNotAvailable({ message: "Runs from a connected client are refused on a free trial until the first payment." })
+
+/** A connection and the tools registered on it. */
+export class McpSession {
+  readonly server: McpServer
+  private call: CallContext | null = null
+  /** The fingerprint of the caller the registered tools were built for. */
+  private listedFor: string | null = null
+  private readonly registered = new Map<string, { readonly handle: RegisteredTool; readonly tool: McpTool }>()
+  /** When the connection last served a request (idle connections are closed). */
+  lastUsed = Date.now()
+
+  constructor(
+    readonly connectionId: string,
+    private readonly runtime: Runtime.Runtime<McpServices>
+  ) {
+    this.server = new McpServer(serverInfo, { capabilities: { tools: { listChanged: true }, resources: { listChanged: true } }, instructions })
+    this.server.registerResource(
+      "page",
+      new ResourceTemplate("svc://knowledgebases/{knowledgebaseId}/pages/{pageId}", {
+        list: async () => ({ resources: this.call === null ? [] : await this.run(pageResources(this.call)) })
+      }),
+      { title: "Knowledgebase page", description: "A page of a Knowledgebase, as markdown.", mimeType: "text/markdown" },
+      async (uri, variables) => {
+        const call = this.current()
+        const exit = await Runtime.runPromiseExit(this.runtime)(
+          Effect.andThen(this.admission(call, ["knowledge:read"], false), readPageResource(call, String(variables["knowledgebaseId"]), String(variables["pageId"])))
+        )
+        if (Exit.isSuccess(exit)) return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: exit.value.text }] }
+        const failure = Cause.failureOption(exit.cause)
+        const envelope = failure._tag === "Some" && isApiFailure(failure.value) ? envelopeBody(failure.value) : { error: { code: "server_error", message: "The read failed on the server." } }
+        throw new McpError(envelope.error.code === "not_found" ? -32002 : ErrorCode.InvalidRequest, `${envelope.error.code}: ${envelope.error.message}`, envelope)
+      }
+    )
+  }
+
+  private current(): CallContext {
+    if (this.call === null) throw new McpError(ErrorCode.InternalError, "The connection has no caller yet.")
+    return this.call
+  }
+
+  private run<A>(effect: Effect.Effect<A, never, McpServices>): Promise<A> {
+    return Runtime.runPromise(this.runtime)(effect)
+  }
+
+  /** The key's rate limit (one request per call), then scope and trial rules. */
+  private admission(call: CallContext, scopes: McpTool["scopes"], run: boolean | undefined, gate?: McpTool["gate"]) {
+    return Effect.gen(function* () {
+      const limited = (yield* RateLimiter).tryTake(yield* RequestRate, call.principal.key.id)
+      if (limited) return yield* limited
+      if (gate !== undefined && !call.principal.organization.gates.has(gate)) return yield* gateError(gate)
+      const refusal = scopes.length === 0 ? null : scopeRefusal(call.principal, scopes)
+      if (refusal) return yield* refusal
+      if (run && !call.runsAllowed) return yield* runRefused()
+    })
+  }
+
+  /** Calls a tool for the current caller; always a tool result. */
+  private invoke(tool: McpTool, args: unknown) {
+    const call = this.current()
+    return this.run(toolEffect(Effect.andThen(this.admission(call, tool.scopes, tool.run, tool.gate), tool.handler(args ?? {}, call)), tool.name))
+  }
+
+  /** Sets the caller of the request at hand and brings the tool list in line with it. */
+  async refresh(call: CallContext): Promise<void> {
+    this.call = call
+    this.lastUsed = Date.now()
+    const fingerprint = await this.run(listFingerprint(call))
+    if (fingerprint === this.listedFor) return
+    const offered = await this.run(toolsFor(call))
+    this.listedFor = fingerprint
+    for (const [name, entry] of this.registered) {
+      const next = offered.get(name)
+      if (next === undefined || next.signature !== entry.tool.signature) {
+        entry.handle.remove()
+        this.registered.delete(name)
+      }
+    }
+    for (const [name, tool] of offered) {
+      if (this.registered.has(name)) continue
+      const handle = this.server.registerTool(name, { description: tool.description, inputSchema: tool.input as z.ZodRawShape }, (args: unknown) =>
+        this.invoke(this.registered.get(name)?.tool ?? tool, args)
+      )
+      this.registered.set(name, { handle, tool })
+    }
+  }
+
+  /** Whether a registered tool keeps its arguments as sent (no old-spelling mapping). */
+  keepsArguments = (name: string): boolean => this.registered.get(name)?.tool.literalArguments === true
+
+  /** Connects the server to a transport, mapping old spellings on arrival. */
+  async connect(transport: Transport): Promise<void> {
+    await this.server.connect(transport)
+    const receive = transport.onmessage
+    if (receive) transport.onmessage = (message, extra) => receive(mapLegacyMessage(message, this.keepsArguments), extra)
+  }
+
+  /** Closes the connection. */
+  close(): Promise<void> {
+    return this.server.close()
+  }
+}

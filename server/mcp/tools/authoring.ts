@@ -1,0 +1,226 @@
+/**
+ * The `authoring` family (the `:write` scopes, member role and above): `save_agent`, `save_flow`,
+ * `save_app` (no id creates, an id updates the draft), `publish_*`, `run_draft`, and
+ * `list_authored_*` (drafts included, with `updatedSince`), over the builder services the REST
+ * endpoints use; bodies are checked by the same schemas.
+ */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { InvalidRequest } from "../../platform/errors.js"
+import { gateError as gateErrorOf, scopeRefusal } from "../../platform/http/authentication.js"
+import { decodeBody } from "../../platform/http/request-decode.js"
+import { project } from "../../platform/pagination.js"
+import { CreateAgent, PatchAgentDraft } from "../../builder/agents/domain.js"
+import { AgentService } from "../../builder/agents/service.js"
+import { CreateApp, PatchAppDraft } from "../../builder/apps/domain.js"
+import { AppService } from "../../builder/apps/service.js"
+import { FlowService } from "../../builder/flows/service.js"
+import { draftListFields } from "../../builder/versions/domain.js"
+import { staticFamily } from "../families.js"
+import { tool } from "../tool.js"
+import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
+import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, listInput, updatedSinceInput } from "./knowledge-ids.js"
+import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
+
+const name = z.string().min(1).max(200)
+const description = z.string().max(2000).optional()
+const greeting = z.string().max(2000).optional()
+
+/** Only the arguments that were given (absent ones are left out of the body). */
+const given = (args: Record<string, unknown>) => Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined))
+
+const saveAgent = tool({
+  name: "save_agent",
+  description: "Without `agentId`, create an Agent (`name` required). With `agentId`, update its draft (publish with `publish_agent`).",
+  input: {
+    agentId: z.string().min(1).optional().describe("The Agent to update (id or exact name); absent to create one."),
+    name: name.optional(),
+    description,
+    instructions: z.string().max(50_000).optional(),
+    model: z.string().min(1).max(200).optional().describe("`builtin` (default) or a model of the server's OpenAI-compatible endpoint."),
+    greeting,
+    knowledgebaseIds: z.array(z.string().min(1)).optional().describe("Knowledgebases (ids or exact names) the Agent searches."),
+    flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the Agent may run as tools.")
+  },
+  scopes: ["agents:write"],
+  handler: ({ agentId, ...args }, { principal }) =>
+    Effect.gen(function* () {
+      const agents = yield* AgentService
+      const body = given({
+        ...args,
+        knowledgebaseIds: yield* idsOf(args.knowledgebaseIds, (one) => knowledgebaseIdOf(principal, one, "knowledgebaseIds")),
+        flowIds: yield* idsOf(args.flowIds, (one) => flowIdOf(principal, one, "published", "flowIds"))
+      })
+      if (agentId === undefined) return { agent: yield* agents.create(principal, yield* decodeBody(CreateAgent)(body)), created: true }
+      const id = yield* agentIdOf(principal, agentId, "drafts")
+      return { agent: yield* agents.updateDraft(principal, id, yield* decodeBody(PatchAgentDraft)(body)), created: false }
+    })
+})
+
+const question = z.object({
+  label: z.string().min(1).max(200),
+  type: z.enum(["text", "long_text", "number", "boolean", "select", "multi_select", "email", "url", "date"]),
+  required: z.boolean().optional(),
+  options: z.array(z.string().min(1)).optional().describe("Only for select and multi_select."),
+  description: z.string().optional()
+})
+const step = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("prompt"), name: z.string().min(1), template: z.string(), model: z.string().min(1).max(200).optional() }),
+  z.object({ type: z.literal("search"), name: z.string().min(1), query: z.string(), knowledgebaseIds: z.array(z.string()).optional() }),
+  z.object({ type: z.literal("agent"), name: z.string().min(1), agentId: z.string(), message: z.string() }),
+  z.object({ type: z.literal("template"), name: z.string().min(1), template: z.string() })
+])
+
+const saveFlow = tool({
+  name: "save_flow",
+  description:
+    "Without `flowId`, create a Flow (`name`, `questions`, `steps`). With `flowId`, update its draft. Steps run in order and each binds a variable; `{{templates}}` use question parameters and earlier variables.",
+  input: {
+    flowId: z.string().min(1).optional().describe("The Flow to update (id or exact name); absent to create one."),
+    name: name.optional(),
+    description,
+    questions: z.array(question).optional().describe("Each becomes a parameter named after its label (`Company name` -> `company_name`)."),
+    steps: z.array(step).optional(),
+    output: z.string().nullable().optional().describe("A template over inputs and step variables; default the last step's variable.")
+  },
+  scopes: ["flows:write"],
+  handler: ({ flowId, ...args }, { principal }) =>
+    Effect.gen(function* () {
+      const flows = yield* FlowService
+      const body = given(args)
+      if (flowId === undefined) return { flow: yield* flows.create(principal, body), created: true }
+      const id = yield* flowIdOf(principal, flowId, "drafts")
+      return { flow: yield* flows.updateDraft(principal, id, body), created: false }
+    })
+})
+
+const saveApp = tool({
+  name: "save_app",
+  description: "Without `appId`, create an App (`name` required). With `appId`, update its draft, the Transaction Service (`api`) included.",
+  input: {
+    appId: z.string().min(1).optional().describe("The App to update (id or exact name); absent to create one."),
+    name: name.optional(),
+    description,
+    greeting,
+    agentIds: z.array(z.string().min(1)).optional().describe("Published Agents (ids or exact names) the App routes to."),
+    flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the App offers."),
+    api: z
+      .object({
+        transactionEnabled: z.boolean().optional(),
+        inputSchema: z.record(z.string(), z.unknown()).optional(),
+        outputSchema: z.record(z.string(), z.unknown()).optional()
+      })
+      .optional()
+      .describe("The Transaction Service (updates only).")
+  },
+  scopes: ["apps:write"],
+  gate: "apps",
+  handler: ({ appId, ...args }, { principal }) =>
+    Effect.gen(function* () {
+      const apps = yield* AppService
+      const body = given({
+        ...args,
+        agentIds: yield* idsOf(args.agentIds, (one) => agentIdOf(principal, one, "published", "agentIds")),
+        flowIds: yield* idsOf(args.flowIds, (one) => flowIdOf(principal, one, "published", "flowIds"))
+      })
+      if (appId === undefined) {
+        if (body["api"] !== undefined) return yield* new InvalidRequest({ message: "api: set the Transaction Service on an existing App (give appId)." })
+        return { app: yield* apps.create(principal, yield* decodeBody(CreateApp)(body)), created: true }
+      }
+      const id = yield* appIdOf(principal, appId, "drafts")
+      return { app: yield* apps.updateDraft(principal, id, yield* decodeBody(PatchAppDraft)(body)), created: false }
+    })
+})
+
+const kindInput = z.enum(["agent", "flow", "app"]).describe("What to act on.")
+
+/** The id of a draft Agent, Flow or App named by `given`. */
+const draftIdOf = (principal: Principal, kind: "agent" | "flow" | "app", given: string) =>
+  kind === "agent" ? agentIdOf(principal, given, "drafts", "id") : kind === "flow" ? flowIdOf(principal, given, "drafts", "id") : appIdOf(principal, given, "drafts", "id")
+
+const kindScope = { agent: "agents:write", flow: "flows:write", app: "apps:write" } as const
+
+/** `publish_<kind>`: the draft becomes a new immutable numbered version; answers `{id, version, publishedAt}`. */
+const publish = (kind: "agent" | "flow" | "app") =>
+  tool({
+    name: `publish_${kind}`,
+    description: `Publish the draft of ${kind === "app" ? "an" : "a"} ${kind[0]!.toUpperCase()}${kind.slice(1)} as a new immutable numbered version; answers \`{id, version, publishedAt}\`.`,
+    input: { id: z.string().min(1).describe("The item's id or exact name.") },
+    scopes: [kindScope[kind]],
+    ...(kind === "app" ? { gate: "apps" as const } : {}),
+    handler: (args, { principal }) =>
+      Effect.gen(function* () {
+        const id = yield* draftIdOf(principal, kind, args.id)
+        if (kind === "agent") return yield* (yield* AgentService).publish(principal, id)
+        if (kind === "flow") return yield* (yield* FlowService).publish(principal, id)
+        return yield* (yield* AppService).publish(principal, id)
+      })
+  })
+
+/** Why `principal` may not author `kind` (its `:write` scope, and the `apps` gate for Apps). */
+const kindRefusal = (principal: Principal, kind: "agent" | "flow" | "app") => {
+  if (kind === "app" && !principal.organization.gates.has("apps")) return gateErrorOf("apps")
+  return scopeRefusal(principal, [kindScope[kind]])
+}
+
+const runDraft = tool({
+  name: "run_draft",
+  description: "Run the draft of an Agent or App (`message`) or a Flow (`inputs`, or `message` without questions), as the published run does.",
+  input: {
+    kind: kindInput,
+    id: z.string().min(1).describe("The item's id or exact name."),
+    message: turnInput.message.optional(),
+    conversationId: turnInput.conversationId,
+    inputs: z.record(z.string(), z.unknown()).optional().describe("A Flow's answers keyed by parameter name.")
+  },
+  scopes: ["agents:write", "flows:write", "apps:write"],
+  run: true,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const refusal = kindRefusal(principal, args.kind)
+      if (refusal) return yield* refusal
+      const id = yield* draftIdOf(principal, args.kind, args.id)
+      if (args.kind === "flow") return yield* flowRun(principal, id, args, true)
+      if (args.message === undefined) return yield* new InvalidRequest({ message: "message: required to run an Agent or App." })
+      const turn = { message: args.message, conversationId: args.conversationId }
+      return args.kind === "agent" ? yield* agentTurn(principal, id, turn, true) : yield* appTurn(principal, id, turn, true)
+    })
+})
+
+const authoredInput = { updatedSince: updatedSinceInput, ...listInput, fields: fieldsInput(draftListFields) }
+
+/** `list_authored_<kind>s`: every item, drafts included. */
+const listAuthored = (kind: "agents" | "flows" | "apps") =>
+  tool({
+    name: `list_authored_${kind}`,
+    description: `Every ${kind.slice(0, -1)} with its draft (published or not), oldest first; \`updatedSince\` for polling.`,
+    input: authoredInput,
+    scopes: [`${kind}:write`],
+    ...(kind === "apps" ? { gate: "apps" as const } : {}),
+    handler: (args, { principal }) =>
+      Effect.gen(function* () {
+        const request = { includeDrafts: true, updatedSince: (yield* decodeUpdatedSince(args.updatedSince)) ?? null, limit: args.limit, cursor: args.cursor }
+        const page =
+          kind === "agents"
+            ? yield* (yield* AgentService).list(principal, request)
+            : kind === "flows"
+              ? yield* (yield* FlowService).list(principal, request)
+              : yield* (yield* AppService).list(principal, request)
+        return { items: page.items.map((item) => project(item as object, args.fields ?? null)), nextCursor: page.nextCursor }
+      })
+  })
+
+/** The authoring family. */
+export const authoringFamily = staticFamily("authoring", "Create and edit Agents, Flows and Apps; publish; draft runs; list drafts.", [
+  saveAgent,
+  saveFlow,
+  saveApp,
+  publish("agent"),
+  publish("flow"),
+  publish("app"),
+  runDraft,
+  listAuthored("agents"),
+  listAuthored("flows"),
+  listAuthored("apps")
+])

@@ -1,0 +1,39 @@
+/** The tools every connection has: `whoami` and `search_docs`. */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import { familyNames } from "../families.js"
+import { docsIndex } from "../docs-index.js"
+import { tool } from "../tool.js"
+
+const whoami = tool({
+  name: "whoami",
+  description: "Who this connection acts as: the organization, your member and role, the tool families offered and whether runs are allowed.",
+  input: {},
+  scopes: [],
+  handler: (_args, { principal, families, runsAllowed }) =>
+    Effect.succeed({
+      organization: { id: principal.organization.id, slug: principal.organization.slug, name: principal.organization.name, plan: principal.organization.plan },
+      member: principal.member ? { id: principal.member.id, email: principal.member.email, role: principal.member.role } : null,
+      role: principal.member?.role ?? null,
+      key: { id: principal.key.id, prefix: principal.key.prefix, kind: principal.key.kind },
+      connectionId: principal.connectionId ?? null,
+      families: familyNames.filter((name) => families.has(name)),
+      scopes: [...principal.scopes].sort(),
+      runsAllowed,
+      ...(runsAllowed ? {} : { runsRefusedBecause: "Runs from a connected client are refused on a free trial until the first payment (feature_not_available)." })
+    })
+})
+
+const searchDocs = tool({
+  name: "search_docs",
+  description: "Search this service's own documentation (the API spec, conventions, README, decisions) offline; answers sections with snippets.",
+  input: {
+    query: z.string().min(1).max(1000).describe("What to look for."),
+    limit: z.number().int().min(1).max(20).optional().describe("How many sections, 1 to 20 (default 5).")
+  },
+  scopes: [],
+  handler: (args) => Effect.sync(() => ({ items: docsIndex().search(args.query, args.limit ?? 5) }))
+})
+
+/** Always offered, whatever the families and the role. */
+export const coreTools = [whoami, searchDocs] as const

@@ -1,0 +1,105 @@
+/**
+ * The `agents` family: one tool per published item while there are ten or fewer of its kind
+ * (spec: Limits): `agent_<name>` and `app_<name>` take a message, `flow_<name>` takes the Flow's
+ * questions as typed parameters (its `inputsSchema`, so clients validate before calling). Built
+ * from the published lists on every request, so publishing shows on the next one.
+ */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { AgentService } from "../../builder/agents/service.js"
+import { AppService } from "../../builder/apps/service.js"
+import type { Flow } from "../../builder/flows/domain.js"
+import { FlowService } from "../../builder/flows/service.js"
+import type { ToolFamily } from "../families.js"
+import { admits } from "../admits.js"
+import { type McpTool, tool } from "../tool.js"
+import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
+
+/** Dedicated tools are offered while a kind has at most this many published items. */
+export const dedicatedToolsMax = 10
+
+/** The longest tool name MCP clients commonly accept. */
+const toolNameMax = 64
+
+/** `agent_<name>`: the name lower-cased, runs of other characters as `_`, unique within the list. */
+export const itemToolName = (prefix: string, name: string, id: string, taken: Set<string>): string => {
+  const base = name.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "") || "item"
+  let candidate = `${prefix}_${base}`.slice(0, toolNameMax)
+  if (taken.has(candidate)) candidate = `${candidate.slice(0, toolNameMax - 9)}_${id.slice(0, 8)}`
+  taken.add(candidate)
+  return candidate
+}
+
+const firstPage = { includeDrafts: false, updatedSince: null, limit: dedicatedToolsMax + 1 } as const
+
+const upToTen = <A>(items: ReadonlyArray<A>): ReadonlyArray<A> => (items.length > dedicatedToolsMax ? [] : items)
+
+const flowInput = (flow: Flow): McpTool["input"] =>
+  flow.conversational ? turnInput : (z.fromJSONSchema(flow.inputsSchema as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodType)
+
+/** The dedicated tools of `actor`'s published items. */
+const itemTools = (actor: Principal) =>
+  Effect.gen(function* () {
+    const taken = new Set<string>()
+    const tools: Array<McpTool> = []
+    if (actor.scopes.has("agents:execute")) {
+      const agents = upToTen((yield* (yield* AgentService).list(actor, firstPage)).items)
+      for (const agent of agents) {
+        tools.push(
+          tool({
+            name: itemToolName("agent", agent.name, agent.id, taken),
+            description: `Talk to the Agent '${agent.name}'.${agent.description ? ` ${agent.description}` : ""}`,
+            input: turnInput,
+            scopes: ["agents:execute"],
+            run: true,
+            signature: `${agent.id}:${agent.name}:${agent.description}`,
+            handler: (args, call) => agentTurn(call.principal, agent.id, args, false)
+          })
+        )
+      }
+    }
+    if (actor.scopes.has("apps:execute") && actor.organization.gates.has("apps")) {
+      const apps = upToTen((yield* (yield* AppService).list(actor, firstPage)).items)
+      for (const app of apps) {
+        tools.push(
+          tool({
+            name: itemToolName("app", app.name, app.id, taken),
+            description: `Talk to the App '${app.name}'.${app.description ? ` ${app.description}` : ""}`,
+            input: turnInput,
+            scopes: ["apps:execute"],
+            gate: "apps",
+            run: true,
+            signature: `${app.id}:${app.name}:${app.description}`,
+            handler: (args, call) => appTurn(call.principal, app.id, args, false)
+          })
+        )
+      }
+    }
+    if (actor.scopes.has("flows:execute")) {
+      const flows = upToTen((yield* (yield* FlowService).list(actor, firstPage)).items) as ReadonlyArray<Flow>
+      for (const flow of flows) {
+        const input = flowInput(flow)
+        tools.push({
+          name: itemToolName("flow", flow.name, flow.id, taken),
+          description: `Run the Flow '${flow.name}'.${flow.description ? ` ${flow.description}` : ""}`,
+          input,
+          scopes: ["flows:execute"],
+          run: true,
+          literalArguments: !flow.conversational,
+          signature: `${flow.id}:${flow.version}:${flow.name}`,
+          handler: (args: Record<string, unknown>, call) =>
+            flowRun(call.principal, flow.id, flow.conversational ? (args as { message: string; conversationId?: string }) : { inputs: args }, false)
+        })
+      }
+    }
+    return tools.filter((candidate) => admits(actor, candidate))
+  }).pipe(Effect.orElseSucceed(() => [] as Array<McpTool>))
+
+/** The `agents` family: one tool per published Agent, App and Flow (ten or fewer of a kind). */
+export const agentsFamily: ToolFamily = {
+  name: "agents",
+  description: "One tool per published Agent, App and Flow while there are ten or fewer of a kind.",
+  dynamic: true,
+  tools: (call) => itemTools(call.principal)
+}

@@ -1,0 +1,198 @@
+/**
+ * Knowledgebase reads and polling (`knowledge:read`): the same services, cursors, activity and
+ * credits as `GET /knowledgebases…` and `POST /knowledgebases/{id}/search`. Lists answer
+ * `{items, nextCursor}`.
+ */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import { decodeBody } from "../../platform/http/request-decode.js"
+import { project } from "../../platform/pagination.js"
+import { ChangeFeed } from "../../knowledge/changes/service.js"
+import { knowledgebaseFields } from "../../knowledge/knowledgebases/domain.js"
+import { pageIndexFields } from "../../knowledge/pages/domain.js"
+import { PageService } from "../../knowledge/pages/service.js"
+import { SearchRequest } from "../../knowledge/search/domain.js"
+import { SearchService } from "../../knowledge/search/service.js"
+import { sourceFields } from "../../knowledge/sources/domain.js"
+import { SourceService } from "../../knowledge/sources/service.js"
+import { KnowledgebaseService } from "../../knowledge/service.js"
+import { tool } from "../tool.js"
+import {
+  decodeUpdatedSince,
+  fieldsInput,
+  knowledgebaseIdOf,
+  knowledgebaseInput,
+  knowledgebaseOrAllIdOf,
+  listInput,
+  pageIdOf,
+  sourceIdOf,
+  updatedSinceInput
+} from "./knowledge-ids.js"
+
+/** The `read_page` preview in summary view: 2 KB of markdown (spec: Limits). */
+export const pagePreviewBytes = 2048
+
+/** The first `bytes` of `text` in UTF-8, cut at a character boundary. */
+export const previewOf = (text: string, bytes = pagePreviewBytes): { text: string; truncated: boolean } => {
+  const encoded = Buffer.from(text, "utf8")
+  if (encoded.byteLength <= bytes) return { text, truncated: false }
+  let end = bytes
+  while (end > 0 && (encoded[end]! & 0xc0) === 0x80) end--
+  return { text: encoded.subarray(0, end).toString("utf8"), truncated: true }
+}
+
+const viewInput = z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.")
+
+const listKnowledgebases = tool({
+  name: "list_knowledgebases",
+  description: "List the organization's Knowledgebases with their source and page counts, oldest first.",
+  input: { ...listInput, fields: fieldsInput(knowledgebaseFields) },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const page = yield* (yield* KnowledgebaseService).list(principal, { limit: args.limit, cursor: args.cursor })
+      return { items: page.items.map((kb) => project(kb, args.fields ?? null)), nextCursor: page.nextCursor }
+    })
+})
+
+const outline = tool({
+  name: "get_knowledgebase_outline",
+  description: "A Knowledgebase with its page tree (titles, folders, paths) and its sources: where to look before reading.",
+  input: { knowledgebaseId: knowledgebaseInput },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      return { knowledgebase: yield* (yield* KnowledgebaseService).get(principal, id) }
+    })
+})
+
+const search = tool({
+  name: "search_knowledgebase",
+  description:
+    "Search a Knowledgebase (or `all`): documents, pages and, for your own key, your memories. Every hit carries a citation. One credit per search that includes documents; pages only is free.",
+  input: {
+    knowledgebaseId: z.string().min(1).describe("The Knowledgebase's id or exact name, or `all`."),
+    query: z.string().min(1).max(1000).describe("What to look for, 1 to 1000 characters."),
+    kinds: z.array(z.enum(["documents", "pages", "memories"])).min(1).optional().describe("What to search (default: documents and pages)."),
+    ...listInput
+  },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseOrAllIdOf(principal, args.knowledgebaseId)
+      const { knowledgebaseId: _, ...body } = args
+      const request = yield* decodeBody(SearchRequest)(body)
+      return yield* (yield* SearchService).search(principal, id, request)
+    })
+})
+
+const listPages = tool({
+  name: "list_pages",
+  description:
+    "The page index of a Knowledgebase: pages and folders with paths and hooks. With `parentPageId`, only what is under it (and the files filed there).",
+  input: {
+    knowledgebaseId: knowledgebaseInput,
+    parentPageId: z.string().min(1).optional().describe("A page or folder (id or exact title), or `null` for the top level."),
+    depth: z.number().int().min(1).max(20).optional().describe("Levels below the parent, 1 to 20."),
+    updatedSince: updatedSinceInput,
+    ...listInput,
+    fields: fieldsInput(pageIndexFields)
+  },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      const parentPageId =
+        args.parentPageId === undefined || args.parentPageId === "null" ? args.parentPageId : yield* pageIdOf(principal, id, args.parentPageId, "parentPageId")
+      const index = yield* (yield* PageService).index(principal, id, {
+        parentPageId,
+        depth: args.depth,
+        updatedSince: yield* decodeUpdatedSince(args.updatedSince),
+        limit: args.limit,
+        cursor: args.cursor
+      })
+      return {
+        items: index.items.map((item) => project(item, args.fields ?? null)),
+        nextCursor: index.nextCursor,
+        parent: index.parent,
+        ...(index.files === undefined ? {} : { files: index.files })
+      }
+    })
+})
+
+const readPage = tool({
+  name: "read_page",
+  description: `Read a page: its markdown (the first ${pagePreviewBytes} bytes in the default summary view; \`view: "full"\` for all), links, children and attached files.`,
+  input: {
+    knowledgebaseId: knowledgebaseInput,
+    pageId: z.string().min(1).describe("The page's id or exact title."),
+    view: viewInput
+  },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      const pageId = yield* pageIdOf(principal, id, args.pageId)
+      const page = yield* (yield* PageService).get(principal, id, pageId)
+      if (args.view === "full") return { page, truncated: false }
+      const preview = previewOf(page.markdown)
+      return {
+        page: { ...page, markdown: preview.text },
+        truncated: preview.truncated,
+        ...(preview.truncated ? { totalBytes: Buffer.byteLength(page.markdown), hint: 'Call again with view: "full" for the whole page.' } : {})
+      }
+    })
+})
+
+const listSources = tool({
+  name: "list_sources",
+  description: "The documents (sources) of a Knowledgebase with their status (`processing`, `ready`, `failed`, …), oldest first.",
+  input: { knowledgebaseId: knowledgebaseInput, updatedSince: updatedSinceInput, ...listInput, fields: fieldsInput(sourceFields) },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      const page = yield* (yield* SourceService).list(principal, id, {
+        limit: args.limit,
+        cursor: args.cursor,
+        updatedSince: yield* decodeUpdatedSince(args.updatedSince)
+      })
+      return { items: page.items.map((source) => project(source, args.fields ?? null)), nextCursor: page.nextCursor }
+    })
+})
+
+const getSource = tool({
+  name: "get_source",
+  description: "One document (source) of a Knowledgebase: status, type, size, where it is filed.",
+  input: { knowledgebaseId: knowledgebaseInput, sourceId: z.string().min(1).describe("The source's id or exact name.") },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      const sourceId = yield* sourceIdOf(principal, id, args.sourceId)
+      return { source: yield* (yield* SourceService).get(principal, id, sourceId) }
+    })
+})
+
+const listChanges = tool({
+  name: "list_changes",
+  description:
+    "The changes feed of a Knowledgebase (or `all`): one entry per change of a page, folder or source (an upload shows `created`, then `ready`), oldest first. Poll with `tailCursor`. Free.",
+  input: {
+    knowledgebaseId: z.string().min(1).describe("The Knowledgebase's id or exact name, or `all`."),
+    since: z.string().optional().describe("ISO 8601 date-time to start from (instead of `cursor`)."),
+    ...listInput
+  },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseOrAllIdOf(principal, args.knowledgebaseId)
+      const since = yield* decodeUpdatedSince(args.since)
+      const page = yield* (yield* ChangeFeed).feed(principal, id, { since, limit: args.limit, cursor: args.cursor })
+      return { items: page.items, nextCursor: page.nextCursor, tailCursor: page.tailCursor }
+    })
+})
+
+/** The knowledge family's read tools. */
+export const knowledgeReadTools = [listKnowledgebases, outline, search, listPages, readPage, listSources, getSource, listChanges] as const

@@ -1,0 +1,64 @@
+/**
+ * The member's own memories (conventions: Memories): `remember`, `list_memories`, `forget`. Every
+ * MCP connection is a person, so these always act on the caller's member; another member's memory
+ * is `not_found`. Personal notes: `knowledge:read` admits them (viewers keep notes too).
+ */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { InsufficientScope } from "../../platform/errors.js"
+import { Cursors } from "../../platform/pagination.js"
+import { MemoryService } from "../../knowledge/memories/service.js"
+import { tool } from "../tool.js"
+import { listInput } from "./knowledge-ids.js"
+
+const memberOf = (principal: Principal) =>
+  principal.member === null
+    ? Effect.fail(new InsufficientScope({ message: "Memories belong to a member; this connection acts for no member." }))
+    : Effect.succeed(principal.member)
+
+const remember = tool({
+  name: "remember",
+  description: "Keep a personal note (a memory). Your memories are found by `search_knowledgebase` with `kinds` including `memories`.",
+  input: { text: z.string().min(1).max(10_000).describe("The note, 1 to 10000 characters.") },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const member = yield* memberOf(principal)
+      return { memory: yield* (yield* MemoryService).add(principal.organization.id, member.id, args.text) }
+    })
+})
+
+const listMemories = tool({
+  name: "list_memories",
+  description: "Your own memories, oldest first.",
+  input: { ...listInput },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const member = yield* memberOf(principal)
+      const cursors = yield* Cursors
+      const list = `memories:${member.id}`
+      const request = yield* cursors.request(list, args)
+      const all = yield* (yield* MemoryService).of(member.id)
+      const after = request.after
+      const rest = after === null ? all : all.filter((memory) => memory.createdAt > String(after[0]) || (memory.createdAt === after[0] && memory.id > String(after[1])))
+      const page = cursors.page(list, request, rest.slice(0, request.limit + 1), (memory) => [memory.createdAt, memory.id])
+      return { items: page.items, nextCursor: page.nextCursor }
+    })
+})
+
+const forget = tool({
+  name: "forget",
+  description: "Delete one of your memories.",
+  input: { memoryId: z.string().min(1).describe("The memory's id (from `list_memories` or `remember`).") },
+  scopes: ["knowledge:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const member = yield* memberOf(principal)
+      return yield* (yield* MemoryService).remove(member.id, args.memoryId)
+    })
+})
+
+/** The memory tools (in the knowledge family). */
+export const memoryTools = [remember, listMemories, forget] as const

@@ -1,0 +1,163 @@
+/**
+ * The `run` family: published Agents, Apps and Flows and their runs, over the same services as
+ * `POST /agents/{id}/conversation`, `/apps/{id}/conversation`, `/flows/{id}/run` and
+ * `GET /executions/{id}` (scopes, `apps` gate, credits, executions). Runs are refused on a trial.
+ */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { InvalidRequest } from "../../platform/errors.js"
+import { scopeRefusal } from "../../platform/http/authentication.js"
+import { decodeBody } from "../../platform/http/request-decode.js"
+import { project } from "../../platform/pagination.js"
+import { AgentService } from "../../builder/agents/service.js"
+import { AppService } from "../../builder/apps/service.js"
+import { flowFields } from "../../builder/flows/domain.js"
+import { FlowService } from "../../builder/flows/service.js"
+import { AppRunService } from "../../runtime/app-runs/service.js"
+import { FlowRunRequest } from "../../runtime/flow-runs/domain.js"
+import { FlowRunService } from "../../runtime/flow-runs/service.js"
+import { ConversationTurn } from "../../runtime/runs/domain.js"
+import { RunService } from "../../runtime/runs/service.js"
+import { camelReply, tool } from "../tool.js"
+import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
+import { listInput, fieldsInput } from "./knowledge-ids.js"
+
+/** `message` and `conversationId` of a conversation turn. */
+export const turnInput = {
+  message: z.string().min(1).max(100_000).describe("What to say."),
+  conversationId: z.string().optional().describe("Continues a conversation (from an earlier answer's `conversationId`).")
+}
+
+/** A conversation turn body as REST takes it, checked by the same schema. */
+export const turnBody = (args: { message: string; conversationId?: string | undefined }) =>
+  decodeBody(ConversationTurn)({ message: args.message, ...(args.conversationId === undefined ? {} : { conversation_id: args.conversationId }) })
+
+/** Talks to a published (or draft) Agent: the same two steps as the REST handler, without streaming. */
+export const agentTurn = (actor: Principal, agentId: string, args: { message: string; conversationId?: string | undefined }, draft: boolean) =>
+  Effect.gen(function* () {
+    const runs = yield* RunService
+    const prepared = yield* runs.prepareAgentTurn(actor, agentId, yield* turnBody(args), { draft })
+    return camelReply(yield* runs.runAgentTurn(prepared))
+  })
+
+/** Talks to a published (or draft) App. */
+export const appTurn = (actor: Principal, appId: string, args: { message: string; conversationId?: string | undefined }, draft: boolean) =>
+  Effect.gen(function* () {
+    const runs = yield* AppRunService
+    const prepared = yield* runs.prepareTurn(actor, appId, yield* turnBody(args), { draft })
+    return camelReply(yield* runs.runTurn(prepared))
+  })
+
+/** Runs a published (or draft) Flow with inputs, or a conversational Flow with a message. */
+export const flowRun = (
+  actor: Principal,
+  flowId: string,
+  args: { inputs?: unknown; message?: string | undefined; conversationId?: string | undefined },
+  draft: boolean
+) =>
+  Effect.gen(function* () {
+    const runs = yield* FlowRunService
+    const body = yield* decodeBody(FlowRunRequest)({
+      ...(args.inputs === undefined ? {} : { inputs: args.inputs }),
+      ...(args.message === undefined ? {} : { message: args.message }),
+      ...(args.conversationId === undefined ? {} : { conversation_id: args.conversationId })
+    })
+    return camelReply(yield* runs.runFlow(yield* runs.prepareFlowRun(actor, flowId, body, { draft })))
+  })
+
+/** Which of an Agent or an App an id or name names (Agents first), with the scope and gate each needs. */
+const agentOrApp = (actor: Principal, given: string) =>
+  Effect.gen(function* () {
+    const agents = yield* AgentService
+    const apps = yield* AppService
+    const asAgent = yield* Effect.either(Effect.flatMap(agentIdOf(actor, given, "published"), (id) => Effect.as(agents.get(actor, id), id)))
+    if (asAgent._tag === "Right") return { kind: "agent" as const, id: asAgent.right }
+    if (actor.organization.gates.has("apps") && actor.scopes.has("apps:execute")) {
+      const asApp = yield* Effect.either(Effect.flatMap(appIdOf(actor, given, "published"), (id) => Effect.as(apps.get(actor, id), id)))
+      if (asApp._tag === "Right") return { kind: "app" as const, id: asApp.right }
+    }
+    return yield* asAgent.left
+  })
+
+const listAgents = tool({
+  name: "list_agents",
+  description: "Published Agents, then published Apps (each item has `kind`: `agent` or `app`). Talk to one with `run_agent`.",
+  input: { ...listInput },
+  scopes: ["agents:read", "apps:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const limit = args.limit ?? 50
+      const [part, inner] = args.cursor === undefined ? ["agents", undefined] : [args.cursor.slice(0, args.cursor.indexOf(":")), args.cursor.slice(args.cursor.indexOf(":") + 1) || undefined]
+      if (part !== "agents" && part !== "apps") return yield* new InvalidRequest({ message: "cursor: not a cursor of this list." })
+      const items: Array<Record<string, unknown>> = []
+      let nextCursor: string | null = null
+      const appsListed = principal.scopes.has("apps:read") && principal.organization.gates.has("apps")
+      if (part === "agents" && principal.scopes.has("agents:read")) {
+        const page = yield* (yield* AgentService).list(principal, { includeDrafts: false, updatedSince: null, limit, cursor: inner })
+        items.push(...page.items.map((agent) => ({ kind: "agent", ...agent })))
+        if (page.nextCursor !== null) nextCursor = `agents:${page.nextCursor}`
+      }
+      if (nextCursor === null && appsListed && items.length < limit) {
+        const page = yield* (yield* AppService).list(principal, { includeDrafts: false, updatedSince: null, limit: limit - items.length, cursor: part === "apps" ? inner : undefined })
+        items.push(...page.items.map((app) => ({ kind: "app", id: app.id, name: app.name, description: app.description })))
+        if (page.nextCursor !== null) nextCursor = `apps:${page.nextCursor}`
+      } else if (nextCursor === null && appsListed && part === "agents") {
+        nextCursor = "apps:"
+      }
+      return { items, nextCursor }
+    })
+})
+
+const runAgent = tool({
+  name: "run_agent",
+  description: "Talk to a published Agent or App (by id or exact name); answers `reply`, `conversationId` and `executionId`. One execution; credits as the REST run.",
+  input: { agentId: z.string().min(1).describe("The Agent's or App's id or exact name."), ...turnInput },
+  scopes: ["agents:execute", "apps:execute"],
+  run: true,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const target = yield* agentOrApp(principal, args.agentId)
+      const refusal = scopeRefusal(principal, [target.kind === "agent" ? "agents:execute" : "apps:execute"])
+      if (refusal) return yield* refusal
+      return target.kind === "agent" ? yield* agentTurn(principal, target.id, args, false) : yield* appTurn(principal, target.id, args, false)
+    })
+})
+
+const listFlows = tool({
+  name: "list_flows",
+  description: "Published Flows with their inputs (questions as parameters, and as one JSON Schema).",
+  input: { ...listInput, fields: fieldsInput(flowFields) },
+  scopes: ["flows:read"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const page = yield* (yield* FlowService).list(principal, { includeDrafts: false, updatedSince: null, limit: args.limit, cursor: args.cursor })
+      return { items: page.items.map((flow) => project(flow, args.fields ?? null)), nextCursor: page.nextCursor }
+    })
+})
+
+const runFlow = tool({
+  name: "run_flow",
+  description: "Run a published Flow (by id or exact name) with `inputs` keyed by parameter name (see `list_flows`); a Flow without questions takes `message`. Answers `output` and `variables`.",
+  input: {
+    flowId: z.string().min(1).describe("The Flow's id or exact name."),
+    inputs: z.record(z.string(), z.unknown()).optional().describe("The answers keyed by parameter name."),
+    message: z.string().min(1).optional().describe("For a Flow without questions."),
+    conversationId: z.string().optional().describe("For a Flow without questions: continues a conversation.")
+  },
+  scopes: ["flows:execute"],
+  run: true,
+  handler: (args, { principal }) => Effect.flatMap(flowIdOf(principal, args.flowId, "published"), (id) => flowRun(principal, id, args, false))
+})
+
+const getExecution = tool({
+  name: "get_execution",
+  description: "An execution: what ran, steps, tools called (without their arguments in the default summary view; `view: \"full\"` includes them), credits, timings.",
+  input: { executionId: z.string().min(1), view: z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.") },
+  scopes: ["agents:execute", "flows:execute", "apps:execute"],
+  handler: (args, { principal }) =>
+    Effect.map(Effect.flatMap(RunService, (runs) => runs.execution(principal, args.executionId, args.view !== "full")), (found) => ({ execution: found }))
+})
+
+/** The `run` family's tools. */
+export const runTools = [listAgents, runAgent, listFlows, runFlow, getExecution] as const
