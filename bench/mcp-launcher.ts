@@ -11,6 +11,7 @@ import { PageService } from "../server/knowledge/pages/service.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { startServer } from "../server/server.js"
 import type { McpReady } from "./protocol.js"
+import { stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({ options: { "data-dir": { type: "string" } } })
 if (!values["data-dir"]) throw new Error("--data-dir is required")
@@ -35,21 +36,7 @@ const { personalKey, pageId } = await runAdmin(
   })
 )
 
-let stopping = false
-const stop = () => {
-  if (stopping) return
-  stopping = true
-  setTimeout(() => process.exit(1), 5_000).unref()
-  server.close().then(
-    () => process.exit(0),
-    () => process.exit(1)
-  )
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
-process.stdin.on("end", stop)
-process.stdin.on("error", stop)
-process.stdin.resume()
+stopOnSignals(server)
 
 const ready: McpReady = {
   ready: true,

@@ -14,6 +14,7 @@ import { AccountsService } from "../server/platform/accounts/service.js"
 import { TierPlanService } from "../server/provisioning/plans/service.js"
 import { startServer } from "../server/server.js"
 import type { ProvisioningReady } from "./protocol.js"
+import { stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({ options: { "data-dir": { type: "string" }, accounts: { type: "string", default: "100000" } } })
 if (!values["data-dir"]) throw new Error("--data-dir is required")
@@ -71,21 +72,7 @@ function chunks<A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A
   return out
 }
 
-let stopping = false
-const stop = () => {
-  if (stopping) return
-  stopping = true
-  setTimeout(() => process.exit(1), 5_000).unref()
-  server.close().then(
-    () => process.exit(0),
-    () => process.exit(1)
-  )
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
-process.stdin.on("end", stop)
-process.stdin.on("error", stop)
-process.stdin.resume()
+stopOnSignals(server)
 
 const ready: ProvisioningReady = {
   ready: true,

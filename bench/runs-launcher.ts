@@ -10,6 +10,7 @@ import { parseArgs } from "node:util"
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { startServer } from "../server/server.js"
 import type { RunsReady } from "./protocol.js"
+import { stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({ options: { "data-dir": { type: "string" }, "model-url": { type: "string" } } })
 if (!values["data-dir"] || !values["model-url"]) throw new Error("--data-dir and --model-url are required")
@@ -30,21 +31,7 @@ await runAdmin(
   Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("default", { credits: 1_000_000_000 }))
 )
 
-let stopping = false
-const stop = () => {
-  if (stopping) return
-  stopping = true
-  setTimeout(() => process.exit(1), 5_000).unref()
-  server.close().then(
-    () => process.exit(0),
-    () => process.exit(1)
-  )
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
-process.stdin.on("end", stop)
-process.stdin.on("error", stop)
-process.stdin.resume()
+stopOnSignals(server)
 
 const ready: RunsReady = {
   ready: true,

@@ -18,6 +18,7 @@ import { AccountsService } from "../server/platform/accounts/service.js"
 import { startServer } from "../server/server.js"
 import { cacheMisses } from "./cache-misses.js"
 import { postOrganizations, type SvcReady } from "./protocol.js"
+import { stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({
   options: { "data-dir": { type: "string" }, port: { type: "string", default: "0" } }
@@ -32,22 +33,7 @@ const server = await startServer({
   requestsPerMinute: 1_000_000_000
 })
 
-let stopping = false
-const stop = () => {
-  if (stopping) return
-  stopping = true
-  const force = setTimeout(() => process.exit(1), 5_000)
-  force.unref()
-  server.close().then(
-    () => process.exit(0),
-    () => process.exit(1)
-  )
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
-process.stdin.on("end", stop)
-process.stdin.on("error", stop)
-process.stdin.resume()
+stopOnSignals(server)
 
 const caches = cacheMisses()
 createInterface({ input: process.stdin }).on("line", (line) => {
