@@ -36,6 +36,7 @@ export const sendSigned = (request: {
       safeFetchEffect(request.url, {
         allowPrivate: request.allowPrivate,
         classify: isPublicOrLoopback,
+        loopbackNames: true,
         maxBytes: 1024 * 1024,
         timeoutMs: request.timeoutMs,
         maxRedirects: 0,

@@ -164,7 +164,7 @@ export class WebhookService extends Effect.Service<WebhookService>()("svc/Webhoo
           const current = yield* repo.endpoint(portalId)
           const url = change.url ?? current?.url
           if (url === undefined) return yield* new InvalidRequest({ message: "url: the Portal has no webhook endpoint yet; give its URL." })
-          const check = checkUrl(url, settings.allowPrivateUrls, isPublicOrLoopback)
+          const check = checkUrl(url, settings.allowPrivateUrls, isPublicOrLoopback, true)
           if (!check.ok) return yield* new InvalidRequest({ message: `url: ${check.message}` })
           const enabled = change.enabled ?? current?.enabled === 1
           const secret = current?.secret ?? (enabled ? newSigningSecret() : null)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { checkUrl, describeAddress, isPublicAddress } from "../../server/platform/net/address-policy.js"
+import { checkUrl, describeAddress, isPublicAddress, isPublicOrLoopback } from "../../server/platform/net/address-policy.js"
 
 /** [address, public?, range named in the verdict] */
 const addresses: ReadonlyArray<readonly [string, boolean, string]> = [
@@ -190,5 +190,15 @@ describe("checkUrl", () => {
   it("leaves host names to resolution time", () => {
     const result = checkUrl("https://internal.example/", false)
     expect(result.ok && result.url.hostname).toBe("internal.example")
+  })
+})
+
+describe("the webhook allowance: public addresses and this machine's loopback", () => {
+  it("admits loopback addresses and, when asked, localhost names; other private ranges stay refused", () => {
+    for (const ip of ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "93.184.216.34"]) expect(isPublicOrLoopback(ip), ip).toBe(true)
+    for (const ip of ["10.1.2.3", "192.168.0.1", "169.254.169.254", "172.16.0.1", "fd00::1", "0.0.0.0"]) expect(isPublicOrLoopback(ip), ip).toBe(false)
+    expect(checkUrl("http://localhost:4000/hooks", false, isPublicOrLoopback, true).ok).toBe(true)
+    expect(checkUrl("http://localhost:4000/hooks", false, isPublicOrLoopback).ok).toBe(false)
+    expect(checkUrl("http://10.0.0.1/hooks", false, isPublicOrLoopback, true).ok).toBe(false)
   })
 })

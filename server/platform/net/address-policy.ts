@@ -150,12 +150,14 @@ const isLocalhostName = (host: string) => {
  * (nor the reserved name `localhost`, RFC 6761). Any port is allowed. Host names are not resolved
  * here: `safeFetch` checks the resolved addresses at connect time.
  *
- * `classify` replaces `isPublicAddress` (tests use it to treat one loopback address as public).
+ * `classify` replaces `isPublicAddress` (tests use it to treat one loopback address as public);
+ * `loopbackNames` also lets `localhost` names through (webhooks, which may reach a local receiver).
  */
 export const checkUrl = (
   raw: string,
   allowPrivate: boolean,
-  classify: (ip: string) => boolean = isPublicAddress
+  classify: (ip: string) => boolean = isPublicAddress,
+  loopbackNames = false
 ): UrlCheck => {
   let url: URL
   try {
@@ -182,7 +184,7 @@ export const checkUrl = (
         message: `${ip} is not a public address (${describeAddress(ip).range}); only public addresses are fetched.`
       }
     }
-    if (ip === null && isLocalhostName(url.hostname) && !classify("127.0.0.1")) {
+    if (ip === null && isLocalhostName(url.hostname) && !loopbackNames) {
       return {
         ok: false,
         reason: "blocked_address",

@@ -66,6 +66,8 @@ export interface SafeFetchOptions {
   readonly classify?: (ip: string) => boolean
   /** Cancels the fetch (reported as `cancelled`). */
   readonly signal?: AbortSignal
+  /** Lets `localhost` names through the URL check (with a `classify` that admits loopback). */
+  readonly loopbackNames?: boolean
   /** Sends this instead of a GET (webhooks): the method, extra headers and the body. */
   readonly send?: { readonly method: "POST"; readonly headers: Readonly<Record<string, string>>; readonly body: string }
 }
@@ -229,7 +231,7 @@ export const safeFetch = async (url: string | URL, options: SafeFetchOptions): P
     for (let redirects = 0; ; redirects++) {
       blocked = undefined
       if (signal.aborted) throw translate(signal.reason)
-      const check = checkUrl(current, allowPrivate, classify)
+      const check = checkUrl(current, allowPrivate, classify, options.loopbackNames ?? false)
       if (!check.ok) {
         throw refused(check.reason, check.message)
       }
