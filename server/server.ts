@@ -11,6 +11,7 @@ import { type DemoIds, seedDemo } from "./demo/seed.js"
 import { features } from "./features.js"
 import { ActivityLog } from "./knowledge/activity/service.js"
 import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
+import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
@@ -48,7 +49,9 @@ export interface ServerOptions {
   readonly requestsPerMinute?: number | undefined
   /** Seeds demo content on the first start of an empty data directory (`svc serve --demo`). */
   readonly demo?: boolean | undefined
-  /** Runs the ingestion worker (default true; tests of restarts start servers without it). */
+  /** How often the monthly credit renewal looks for due organizations, in milliseconds (a minute; tests shorten it). */
+  readonly creditRenewalPollMs?: number | undefined
+  /** Runs the background workers: ingestion, webhooks, mail, credit renewal (default true; tests of restarts start servers without them). */
   readonly ingestionWorker?: boolean | undefined
   /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
   readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
@@ -142,7 +145,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
     )
     if (options.ingestionWorker !== false) {
       await Effect.runPromise(
-        Layer.buildWithScope(mergeLayers(features.map((feature) => feature.workers)).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+        Layer.buildWithScope(Layer.merge(mergeLayers(features.map((feature) => feature.workers)), CreditRenewalLive(options.creditRenewalPollMs)).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
       )
     }
     const demo =
