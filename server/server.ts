@@ -7,60 +7,34 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
+import { CoreLive, type CoreOptions } from "./core.js"
 import { type DemoIds, seedDemo } from "./demo/seed.js"
 import { features } from "./features.js"
 import { ActivityLog } from "./knowledge/activity/service.js"
-import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
 import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
 import { AccountsService } from "./platform/accounts/service.js"
-import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { McpHttpLive } from "./mcp/http.js"
 import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
 import { RequestLogLive, type RequestLogOptions } from "./platform/http/request-log.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
-import { IdempotencyStore } from "./platform/idempotency.js"
-import { Cursors } from "./platform/pagination.js"
-import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
 import { StderrLogger } from "./platform/logging.js"
-import { DatabaseLive } from "./platform/sql/database.js"
-import { ReadConnection } from "./platform/sql/read-connection.js"
-import { ModelConfig, type ModelSettings } from "./runtime/config.js"
-import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
-import { WebhookSettings, type WebhookSettingsShape } from "./webhooks/domain.js"
 
-/** How to run the server. */
-export interface ServerOptions {
-  readonly dataDir: string
+/** How to run the server: the core options and how it listens, logs and starts. */
+export interface ServerOptions extends CoreOptions {
   readonly host?: string | undefined
   readonly port?: number | undefined
-  /** The clock (milliseconds since the epoch); tests drive it by hand. */
-  readonly now?: (() => number) | undefined
   /** Least severe log level written to stderr. */
   readonly logLevel?: LogLevel.LogLevel | undefined
   /** Writes one line per request (`svc serve`); none when undefined. */
   readonly requestLog?: RequestLogOptions | undefined
-  /** Lets `url` sources and webhooks reach loopback and private addresses (local development). */
-  readonly allowPrivateUrls?: boolean | undefined
-  /** Seconds before webhook delivery attempts 2, 3 and 4 (default 10, 60, 300). */
-  readonly webhookRetryDelays?: readonly [number, number, number] | undefined
-  /** Overrides the per-key rate of 120 requests per minute (benchmarks only). */
-  readonly requestsPerMinute?: number | undefined
   /** Seeds demo content on the first start of an empty data directory (`svc serve --demo`). */
   readonly demo?: boolean | undefined
   /** How often the monthly credit renewal looks for due organizations, in milliseconds (a minute; tests shorten it). */
   readonly creditRenewalPollMs?: number | undefined
   /** Runs the background workers: ingestion, webhooks, mail, credit renewal (default true; tests of restarts start servers without them). */
   readonly ingestionWorker?: boolean | undefined
-  /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
-  readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
-  /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. */
-  readonly model?: Partial<ModelSettings> | undefined
-  /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
-  readonly runs?: Partial<RunSettingsShape> | undefined
-  /** Webhook delivery settings over the defaults (tests poll often); retry delays come from `webhookRetryDelays`. */
-  readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
 }
 
 /** A running server. */
@@ -80,36 +54,6 @@ export interface RunningServer {
   readonly close: () => Promise<void>
 }
 
-
-/** Domain services over the database, shared by the HTTP server, the CLI and (later) MCP. */
-export const CoreLive = (
-  options: Pick<
-    ServerOptions,
-    "dataDir" | "now" | "requestsPerMinute" | "allowPrivateUrls" | "ingestion" | "model" | "runs" | "webhooks" | "webhookRetryDelays"
-  >
-) =>
-  Layer.mergeAll(
-    Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
-    AccountsService.Default,
-    Cursors.Default,
-    IdempotencyStore.Default,
-    RateLimiter.Default,
-    mergeLayers(features.map((feature) => feature.services)),
-    ReadConnection.Default
-  ).pipe(
-    Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
-    Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
-    Layer.provideMerge(RunSettings.layer(options.runs)),
-    Layer.provideMerge(
-      WebhookSettings.layer({
-        ...options.webhooks,
-        allowPrivateUrls: options.allowPrivateUrls ?? false,
-        ...(options.webhookRetryDelays === undefined ? {} : { retryDelaysSeconds: options.webhookRetryDelays })
-      })
-    ),
-    Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
-    Layer.provideMerge(DatabaseLive(options.dataDir))
-  )
 
 const HttpLive = (options: ServerOptions) =>
   HttpApiBuilder.serve().pipe(

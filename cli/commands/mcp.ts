@@ -53,7 +53,7 @@ const log = (io: CliIo) => (line: string) => void io.stderr.write(`${line}\n`)
 const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
   const [{ isDataDirectory }, { CoreLive }, { features }, { mergeLayers }, { StderrLogger }, { parseFamilies }, { serveStdioInProcess }, effect] = await Promise.all([
     import("../../server/admin.js"),
-    import("../../server/server.js"),
+    import("../../server/core.js"),
     import("../../server/features.js"),
     import("../../server/platform/feature.js"),
     import("../../server/platform/logging.js"),

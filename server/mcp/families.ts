@@ -5,11 +5,10 @@
  */
 import { Effect } from "effect"
 import { InvalidRequest } from "../platform/errors.js"
+import { type FamilyName, familyNames } from "./family-names.js"
 import type { CallContext, McpTool } from "./tool.js"
 
-/** The families, in the order the spec names them. */
-export const familyNames = ["run", "authoring", "knowledge", "provisioning", "agents"] as const
-export type FamilyName = (typeof familyNames)[number]
+export { familyNames, type FamilyName } from "./family-names.js"
 
 /** One family: the tools it offers a caller (before the caller's scopes filter them). */
 export interface ToolFamily<R = any> {

@@ -14,14 +14,14 @@ import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
 import { gateError, scopeRefusal } from "../platform/http/authentication.js"
 import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import type * as z from "zod/v4"
-import type { CoreLive } from "../server.js"
+import type { CoreServices } from "../core.js"
 import { mapLegacyMessage } from "./names.js"
 import { pageResources, readPageResource } from "./resources.js"
 import { listFingerprint, toolsFor } from "./registry.js"
 import { type CallContext, type McpTool, toolEffect } from "./tool.js"
 
 /** The services MCP tools run on (the server's core). */
-export type McpServices = Layer.Layer.Success<ReturnType<typeof CoreLive>>
+export type McpServices = CoreServices
 
 /** The server's name and version as MCP clients see them. */
 export const serverInfo = { name: "svc", version: "0.1.0" } as const

@@ -10,7 +10,7 @@ import type * as z from "zod/v4"
 import type { ApiScope, Gate, Principal } from "../platform/accounts/domain.js"
 import { type ApiFailure, ServerError } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
-import type { FamilyName } from "./families.js"
+import type { FamilyName } from "./family-names.js"
 
 /** Who is calling and what they asked for, fresh on every request. */
 export interface CallContext {

@@ -1,0 +1,69 @@
+/**
+ * The service's core: the database and every domain service over it, shared by the HTTP server
+ * (`server.ts`) and the in-process MCP server of `svc mcp`.
+ */
+import { Layer } from "effect"
+import { features } from "./features.js"
+import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
+import { AccountsService } from "./platform/accounts/service.js"
+import { AppClock } from "./platform/clock.js"
+import { mergeLayers } from "./platform/feature.js"
+import { IdempotencyStore } from "./platform/idempotency.js"
+import { Cursors } from "./platform/pagination.js"
+import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
+import { DatabaseLive } from "./platform/sql/database.js"
+import { ReadConnection } from "./platform/sql/read-connection.js"
+import { ModelConfig, type ModelSettings } from "./runtime/config.js"
+import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
+import { WebhookSettings, type WebhookSettingsShape } from "./webhooks/domain.js"
+
+/** What the core is built from. */
+export interface CoreOptions {
+  readonly dataDir: string
+  /** The clock (milliseconds since the epoch); tests drive it by hand. */
+  readonly now?: (() => number) | undefined
+  /** Lets `url` sources and webhooks reach loopback and private addresses (local development). */
+  readonly allowPrivateUrls?: boolean | undefined
+  /** Seconds before webhook delivery attempts 2, 3 and 4 (default 10, 60, 300). */
+  readonly webhookRetryDelays?: readonly [number, number, number] | undefined
+  /** Overrides the per-key rate of 120 requests per minute (benchmarks only). */
+  readonly requestsPerMinute?: number | undefined
+  /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
+  readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
+  /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. */
+  readonly model?: Partial<ModelSettings> | undefined
+  /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
+  readonly runs?: Partial<RunSettingsShape> | undefined
+  /** Webhook delivery settings over the defaults (tests poll often); retry delays come from `webhookRetryDelays`. */
+  readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
+}
+
+/** Domain services over the database, shared by the HTTP server, `svc mcp` and the benchmarks. */
+export const CoreLive = (
+  options: CoreOptions
+) =>
+  Layer.mergeAll(
+    Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
+    AccountsService.Default,
+    Cursors.Default,
+    IdempotencyStore.Default,
+    RateLimiter.Default,
+    mergeLayers(features.map((feature) => feature.services)),
+    ReadConnection.Default
+  ).pipe(
+    Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
+    Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
+    Layer.provideMerge(RunSettings.layer(options.runs)),
+    Layer.provideMerge(
+      WebhookSettings.layer({
+        ...options.webhooks,
+        allowPrivateUrls: options.allowPrivateUrls ?? false,
+        ...(options.webhookRetryDelays === undefined ? {} : { retryDelaysSeconds: options.webhookRetryDelays })
+      })
+    ),
+    Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
+    Layer.provideMerge(DatabaseLive(options.dataDir))
+  )
+
+/** The services the core provides. */
+export type CoreServices = Layer.Layer.Success<ReturnType<typeof CoreLive>>
