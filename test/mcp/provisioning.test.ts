@@ -1,0 +1,273 @@
+/**
+ * The provisioning family through the MCP SDK's client over Streamable HTTP: listed for admins only
+ * (and a role change between two requests), group and admission tools only with the `groups` gate,
+ * every tool's happy path over the same services as REST, names and emails for ids, and the main
+ * refusals with REST's codes, each proven to write nothing.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AccountsService } from "../../server/platform/accounts/service.js"
+import { sql, unknownId } from "../support/fixtures.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+import { createTargets, insertPlan, insertPortal, provisioningCounts, setGroupsGate } from "../provisioning/support.js"
+import { call, connect, personalKey, toolNames } from "./helpers.js"
+
+const ungatedTools = [
+  "adjust_bonus_credits",
+  "delete_end_user",
+  "get_end_user",
+  "list_end_users",
+  "list_portals",
+  "list_tier_plans",
+  "provision_end_user",
+  "remove_end_user_plan",
+  "revoke_end_user"
+]
+const gatedTools = [
+  "add_group_member",
+  "admit_group",
+  "create_user_group",
+  "delete_user_group",
+  "get_user_group",
+  "grant_group_access",
+  "list_portal_admissions",
+  "list_user_groups",
+  "remove_admission",
+  "remove_group_member",
+  "revoke_group_grant",
+  "update_user_group"
+]
+const core = ["search_docs", "whoami"]
+
+let server: TestServer
+let otherKey: string
+let admin: Client
+let gold: { planId: string; groupId: string }
+let silver: { planId: string; groupId: string }
+let portal: string
+
+const codeOf = (answer: { isError: boolean; body: any }) => (answer.isError ? answer.body?.error?.code : null)
+
+/** Calls a tool expecting a refusal with `code`, and proves the provisioning tables did not change. */
+const refusedWithoutWrites = async (name: string, args: Record<string, unknown>, code: string) => {
+  const before = await provisioningCounts(server)
+  const answer = await call(admin, name, args)
+  expect(answer.isError, JSON.stringify(answer.body)).toBe(true)
+  expect(answer.body.error).toEqual({ code, message: expect.any(String) })
+  expect(await provisioningCounts(server)).toEqual(before)
+  return answer.body.error.message as string
+}
+
+const ok = async (name: string, args: Record<string, unknown> = {}) => {
+  const answer = await call(admin, name, args)
+  expect(answer.isError, `${name}: ${JSON.stringify(answer.body)}`).toBe(false)
+  return answer.body
+}
+
+beforeAll(async () => {
+  server = await startTestServer()
+  otherKey = await server.createOrganization("other")
+  await setGroupsGate(server, true)
+  await setGroupsGate(server, true, "other")
+  gold = await insertPlan(server, { name: "Gold", credits: 500 })
+  silver = await insertPlan(server, { name: "Silver" })
+  portal = await insertPortal(server, { name: "Members" })
+  admin = await connect(server, await personalKey(server, "admin@example.com", "admin"), { tools: "provisioning" })
+})
+afterAll(async () => {
+  await admin.close()
+  await server.stop()
+})
+
+describe("tool lists", () => {
+  it("offers an admin the whole family, and members and viewers none of it", async () => {
+    expect(await toolNames(admin)).toEqual([...ungatedTools, ...gatedTools, ...core].sort())
+    for (const role of ["member", "viewer"] as const) {
+      const client = await connect(server, await personalKey(server, `${role}@example.com`, role), { tools: "provisioning" })
+      expect(await toolNames(client)).toEqual(core)
+      await client.close()
+    }
+  })
+
+  it("leaves the group and admission tools out while the groups gate is off", async () => {
+    await setGroupsGate(server, false)
+    try {
+      expect(await toolNames(admin)).toEqual([...ungatedTools, ...core].sort())
+      const before = await provisioningCounts(server)
+      const hidden = await call(admin, "create_user_group", { name: "Hidden" })
+      expect(hidden).toEqual({ isError: true, body: expect.stringContaining("create_user_group not found") })
+      expect(await provisioningCounts(server)).toEqual(before)
+      const rest = await server.request("POST", "/user-groups", { body: { name: "Hidden" } })
+      expect(rest.body.error.code).toBe("groups_disabled")
+    } finally {
+      await setGroupsGate(server, true)
+    }
+    expect(await toolNames(admin)).toContain("create_user_group")
+  })
+
+  it("removes the family on the next request after a role change, and brings it back", async () => {
+    const client = await connect(server, await personalKey(server, "changing@example.com", "admin"), { tools: "provisioning" })
+    expect((await call(client, "list_tier_plans")).isError).toBe(false)
+    await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setMemberRole("default", "changing@example.com", "member")))
+    expect(await toolNames(client)).toEqual(core)
+    expect(await call(client, "list_tier_plans")).toEqual({ isError: true, body: expect.stringContaining("list_tier_plans not found") })
+    await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setMemberRole("default", "changing@example.com", "admin")))
+    expect(await toolNames(client)).toContain("provision_end_user")
+    await client.close()
+  })
+})
+
+describe("plans and Portals", () => {
+  it("lists plans and Portals as {items, nextCursor} with limit and cursor", async () => {
+    const first = await ok("list_tier_plans", { limit: 1 })
+    expect(first.items).toEqual([expect.objectContaining({ id: gold.planId, name: "Gold", groupId: gold.groupId, creditAllowance: 500, archived: false })])
+    const second = await ok("list_tier_plans", { limit: 1, cursor: first.nextCursor })
+    expect(second).toEqual({ items: [expect.objectContaining({ id: silver.planId })], nextCursor: null })
+    expect(await ok("list_portals")).toEqual({ items: [expect.objectContaining({ id: portal, name: "Members" })], nextCursor: null })
+    expect(codeOf(await call(admin, "list_portals", { cursor: "forged" }))).toBe("invalid_request")
+  })
+})
+
+describe("end users", () => {
+  it("provisions by plan and group names, then reads, lists and finds the account by email", async () => {
+    const group = (await ok("create_user_group", { name: "Beta" })).group
+    const made = await ok("provision_end_user", { email: "Ada@Example.com", fullName: "Ada", tierPlanIds: ["Gold"], groupIds: ["Beta"] })
+    expect(made).toEqual(
+      expect.objectContaining({ created: true, groupsJoined: [group.id], grantsCreated: 0, endUser: expect.objectContaining({ email: "Ada@Example.com", fullName: "Ada" }) })
+    )
+    expect(made.subscriptions).toEqual([expect.objectContaining({ tierPlanId: gold.planId, tierPlanName: "Gold", creditAllowance: 500 })])
+    const again = await ok("provision_end_user", { email: "ada@example.com", tierPlanIds: [silver.planId] })
+    expect(again.created).toBe(false)
+    expect(again.subscriptions.map((s: any) => s.tierPlanName)).toEqual(["Gold", "Silver"])
+    const read = await ok("get_end_user", { endUserId: "ADA@example.com" })
+    expect(read.endUser).toEqual(expect.objectContaining({ id: made.endUser.id, state: "active", groupIds: [group.id] }))
+    expect((await ok("get_end_user", { endUserId: made.endUser.id })).endUser.id).toBe(made.endUser.id)
+    const listed = await ok("list_end_users", { email: "ada@EXAMPLE.com" })
+    expect(listed).toEqual({ items: [expect.objectContaining({ id: made.endUser.id, state: "active" })], nextCursor: null })
+    expect((await ok("list_end_users", { updatedSince: "2999-01-01T00:00:00Z" })).items).toEqual([])
+    expect(codeOf(await call(admin, "list_end_users", { updatedSince: "yesterday" }))).toBe("invalid_request")
+  })
+
+  it("refuses unknown plans, plans' groups and bad emails with REST's codes, writing nothing", async () => {
+    expect(await refusedWithoutWrites("provision_end_user", { email: "new@example.com", tierPlanIds: ["Platinum"] }, "tier_not_found")).toContain("Platinum")
+    await refusedWithoutWrites("provision_end_user", { email: "new@example.com", tierPlanIds: [unknownId()] }, "tier_not_found")
+    await refusedWithoutWrites("provision_end_user", { email: "new@example.com", groupIds: ["Nobody"] }, "group_not_found")
+    await refusedWithoutWrites("provision_end_user", { email: "new@example.com", groupIds: [gold.groupId] }, "plan_group")
+    await refusedWithoutWrites("provision_end_user", { email: "not an email" }, "invalid_request")
+    expect((await call(admin, "list_end_users", { email: "new@example.com" })).body.items).toEqual([])
+  })
+
+  it("revokes, removes a plan by name, adjusts bonus credits, and deletes only with confirm", async () => {
+    const made = await ok("provision_end_user", { email: "bo@example.com", tierPlanIds: ["Gold", "Silver"] })
+    const id = made.endUser.id
+    expect(await ok("revoke_end_user", { endUserId: "bo@example.com" })).toEqual({ ok: true, revoked: true })
+    expect((await ok("get_end_user", { endUserId: id })).endUser.state).toBe("revoked")
+    expect(await ok("remove_end_user_plan", { endUserId: id, subscriptionId: "Silver" })).toEqual({ ok: true })
+    expect((await ok("get_end_user", { endUserId: id })).endUser.subscriptions.map((s: any) => s.tierPlanName)).toEqual(["Gold"])
+    const added = await ok("adjust_bonus_credits", { endUserId: id, subscriptionId: gold.planId, amount: 25, reason: "goodwill" })
+    expect(added).toEqual({ ok: true, applied: 25, subscription: expect.objectContaining({ bonusCredits: 25, creditsRemaining: 525 }) })
+    const removed = await ok("adjust_bonus_credits", { endUserId: id, subscriptionId: added.subscription.id, amount: -100 })
+    expect(removed.applied).toBe(-25)
+    await refusedWithoutWrites("adjust_bonus_credits", { endUserId: id, subscriptionId: "Gold", amount: 0 }, "invalid_request")
+    await refusedWithoutWrites("remove_end_user_plan", { endUserId: id, subscriptionId: "Silver" }, "not_found")
+
+    const unconfirmed = await call(admin, "delete_end_user", { endUserId: id })
+    expect(unconfirmed.isError).toBe(true)
+    expect((await ok("get_end_user", { endUserId: id })).endUser.subscriptions).toHaveLength(1)
+    expect(await ok("delete_end_user", { endUserId: id, confirm: true })).toEqual({ ok: true })
+    expect(await sql(server, (db) => db`SELECT state, full_name FROM end_users WHERE id = ${id}`)).toEqual([{ state: "deleted", full_name: null }])
+    await refusedWithoutWrites("get_end_user", { endUserId: id }, "not_found")
+    await refusedWithoutWrites("provision_end_user", { email: "BO@example.com", tierPlanIds: ["Gold"] }, "deleted_identity")
+  })
+
+  it("answers not_found for another organization's end user and for an unknown email", async () => {
+    const theirs = await server.request("POST", "/end-users", { key: otherKey, body: { email: "theirs@example.com" } })
+    expect(theirs.status).toBe(201)
+    const theirId = theirs.body.endUser.id
+    await refusedWithoutWrites("get_end_user", { endUserId: theirId }, "not_found")
+    await refusedWithoutWrites("revoke_end_user", { endUserId: theirId }, "not_found")
+    await refusedWithoutWrites("delete_end_user", { endUserId: theirId, confirm: true }, "not_found")
+    await refusedWithoutWrites("get_end_user", { endUserId: "theirs@example.com" }, "not_found")
+    expect(await sql(server, (db) => db`SELECT state FROM end_users WHERE id = ${theirId}`)).toEqual([{ state: "active" }])
+  })
+})
+
+describe("user groups", () => {
+  it("creates, lists with fields, reads by name, updates and deletes (with confirm) a group", async () => {
+    const made = (await ok("create_user_group", { name: "Staff", description: "Everyone" })).group
+    expect(made).toEqual(expect.objectContaining({ name: "Staff", description: "Everyone", memberCount: 0, planId: null }))
+    const listed = await ok("list_user_groups", { fields: ["name", "planId"], limit: 200 })
+    expect(listed.items).toEqual(expect.arrayContaining([{ name: "Staff", planId: null }, { name: "Gold", planId: gold.planId }]))
+    expect(await ok("update_user_group", { groupId: "Staff", name: "Crew", description: null })).toEqual({ ok: true })
+    expect((await ok("get_user_group", { groupId: made.id })).group).toEqual(expect.objectContaining({ name: "Crew", description: null }))
+    await refusedWithoutWrites("update_user_group", { groupId: "Crew" }, "invalid_request")
+    await refusedWithoutWrites("update_user_group", { groupId: "Gold", name: "Renamed" }, "plan_group")
+    await refusedWithoutWrites("delete_user_group", { groupId: gold.groupId, confirm: true }, "plan_group")
+    expect(await refusedWithoutWrites("get_user_group", { groupId: "Crw" }, "not_found")).toContain("Crew")
+
+    expect((await call(admin, "delete_user_group", { groupId: "Crew" })).isError).toBe(true)
+    expect((await ok("get_user_group", { groupId: "Crew" })).group.id).toBe(made.id)
+    expect(await ok("delete_user_group", { groupId: "Crew", confirm: true })).toEqual({ ok: true })
+    await refusedWithoutWrites("get_user_group", { groupId: made.id }, "not_found")
+  })
+
+  it("adds members by email (pending, invited) and by id, refuses a plan's group and a deleted account, removes by email", async () => {
+    const group = (await ok("create_user_group", { name: "Readers" })).group
+    const byEmail = await ok("add_group_member", { groupId: "Readers", email: "cy@example.com" })
+    expect(byEmail).toEqual({ ok: true, added: true, endUserId: expect.any(String) })
+    expect((await ok("get_end_user", { endUserId: "cy@example.com" })).endUser.state).toBe("pending")
+    expect(await sql(server, (db) => db`SELECT kind FROM outbox_emails WHERE recipient = ${"cy@example.com"}`)).toEqual([{ kind: "group_invite" }])
+    expect(await ok("add_group_member", { groupId: group.id, endUserId: byEmail.endUserId })).toEqual({ ok: true, added: false, endUserId: byEmail.endUserId })
+    await refusedWithoutWrites("add_group_member", { groupId: "Gold", email: "dee@example.com" }, "plan_group")
+    await refusedWithoutWrites("add_group_member", { groupId: "Readers", email: "dee@example.com", endUserId: byEmail.endUserId }, "invalid_request")
+    await refusedWithoutWrites("add_group_member", { groupId: "Readers", email: "bo@example.com" }, "deleted_identity")
+    await refusedWithoutWrites("add_group_member", { groupId: "Readers", endUserId: unknownId() }, "not_found")
+    expect((await ok("get_user_group", { groupId: "Readers" })).members).toEqual([expect.objectContaining({ email: "cy@example.com", via: "direct" })])
+    expect(await ok("remove_group_member", { groupId: "Readers", endUserId: "cy@example.com" })).toEqual({ ok: true, removed: true })
+    expect(await ok("remove_group_member", { groupId: "Readers", endUserId: byEmail.endUserId })).toEqual({ ok: true, removed: false })
+  })
+
+  it("grants and revokes access, refusing deploymentId and unknown targets", async () => {
+    const { appId } = await createTargets(server)
+    const granted = await ok("grant_group_access", { groupId: "Readers", targetKind: "app", targetId: appId })
+    expect(granted).toEqual({ ok: true, grantId: expect.any(String), created: true })
+    expect(await ok("grant_group_access", { groupId: "Readers", targetKind: "app", targetId: appId })).toEqual({ ...granted, created: false })
+    await refusedWithoutWrites("grant_group_access", { groupId: "Readers", targetKind: "app", targetId: appId, deploymentId: "d1" }, "portal_scope_unsupported")
+    await refusedWithoutWrites("grant_group_access", { groupId: "Readers", targetKind: "suite", targetId: unknownId() }, "grant_target_not_found")
+    await refusedWithoutWrites("grant_group_access", { groupId: unknownId(), targetKind: "app", targetId: appId }, "not_found")
+    expect((await ok("get_user_group", { groupId: "Readers" })).grants).toEqual([expect.objectContaining({ grantId: granted.grantId, targetId: appId })])
+    expect(await ok("revoke_group_grant", { groupId: "Readers", grantId: granted.grantId })).toEqual({ ok: true })
+    await refusedWithoutWrites("revoke_group_grant", { groupId: "Readers", grantId: granted.grantId }, "not_found")
+  })
+
+  it("answers not_found for another organization's group", async () => {
+    const theirs = await server.request("POST", "/user-groups", { key: otherKey, body: { name: "Theirs" } })
+    const theirId = theirs.body.group.id
+    await refusedWithoutWrites("get_user_group", { groupId: theirId }, "not_found")
+    await refusedWithoutWrites("delete_user_group", { groupId: theirId, confirm: true }, "not_found")
+    await refusedWithoutWrites("add_group_member", { groupId: theirId, email: "x@example.com" }, "not_found")
+    await refusedWithoutWrites("provision_end_user", { email: "x@example.com", groupIds: [theirId] }, "group_not_found")
+  })
+})
+
+describe("Portal admissions", () => {
+  it("admits by names, lists, removes, and refuses unknown or foreign groups and Portals", async () => {
+    const admitted = await ok("admit_group", { portalId: "Members", groupId: "Readers" })
+    expect(admitted).toEqual({ ok: true, created: true, admission: expect.objectContaining({ groupName: "Readers", planId: null }) })
+    expect((await ok("admit_group", { portalId: portal, groupId: "Gold" })).admission.planId).toBe(gold.planId)
+    expect((await ok("admit_group", { portalId: portal, groupId: "Readers" })).created).toBe(false)
+    const first = await ok("list_portal_admissions", { portalId: "Members", limit: 1 })
+    expect(first.items.map((a: any) => a.groupName)).toEqual(["Readers"])
+    expect((await ok("list_portal_admissions", { portalId: portal, cursor: first.nextCursor })).items.map((a: any) => a.groupName)).toEqual(["Gold"])
+
+    const theirGroup = (await server.request("POST", "/user-groups", { key: otherKey, body: { name: "Foreign" } })).body.group.id
+    await refusedWithoutWrites("admit_group", { portalId: portal, groupId: theirGroup }, "group_not_found")
+    await refusedWithoutWrites("admit_group", { portalId: portal, groupId: "Nope" }, "group_not_found")
+    await refusedWithoutWrites("admit_group", { portalId: unknownId(), groupId: "Readers" }, "not_found")
+    await refusedWithoutWrites("list_portal_admissions", { portalId: "Elsewhere" }, "not_found")
+
+    expect(await ok("remove_admission", { portalId: "Members", groupId: "Readers" })).toEqual({ ok: true, removed: true })
+    expect(await ok("remove_admission", { portalId: portal, groupId: "Readers" })).toEqual({ ok: true, removed: false })
+  })
+})
