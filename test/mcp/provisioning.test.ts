@@ -126,6 +126,13 @@ describe("plans and Portals", () => {
     expect(second).toEqual({ items: [expect.objectContaining({ id: silver.planId })], nextCursor: null })
     expect(await ok("list_portals")).toEqual({ items: [expect.objectContaining({ id: portal, name: "Members" })], nextCursor: null })
     expect(codeOf(await call(admin, "list_portals", { cursor: "forged" }))).toBe("invalid_request")
+    expect((await ok("list_tier_plans", { fields: ["name", "archived"] })).items).toEqual([
+      { name: "Gold", archived: false },
+      { name: "Silver", archived: false }
+    ])
+    expect((await ok("list_portals", { fields: ["name"] })).items).toEqual([{ name: "Members" }])
+    const unknownField = await call(admin, "list_portals", { fields: ["secret"] })
+    expect(unknownField.isError).toBe(true)
   })
 })
 
@@ -145,6 +152,7 @@ describe("end users", () => {
     expect((await ok("get_end_user", { endUserId: made.endUser.id })).endUser.id).toBe(made.endUser.id)
     const listed = await ok("list_end_users", { email: "ada@EXAMPLE.com" })
     expect(listed).toEqual({ items: [expect.objectContaining({ id: made.endUser.id, state: "active" })], nextCursor: null })
+    expect((await ok("list_end_users", { email: "ada@example.com", fields: ["email", "state"] })).items).toEqual([{ email: "Ada@Example.com", state: "active" }])
     expect((await ok("list_end_users", { updatedSince: "2999-01-01T00:00:00Z" })).items).toEqual([])
     expect(codeOf(await call(admin, "list_end_users", { updatedSince: "yesterday" }))).toBe("invalid_request")
   })
@@ -259,7 +267,10 @@ describe("Portal admissions", () => {
     expect((await ok("admit_group", { portalId: portal, groupId: "Readers" })).created).toBe(false)
     const first = await ok("list_portal_admissions", { portalId: "Members", limit: 1 })
     expect(first.items.map((a: any) => a.groupName)).toEqual(["Readers"])
-    expect((await ok("list_portal_admissions", { portalId: portal, cursor: first.nextCursor })).items.map((a: any) => a.groupName)).toEqual(["Gold"])
+    expect(await ok("list_portal_admissions", { portalId: portal, cursor: first.nextCursor, fields: ["groupName", "planId"] })).toEqual({
+      items: [{ groupName: "Gold", planId: gold.planId }],
+      nextCursor: null
+    })
 
     const theirGroup = (await server.request("POST", "/user-groups", { key: otherKey, body: { name: "Foreign" } })).body.group.id
     await refusedWithoutWrites("admit_group", { portalId: portal, groupId: theirGroup }, "group_not_found")

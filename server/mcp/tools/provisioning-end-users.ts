@@ -6,12 +6,13 @@
 import { Effect } from "effect"
 import * as z from "zod/v4"
 import { decodeBody } from "../../platform/http/request-decode.js"
-import { BonusCredits, ProvisionEndUser } from "../../provisioning/end-users/domain.js"
+import { project } from "../../platform/pagination.js"
+import { BonusCredits, EndUserListItem, ProvisionEndUser } from "../../provisioning/end-users/domain.js"
 import { EndUserService } from "../../provisioning/end-users/service.js"
 import { tool } from "../tool.js"
 import { idsOf } from "./builder-ids.js"
-import { decodeUpdatedSince, listInput, updatedSinceInput } from "./knowledge-ids.js"
-import { bodyGroupIdOf, endUserIdOf, endUserInput, subscriptionIdOf, subscriptionInput, tierPlanIdOf } from "./provisioning-ids.js"
+import { decodeUpdatedSince, fieldsInput, listInput, updatedSinceInput } from "./knowledge-ids.js"
+import { bodyGroupIdOf, endUserIdOf, fieldNamesOf, endUserInput, subscriptionIdOf, subscriptionInput, tierPlanIdOf } from "./provisioning-ids.js"
 
 /** `confirm: true`, required by the tools that cannot be undone. */
 export const confirmInput = z.literal(true).describe("Must be `true`: this cannot be undone.")
@@ -43,14 +44,15 @@ const listEndUsers = tool({
   input: {
     email: z.string().min(1).optional().describe("Only the account of this email (compared case-insensitively)."),
     updatedSince: updatedSinceInput,
-    ...listInput
+    ...listInput,
+    fields: fieldsInput(fieldNamesOf(EndUserListItem))
   },
   scopes: ["end_users:read"],
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const updatedSince = yield* decodeUpdatedSince(args.updatedSince)
       const page = yield* (yield* EndUserService).list(principal, { email: args.email, updatedSince, limit: args.limit, cursor: args.cursor })
-      return { items: page.items, nextCursor: page.nextCursor }
+      return { items: page.items.map((endUser) => project(endUser, args.fields ?? null)), nextCursor: page.nextCursor }
     })
 })
 

@@ -4,7 +4,7 @@
  * id or name. Where REST answers a body id it cannot find with its own code (`tier_not_found`,
  * `group_not_found`), a name that matches nothing is answered with that code too.
  */
-import { Effect } from "effect"
+import { Effect, type Schema } from "effect"
 import * as z from "zod/v4"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { GroupNotFound, NotFound, TierNotFound } from "../../platform/errors.js"
@@ -16,6 +16,9 @@ import { PortalService } from "../../provisioning/portals/service.js"
 import { collectAll, resolveId } from "../resolve.js"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The field names of a listed resource, for its list tool's `fields`. */
+export const fieldNamesOf = (schema: { readonly fields: Schema.Struct.Fields }) => Object.keys(schema.fields) as [string, ...Array<string>]
 
 /** A group argument. */
 export const groupInput = z.string().min(1).describe("The user group's id or exact name.")
