@@ -90,16 +90,18 @@ describe("tool lists", () => {
     }
   })
 
-  it("leaves the group and admission tools out while the groups gate is off", async () => {
+  it("leaves the group and admission tools out while the groups gate is off; called, they answer groups_disabled as REST does", async () => {
     await setGroupsGate(server, false)
     try {
       expect(await toolNames(admin)).toEqual([...ungatedTools, ...core].sort())
-      const before = await provisioningCounts(server)
-      const hidden = await call(admin, "create_user_group", { name: "Hidden" })
-      expect(hidden).toEqual({ isError: true, body: expect.stringContaining("create_user_group not found") })
-      expect(await provisioningCounts(server)).toEqual(before)
       const rest = await server.request("POST", "/user-groups", { body: { name: "Hidden" } })
       expect(rest.body.error.code).toBe("groups_disabled")
+      const message = await refusedWithoutWrites("create_user_group", { name: "Hidden" }, "groups_disabled")
+      expect(message).toBe(rest.body.error.message)
+      await refusedWithoutWrites("admit_group", { portalId: portal, groupId: gold.groupId }, "groups_disabled")
+      const member = await connect(server, await personalKey(server, "gated-member@example.com", "member"), { tools: "provisioning" })
+      expect(await call(member, "create_user_group", { name: "Hidden" })).toEqual({ isError: true, body: expect.stringContaining("create_user_group not found") })
+      await member.close()
     } finally {
       await setGroupsGate(server, true)
     }
@@ -263,6 +265,7 @@ describe("Portal admissions", () => {
   it("admits by names, lists, removes, and refuses unknown or foreign groups and Portals", async () => {
     const admitted = await ok("admit_group", { portalId: "Members", groupId: "Readers" })
     expect(admitted).toEqual({ ok: true, created: true, admission: expect.objectContaining({ groupName: "Readers", planId: null }) })
+    server.clock.advance(1_000)
     expect((await ok("admit_group", { portalId: portal, groupId: "Gold" })).admission.planId).toBe(gold.planId)
     expect((await ok("admit_group", { portalId: portal, groupId: "Readers" })).created).toBe(false)
     const first = await ok("list_portal_admissions", { portalId: "Members", limit: 1 })
