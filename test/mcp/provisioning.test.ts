@@ -152,6 +152,7 @@ describe("end users", () => {
     const read = await ok("get_end_user", { endUserId: "ADA@example.com" })
     expect(read.endUser).toEqual(expect.objectContaining({ id: made.endUser.id, state: "active", groupIds: [group.id] }))
     expect((await ok("get_end_user", { endUserId: made.endUser.id })).endUser.id).toBe(made.endUser.id)
+    expect((await ok("get_end_user", { end_user_id: "ada@example.com" })).endUser.id).toBe(made.endUser.id)
     const listed = await ok("list_end_users", { email: "ada@EXAMPLE.com" })
     expect(listed).toEqual({ items: [expect.objectContaining({ id: made.endUser.id, state: "active" })], nextCursor: null })
     expect((await ok("list_end_users", { email: "ada@example.com", fields: ["email", "state"] })).items).toEqual([{ email: "Ada@Example.com", state: "active" }])
