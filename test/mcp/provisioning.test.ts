@@ -108,6 +108,16 @@ describe("tool lists", () => {
     expect(await toolNames(admin)).toContain("create_user_group")
   })
 
+  it("declares precise input schemas: required arguments, enums, and confirm as the constant true", async () => {
+    const tools = new Map((await admin.listTools()).tools.map((tool) => [tool.name, tool.inputSchema as any]))
+    expect(tools.get("provision_end_user").required).toEqual(["email"])
+    expect(tools.get("delete_end_user").required).toEqual(["endUserId", "confirm"])
+    expect(tools.get("delete_end_user").properties.confirm).toEqual(expect.objectContaining({ const: true }))
+    expect(tools.get("delete_user_group").required).toEqual(["groupId", "confirm"])
+    expect(tools.get("grant_group_access").properties.targetKind.enum).toEqual(["app", "suite"])
+    expect(tools.get("list_end_users").properties.limit).toEqual(expect.objectContaining({ type: "integer", minimum: 1, maximum: 200 }))
+  })
+
   it("removes the family on the next request after a role change, and brings it back", async () => {
     const client = await connect(server, await personalKey(server, "changing@example.com", "admin"), { tools: "provisioning" })
     expect((await call(client, "list_tier_plans")).isError).toBe(false)
@@ -184,7 +194,7 @@ describe("end users", () => {
     await refusedWithoutWrites("remove_end_user_plan", { endUserId: id, subscriptionId: "Silver" }, "not_found")
 
     const unconfirmed = await call(admin, "delete_end_user", { endUserId: id })
-    expect(unconfirmed.isError).toBe(true)
+    expect(unconfirmed).toEqual({ isError: true, body: expect.stringContaining("confirm") })
     expect((await ok("get_end_user", { endUserId: id })).endUser.subscriptions).toHaveLength(1)
     expect(await ok("delete_end_user", { endUserId: id, confirm: true })).toEqual({ ok: true })
     expect(await sql(server, (db) => db`SELECT state, full_name FROM end_users WHERE id = ${id}`)).toEqual([{ state: "deleted", full_name: null }])
@@ -217,7 +227,7 @@ describe("user groups", () => {
     await refusedWithoutWrites("delete_user_group", { groupId: gold.groupId, confirm: true }, "plan_group")
     expect(await refusedWithoutWrites("get_user_group", { groupId: "Crw" }, "not_found")).toContain("Crew")
 
-    expect((await call(admin, "delete_user_group", { groupId: "Crew" })).isError).toBe(true)
+    expect(await call(admin, "delete_user_group", { groupId: "Crew", confirm: false })).toEqual({ isError: true, body: expect.stringContaining("confirm") })
     expect((await ok("get_user_group", { groupId: "Crew" })).group.id).toBe(made.id)
     expect(await ok("delete_user_group", { groupId: "Crew", confirm: true })).toEqual({ ok: true })
     await refusedWithoutWrites("get_user_group", { groupId: made.id }, "not_found")
