@@ -34,33 +34,21 @@ export const listFingerprint = (call: CallContext) =>
     }
   )
 
-/** The tools of the families `call` selected, before the caller's scopes and gates filter them. */
-const candidatesFor = (call: CallContext) =>
-  Effect.map(
-    Effect.forEach(toolFamilies.filter((family) => call.families.has(family.name)), (family) => family.tools(call)),
-    (lists) => [...coreTools, ...lists.flat()]
-  )
-
-/** The tools offered to `call`, by name. */
-export const toolsFor = (call: CallContext) =>
-  Effect.map(candidatesFor(call), (candidates) => {
-    const offered = new Map<string, McpTool>()
-    for (const candidate of candidates) if (admits(call.principal, candidate)) offered.set(candidate.name, candidate)
-    return offered
-  })
-
 /**
- * The tools of the selected families that the caller's scopes admit but whose organization gate is
- * off, by name: not listed, and called they answer the gate's refusal (`groups_disabled`,
+ * The tools offered to `call`, by name, and those its scopes admit but an organization gate hides
+ * (`gatedOff`): not listed, and called they answer the gate's refusal (`groups_disabled`,
  * `api_disabled`) as their REST endpoints do.
  */
-export const gatedOffFor = (call: CallContext) =>
-  Effect.map(candidatesFor(call), (candidates) => {
-    const gated = new Map<string, McpTool>()
-    for (const candidate of candidates) {
-      if (candidate.gate !== undefined && !admits(call.principal, candidate) && admits(call.principal, { scopes: candidate.scopes })) {
-        gated.set(candidate.name, candidate)
+export const toolsFor = (call: CallContext) =>
+  Effect.map(
+    Effect.forEach(toolFamilies.filter((family) => call.families.has(family.name)), (family) => family.tools(call)),
+    (lists) => {
+      const offered = new Map<string, McpTool>()
+      const gatedOff = new Map<string, McpTool>()
+      for (const candidate of [...coreTools, ...lists.flat()]) {
+        if (admits(call.principal, candidate)) offered.set(candidate.name, candidate)
+        else if (candidate.gate !== undefined && admits(call.principal, { scopes: candidate.scopes })) gatedOff.set(candidate.name, candidate)
       }
+      return { offered, gatedOff }
     }
-    return gated
-  })
+  )

@@ -17,7 +17,7 @@ import type * as z from "zod/v4"
 import type { CoreLive } from "../server.js"
 import { mapLegacyMessage } from "./names.js"
 import { pageResources, readPageResource } from "./resources.js"
-import { gatedOffFor, listFingerprint, toolsFor } from "./registry.js"
+import { listFingerprint, toolsFor } from "./registry.js"
 import { type CallContext, type McpTool, toolEffect } from "./tool.js"
 
 /** The services MCP tools run on (the server's core). */
@@ -102,8 +102,8 @@ export class McpSession {
     this.lastUsed = Date.now()
     const fingerprint = await this.run(listFingerprint(call))
     if (fingerprint === this.listedFor) return
-    const offered = await this.run(toolsFor(call))
-    this.gatedOff = await this.run(gatedOffFor(call))
+    const { offered, gatedOff } = await this.run(toolsFor(call))
+    this.gatedOff = gatedOff
     this.listedFor = fingerprint
     for (const [name, entry] of this.registered) {
       const next = offered.get(name)
