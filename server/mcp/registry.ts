@@ -34,13 +34,21 @@ export const listFingerprint = (call: CallContext) =>
     }
   )
 
-/** The tools offered to `call`, by name. */
+/**
+ * The tools offered to `call`, by name, and those its scopes admit but an organization gate hides
+ * (`gatedOff`): not listed, and called they answer the gate's refusal (`groups_disabled`,
+ * `api_disabled`) as their REST endpoints do.
+ */
 export const toolsFor = (call: CallContext) =>
   Effect.map(
     Effect.forEach(toolFamilies.filter((family) => call.families.has(family.name)), (family) => family.tools(call)),
     (lists) => {
       const offered = new Map<string, McpTool>()
-      for (const candidate of [...coreTools, ...lists.flat()]) if (admits(call.principal, candidate)) offered.set(candidate.name, candidate)
-      return offered
+      const gatedOff = new Map<string, McpTool>()
+      for (const candidate of [...coreTools, ...lists.flat()]) {
+        if (admits(call.principal, candidate)) offered.set(candidate.name, candidate)
+        else if (candidate.gate !== undefined && admits(call.principal, { scopes: candidate.scopes })) gatedOff.set(candidate.name, candidate)
+      }
+      return { offered, gatedOff }
     }
   )

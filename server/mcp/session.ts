@@ -7,7 +7,7 @@
  */
 import { McpServer, ResourceTemplate, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, isJSONRPCRequest, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, type Layer, Runtime } from "effect"
 import { FeatureNotAvailable } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
@@ -40,6 +40,8 @@ export class McpSession {
   /** The fingerprint of the caller the registered tools were built for. */
   private listedFor: string | null = null
   private readonly registered = new Map<string, { readonly handle: RegisteredTool; readonly tool: McpTool }>()
+  /** Tools the caller's scopes admit but an organization gate hides: called, they answer the gate's refusal. */
+  private gatedOff = new Map<string, McpTool>()
   /** When the connection last served a request (idle connections are closed). */
   lastUsed = Date.now()
 
@@ -100,7 +102,8 @@ export class McpSession {
     this.lastUsed = Date.now()
     const fingerprint = await this.run(listFingerprint(call))
     if (fingerprint === this.listedFor) return
-    const offered = await this.run(toolsFor(call))
+    const { offered, gatedOff } = await this.run(toolsFor(call))
+    this.gatedOff = gatedOff
     this.listedFor = fingerprint
     for (const [name, entry] of this.registered) {
       const next = offered.get(name)
@@ -121,11 +124,29 @@ export class McpSession {
   /** Whether a registered tool keeps its arguments as sent (no old-spelling mapping). */
   keepsArguments = (name: string): boolean => this.registered.get(name)?.tool.literalArguments === true
 
+  /**
+   * Answers a `tools/call` of a tool hidden by a gate with the gate's refusal (through the same
+   * admission as a listed tool); true when it did.
+   */
+  private answerGatedOff(message: JSONRPCMessage, transport: Transport): boolean {
+    if (!isJSONRPCRequest(message) || message.method !== "tools/call") return false
+    const name = message.params?.["name"]
+    const tool = typeof name === "string" && !this.registered.has(name) ? this.gatedOff.get(name) : undefined
+    if (tool === undefined) return false
+    void this.invoke(tool, message.params?.["arguments"]).then((result) => transport.send({ jsonrpc: "2.0", id: message.id, result })).catch(() => undefined)
+    return true
+  }
+
   /** Connects the server to a transport, mapping old spellings on arrival. */
   async connect(transport: Transport): Promise<void> {
     await this.server.connect(transport)
     const receive = transport.onmessage
-    if (receive) transport.onmessage = (message, extra) => receive(mapLegacyMessage(message, this.keepsArguments), extra)
+    if (receive) {
+      transport.onmessage = (message, extra) => {
+        const mapped = mapLegacyMessage(message, this.keepsArguments)
+        if (!this.answerGatedOff(mapped, transport)) receive(mapped, extra)
+      }
+    }
   }
 
   /** Closes the connection. */

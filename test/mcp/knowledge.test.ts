@@ -49,7 +49,7 @@ afterAll(async () => {
 })
 
 describe("tool lists", () => {
-  it("offers a member every knowledge tool and the core tools, and provisioning offers none yet", async () => {
+  it("offers a member every knowledge tool and the core tools, and none of the provisioning family (admins only)", async () => {
     expect(await toolNames(member)).toEqual([...knowledgeReads, ...knowledgeWrites, ...memoryTools, "search_docs", "whoami"].sort())
     const provisioning = await connect(server, memberKey, { tools: "provisioning" })
     expect(await toolNames(provisioning)).toEqual(["search_docs", "whoami"])

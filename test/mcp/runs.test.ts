@@ -150,12 +150,14 @@ describe("plans, gates and limits", () => {
     await client.close()
   })
 
-  it("leaves App tools out while the apps gate is off", async () => {
+  it("leaves App tools out while the apps gate is off; called, save_app answers api_disabled", async () => {
     await setOrg("default", { disable: ["apps"] })
     try {
       const names = await toolNames(member)
       expect(names).not.toContain("save_app")
       expect(names).not.toContain("app_desk")
+      const hidden = await call(member, "save_app", { name: "Hidden app" })
+      expect(hidden.body.error).toEqual({ code: "api_disabled", message: expect.any(String) })
       const listed = await call(member, "list_agents", {})
       expect(listed.body.items.map((item: { kind: string }) => item.kind)).toEqual(["agent"])
     } finally {

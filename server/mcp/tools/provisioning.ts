@@ -1,9 +1,17 @@
 /**
- * The `provisioning` family (admins: end users, groups, grants, admissions). It is a known family
- * with no tools yet: its tools come once the provisioning services (issue 10) land, as one tool
- * file here over those services, listed in this family.
+ * The `provisioning` family (admins: `end_users:read` / `end_users:write`): tier plans, Portals,
+ * end users, user groups with their members and grants, and Portal admissions, each tool a thin
+ * adapter over the provisioning services the REST handlers use. Group and admission tools need the
+ * `groups` gate, as their endpoints do.
  */
 import { staticFamily } from "../families.js"
+import { endUserTools } from "./provisioning-end-users.js"
+import { groupTools } from "./provisioning-groups.js"
+import { portalTools } from "./provisioning-portals.js"
 
-/** The provisioning family: selectable, currently without tools. */
-export const provisioningFamily = staticFamily("provisioning", "End users, groups, grants and admissions (admins). No tools yet.", [])
+/** The provisioning family. */
+export const provisioningFamily = staticFamily("provisioning", "End users, user groups, grants, plans, Portals and admissions (admins).", [
+  ...portalTools,
+  ...endUserTools,
+  ...groupTools
+])

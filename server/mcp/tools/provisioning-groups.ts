@@ -1,0 +1,169 @@
+/**
+ * User-group tools of the provisioning family: groups, their members and their grants, over
+ * `GroupService`, `GroupMembers` and `GroupGrants` as the `/user-groups` handlers call them. Like
+ * those endpoints they need the `groups` gate (absent from the list while it is off) and
+ * `end_users:read` / `end_users:write`.
+ */
+import { Effect } from "effect"
+import * as z from "zod/v4"
+import { decodeBody } from "../../platform/http/request-decode.js"
+import { project } from "../../platform/pagination.js"
+import { AddGrant, AddMember, CreateGroup, groupFields, PatchGroup } from "../../provisioning/groups/domain.js"
+import { GroupGrants } from "../../provisioning/groups/grants.js"
+import { GroupMembers } from "../../provisioning/groups/members.js"
+import { GroupService } from "../../provisioning/groups/service.js"
+import { tool } from "../tool.js"
+import { fieldsInput, listInput } from "./knowledge-ids.js"
+import { confirmInput } from "./provisioning-end-users.js"
+import { endUserIdOf, endUserInput, groupIdOf, groupInput } from "./provisioning-ids.js"
+
+const gated = { gate: "groups" } as const
+const nameInput = z.string().min(1).max(200).describe("1 to 200 characters (trimmed).")
+const descriptionInput = z.string().max(2000).nullable().optional().describe("At most 2000 characters; `null` clears it.")
+
+const listUserGroups = tool({
+  name: "list_user_groups",
+  description: "Every user group with its member count, oldest first; plans' groups are included and carry their `planId`.",
+  input: { ...listInput, fields: fieldsInput(groupFields) },
+  scopes: ["end_users:read"],
+  ...gated,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const page = yield* (yield* GroupService).list(principal, { limit: args.limit, cursor: args.cursor })
+      return { items: page.items.map((group) => project(group, args.fields ?? null)), nextCursor: page.nextCursor }
+    })
+})
+
+const getUserGroup = tool({
+  name: "get_user_group",
+  description: "A user group with its roster (direct members; for a plan's group, the holders of the plan) and its grants.",
+  input: { groupId: groupInput },
+  scopes: ["end_users:read"],
+  ...gated,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* groupIdOf(principal, args.groupId)
+      return yield* (yield* GroupService).get(principal, id)
+    })
+})
+
+const createUserGroup = tool({
+  name: "create_user_group",
+  description: "Create a user group (no plan, no members, no grants).",
+  input: { name: nameInput, description: descriptionInput },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const body = yield* decodeBody(CreateGroup)(args)
+      return { group: yield* (yield* GroupService).create(principal, body) }
+    })
+})
+
+const updateUserGroup = tool({
+  name: "update_user_group",
+  description: "Change a user group's `name` and/or `description` (at least one). A plan's group is refused (`plan_group`).",
+  input: { groupId: groupInput, name: nameInput.optional(), description: descriptionInput },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: ({ groupId, ...patch }, { principal }) =>
+    Effect.gen(function* () {
+      const body = yield* decodeBody(PatchGroup)(patch)
+      const id = yield* groupIdOf(principal, groupId)
+      return yield* (yield* GroupService).update(principal, id, body)
+    })
+})
+
+const deleteUserGroup = tool({
+  name: "delete_user_group",
+  description:
+    "Delete a user group: its memberships, grants and Portal admissions go with it (accounts, plans and credits stay). A plan's group is refused (`plan_group`). Needs `confirm: true`.",
+  input: { groupId: groupInput, confirm: confirmInput },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* groupIdOf(principal, args.groupId)
+      return yield* (yield* GroupService).remove(principal, id)
+    })
+})
+
+const addGroupMember = tool({
+  name: "add_group_member",
+  description:
+    "Add a person to a user group, by `endUserId` or by `email` (exactly one; an email without an account makes a pending one). `added` is false when they were a member already. An invite is emailed unless `sendEmail` is false. A plan's group is refused (`plan_group`), a deleted account too (`deleted_identity`).",
+  input: {
+    groupId: groupInput,
+    endUserId: z.string().min(1).optional().describe("The end user's id."),
+    email: z.string().min(3).max(254).optional().describe("The person's email."),
+    sendEmail: z.boolean().optional().describe("Email an invite to sign in (default true).")
+  },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: ({ groupId, ...member }, { principal }) =>
+    Effect.gen(function* () {
+      const body = yield* decodeBody(AddMember)(member)
+      const id = yield* groupIdOf(principal, groupId)
+      return yield* (yield* GroupMembers).add(principal, id, body)
+    })
+})
+
+const removeGroupMember = tool({
+  name: "remove_group_member",
+  description: "Remove a direct member from a user group (idempotent: `removed` is false when they were not one). The account and its plans stay.",
+  input: { groupId: groupInput, endUserId: endUserInput },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* groupIdOf(principal, args.groupId)
+      const endUserId = yield* endUserIdOf(principal, args.endUserId)
+      return yield* (yield* GroupMembers).remove(principal, id, endUserId)
+    })
+})
+
+const grantGroupAccess = tool({
+  name: "grant_group_access",
+  description:
+    "Give a user group access to an App, Flow or Agent (`targetKind: app`) or to every App of a Suite (`suite`). `created` is false when the group holds that grant already.",
+  input: {
+    groupId: groupInput,
+    targetKind: z.enum(["app", "suite"]).describe("`app` (an App, Flow or Agent) or `suite`."),
+    targetId: z.string().min(1).describe("The App's, Flow's, Agent's or Suite's id."),
+    deploymentId: z.string().optional().describe("Not supported on group-based access (`portal_scope_unsupported`).")
+  },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: ({ groupId, ...grant }, { principal }) =>
+    Effect.gen(function* () {
+      const body = yield* decodeBody(AddGrant)(grant)
+      const id = yield* groupIdOf(principal, groupId)
+      return yield* (yield* GroupGrants).add(principal, id, body)
+    })
+})
+
+const revokeGroupGrant = tool({
+  name: "revoke_group_grant",
+  description: "Remove a grant from a user group (its `grantId`, from `get_user_group`).",
+  input: { groupId: groupInput, grantId: z.string().min(1).describe("The grant's id.") },
+  scopes: ["end_users:write"],
+  ...gated,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* groupIdOf(principal, args.groupId)
+      return yield* (yield* GroupGrants).remove(principal, id, args.grantId)
+    })
+})
+
+/** The user-group tools. */
+export const groupTools = [
+  listUserGroups,
+  getUserGroup,
+  createUserGroup,
+  updateUserGroup,
+  deleteUserGroup,
+  addGroupMember,
+  removeGroupMember,
+  grantGroupAccess,
+  revokeGroupGrant
+] as const

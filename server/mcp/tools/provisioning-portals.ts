@@ -1,0 +1,88 @@
+/**
+ * Catalog and Portal tools of the provisioning family: the tier plans and Portals (made by
+ * administration, listed here) and which user groups each Portal admits, over `TierPlanService`,
+ * `PortalService` and `AdmissionService` as their REST handlers call them. Admissions need the
+ * `groups` gate, as `/portals/{id}/admissions` does.
+ */
+import { Effect } from "effect"
+import { decodeBody } from "../../platform/http/request-decode.js"
+import { project } from "../../platform/pagination.js"
+import { Admission, AdmitGroup } from "../../provisioning/admissions/domain.js"
+import { TierPlan } from "../../provisioning/plans/domain.js"
+import { Portal } from "../../provisioning/portals/domain.js"
+import { AdmissionService } from "../../provisioning/admissions/service.js"
+import { TierPlanService } from "../../provisioning/plans/service.js"
+import { PortalService } from "../../provisioning/portals/service.js"
+import { tool } from "../tool.js"
+import { fieldsInput, listInput } from "./knowledge-ids.js"
+import { bodyGroupIdOf, fieldNamesOf, groupIdOf, groupInput, portalIdOf, portalInput } from "./provisioning-ids.js"
+
+const listTierPlans = tool({
+  name: "list_tier_plans",
+  description: "The organization's plan catalog, oldest first, archived plans included (`archived: true`; they cannot be provisioned).",
+  input: { ...listInput, fields: fieldsInput(fieldNamesOf(TierPlan)) },
+  scopes: ["end_users:read"],
+  handler: (args, { principal }) =>
+    Effect.map(Effect.flatMap(TierPlanService, (plans) => plans.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => ({
+      items: page.items.map((plan) => project(plan, args.fields ?? null)),
+      nextCursor: page.nextCursor
+    }))
+})
+
+const listPortals = tool({
+  name: "list_portals",
+  description: "The organization's Portals, oldest first.",
+  input: { ...listInput, fields: fieldsInput(fieldNamesOf(Portal)) },
+  scopes: ["end_users:read"],
+  handler: (args, { principal }) =>
+    Effect.map(Effect.flatMap(PortalService, (portals) => portals.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => ({
+      items: page.items.map((portal) => project(portal, args.fields ?? null)),
+      nextCursor: page.nextCursor
+    }))
+})
+
+const listPortalAdmissions = tool({
+  name: "list_portal_admissions",
+  description: "The user groups a Portal admits, oldest admission first.",
+  input: { portalId: portalInput, ...listInput, fields: fieldsInput(fieldNamesOf(Admission)) },
+  scopes: ["end_users:read"],
+  gate: "groups",
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const portalId = yield* portalIdOf(principal, args.portalId)
+      const page = yield* (yield* AdmissionService).list(principal, portalId, { limit: args.limit, cursor: args.cursor })
+      return { items: page.items.map((admission) => project(admission, args.fields ?? null)), nextCursor: page.nextCursor }
+    })
+})
+
+const admitGroup = tool({
+  name: "admit_group",
+  description:
+    "Admit a user group at a Portal (a plan's group too: the Portal then admits the plan's holders). `created` is false when it is admitted already.",
+  input: { portalId: portalInput, groupId: groupInput },
+  scopes: ["end_users:write"],
+  gate: "groups",
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const portalId = yield* portalIdOf(principal, args.portalId)
+      const body = yield* decodeBody(AdmitGroup)({ groupId: yield* bodyGroupIdOf(principal, args.groupId) })
+      return yield* (yield* AdmissionService).admit(principal, portalId, body.groupId)
+    })
+})
+
+const removeAdmission = tool({
+  name: "remove_admission",
+  description: "Stop admitting a user group at a Portal (idempotent: `removed` is false when it was not admitted).",
+  input: { portalId: portalInput, groupId: groupInput },
+  scopes: ["end_users:write"],
+  gate: "groups",
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const portalId = yield* portalIdOf(principal, args.portalId)
+      const groupId = yield* groupIdOf(principal, args.groupId)
+      return yield* (yield* AdmissionService).remove(principal, portalId, groupId)
+    })
+})
+
+/** The plan, Portal and admission tools. */
+export const portalTools = [listTierPlans, listPortals, listPortalAdmissions, admitGroup, removeAdmission] as const
