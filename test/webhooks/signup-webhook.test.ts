@@ -27,14 +27,21 @@ const enqueue = (user: ReturnType<typeof endUser>, at = portal) =>
   server.admin(Effect.flatMap(WebhookService, (webhooks) => webhooks.enqueueSignup({ organizationId, portal: at, endUser: user })))
 const deliveries = () => cli(["portals", "deliveries", "--org", "default", portal.id]).then((d) => d.deliveries as Array<any>)
 /**
- * Moves the server's clock on so the next attempt is due, and waits for the receiver to have `n`
- * requests. (Events are enqueued on the system clock of the admin side, up to a few seconds ahead
+ * Moves the server's clock on so the next attempt is due, waits for the receiver to have `n`
+ * requests and for the server to have recorded the attempt (moving the clock before that would
+ * schedule the next attempt from the moved clock). (Events are enqueued on the system clock of the admin side, up to a few seconds ahead
  * of the server's hand-driven clock: a new event is made due by moving a minute on.)
  */
 const nextAttempt = async (seconds: number, n: number) => {
   server.clock.advance(seconds * 1000)
   await receiver.waitFor(n)
+  await settled()
 }
+/** Waits until no attempt is in flight (its outcome recorded and the next one scheduled on the server's clock). */
+const settled = () =>
+  expect
+    .poll(async () => (await sql(server, (db) => db<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries WHERE lease_until IS NOT NULL`))[0]!.n)
+    .toBe(0)
 
 beforeAll(async () => {
   receiver = await startReceiver()
