@@ -19,18 +19,52 @@ import { provisioningFamily } from "./tools/provisioning.js"
 export const toolFamilies: ReadonlyArray<ToolFamily> = [runFamily, authoringFamily, knowledgeFamily, provisioningFamily, agentsFamily]
 
 
+/** The published items of each organization as last read, under the data version of that reading. */
+const publishedByOrganization = new Map<string, { readonly version: number; readonly signature: string }>()
+
+/**
+ * Which Agents, Flows and Apps an organization has published, and at which versions (what the
+ * per-item tools are built from), read again only when the data version moved since the last
+ * reading. Other commits (activity, runs, uploads) then leave the tool list as it is.
+ */
+const publishedSignature = (organizationId: string) =>
+  Effect.flatMap(ReadConnection, (reader) => {
+    const version = reader.dataVersion()
+    const known = publishedByOrganization.get(organizationId)
+    if (known !== undefined && known.version === version) return Effect.succeed(known.signature)
+    return reader
+      .all<{ kind: string; id: string; version: number }>(
+        `SELECT 'agent' AS kind, id, published_version AS version FROM agents WHERE organization_id = ? AND published_version IS NOT NULL
+          UNION ALL SELECT 'flow', id, published_version FROM flows WHERE organization_id = ? AND published_version IS NOT NULL
+          UNION ALL SELECT 'app', id, published_version FROM apps WHERE organization_id = ? AND published_version IS NOT NULL
+          ORDER BY 1, 2`,
+        [organizationId, organizationId, organizationId]
+      )
+      .pipe(
+        Effect.orDie,
+        Effect.map((rows) => {
+          const signature = rows.map((row) => `${row.kind}:${row.id}:${row.version}`).join(",")
+          if (publishedByOrganization.size > 10_000) publishedByOrganization.clear()
+          publishedByOrganization.set(organizationId, { version, signature })
+          return signature
+        })
+      )
+  })
+
 /**
  * What the tool list of `call` depends on: the key, role, scopes, plan, gates and families, and,
- * when a selected family follows the data, the database's version. The same fingerprint means the
- * same list, so a connection rebuilds its list only when this changes.
+ * when a selected family follows the data, which items are published at which versions. The same
+ * fingerprint means the same list, so a connection rebuilds its list only when this changes.
  */
 export const listFingerprint = (call: CallContext) =>
   Effect.map(
-    toolFamilies.some((family) => family.dynamic && call.families.has(family.name)) ? Effect.map(ReadConnection, (reader) => reader.dataVersion()) : Effect.succeed(0),
-    (version) => {
+    toolFamilies.some((family) => family.dynamic && call.families.has(family.name))
+      ? publishedSignature(call.principal.organization.id)
+      : Effect.succeed(""),
+    (published) => {
       const { principal } = call
       const org = principal.organization
-      return JSON.stringify([principal.key.id, principal.member?.role ?? null, [...principal.scopes].sort(), org.plan, [...org.gates].sort(), [...call.families].sort(), version])
+      return JSON.stringify([principal.key.id, principal.member?.role ?? null, [...principal.scopes].sort(), org.plan, [...org.gates].sort(), [...call.families].sort(), published])
     }
   )
 
