@@ -199,7 +199,8 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
           setCookies: []
         }
         if (visit.csrf !== existing) cookie(visit, csrfCookie, visit.csrf, csrfCookieSeconds)
-        return yield* serve(visit, match[2])
+        // Middleware runs uninterruptibly; a run must be interruptible to race its cancel signal and stop when the client goes away.
+        return yield* Effect.interruptible(serve(visit, match[2]))
       })
   })
 )
