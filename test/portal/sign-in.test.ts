@@ -181,6 +181,25 @@ describe("sessions and forms", () => {
     expect(await sessionRows()).toBe(sessions)
   })
 
+  it("ends a session after its seven days", async () => {
+    await endUser(server, "val@example.com")
+    const client = new PortalClient(server, portal)
+    await client.signIn("val@example.com")
+    server.clock.advance(7 * 24 * 60 * 60_000 - 1_000)
+    expect((await client.get()).text).toContain("Signed in as val@example.com")
+    server.clock.advance(2_000)
+    expect((await client.get()).text).toContain("Your session has ended.")
+  })
+
+  it("answers a code for an address that may not sign in exactly like a wrong code", async () => {
+    const client = new PortalClient(server, portal)
+    await client.get()
+    const unknown = await client.post("verify", { email: "stranger@example.com", code: "123456" })
+    expect(unknown.status).toBe(400)
+    expect(unknown.text).toContain(wrong)
+    expect(client.cookies.has("svc_portal_session")).toBe(false)
+  })
+
   it("signs out: the session ends on the server and the cookie is removed", async () => {
     await endUser(server, "uma@example.com")
     const client = new PortalClient(server, portal)
