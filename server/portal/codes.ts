@@ -12,6 +12,12 @@ export const codeTtlMs = 10 * 60_000
 /** Wrong answers a code takes before it is spent (a new code is needed then). */
 export const maxCodeTries = 5
 
+/** Codes one person may be sent at one Portal per `codeTtlMs`; more requests send nothing (the page stays neutral). */
+export const maxCodesPerWindow = 5
+
+/** How often a revoked identity is told by email that it cannot sign in: once per this window. */
+export const refusalWindowMs = 60 * 60_000
+
 /** A new 6-digit code (leading zeros kept). */
 export const newCode = (): string => String(randomInt(0, 1_000_000)).padStart(6, "0")
 

@@ -80,6 +80,24 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
       spendCodes: (portalId: string, endUserId: string, at: string) =>
         Effect.orDie(sql`UPDATE portal_codes SET used_at = ${at} WHERE portal_id = ${portalId} AND end_user_id = ${endUserId} AND used_at IS NULL`),
 
+      /** How many codes the end user was sent at the Portal since `since` (ISO time). */
+      codesSince: (portalId: string, endUserId: string, since: string) =>
+        Effect.orDie(
+          Effect.map(
+            sql<{ n: number }>`SELECT count(*) AS n FROM portal_codes WHERE portal_id = ${portalId} AND end_user_id = ${endUserId} AND created_at > ${since}`,
+            (rows) => Number(rows[0]?.n ?? 0)
+          )
+        ),
+
+      /** How many refusal emails went to `recipient` since `since` (ISO time). */
+      refusalsSince: (recipient: string, since: string) =>
+        Effect.orDie(
+          Effect.map(
+            sql<{ n: number }>`SELECT count(*) AS n FROM outbox_emails WHERE recipient = ${recipient} AND kind = 'sign_in_refused' AND created_at > ${since}`,
+            (rows) => Number(rows[0]?.n ?? 0)
+          )
+        ),
+
       /** Records a new code. */
       insertCode: (row: CodeRow & { readonly organization_id: string; readonly portal_id: string; readonly created_at: string }) =>
         Effect.orDie(sql`INSERT INTO portal_codes ${sql.insert({ ...row })}`),

@@ -15,7 +15,7 @@ import { newId } from "../platform/ids.js"
 import { transactionsOn } from "../platform/sql/database.js"
 import { Outbox } from "../provisioning/outbox/service.js"
 import { WebhookService } from "../webhooks/service.js"
-import { codeTtlMs, keyedHash, maxCodeTries, newCode, newPortalSecret, newSessionToken, normalisedCode, sameDigest } from "./codes.js"
+import { codeTtlMs, keyedHash, maxCodesPerWindow, maxCodeTries, refusalWindowMs, newCode, newPortalSecret, newSessionToken, normalisedCode, sameDigest } from "./codes.js"
 import { type EndUserRow, type PortalRow, PortalSignInRepo } from "./repo.js"
 import { sessionTtlMs } from "./sessions.js"
 
@@ -73,8 +73,9 @@ export class PortalSignIn extends Effect.Service<PortalSignIn>()("svc/PortalSign
 
       /**
        * Asks for a code. Answers nothing either way, so the caller's page cannot tell who exists:
-       * an `active` or `pending` identity gets a new code (older unused ones are spent), a `revoked`
-       * one the refusal email, a `deleted` or unknown address nothing at all.
+       * an `active` or `pending` identity gets a new code (older unused ones are spent; at most 5
+       * per 10 minutes), a `revoked` one the refusal email (at most one an hour), a `deleted` or
+       * unknown address nothing at all.
        */
       requestCode: (portal: PortalRow, email: string): Effect.Effect<void> =>
         Effect.gen(function* () {
@@ -84,12 +85,13 @@ export class PortalSignIn extends Effect.Service<PortalSignIn>()("svc/PortalSign
           if (user === null || user.state === "deleted") return
           yield* inTransaction(
             Effect.gen(function* () {
+              const now = clock.now()
               if (user.state === "revoked") {
-                yield* outbox.enqueue(refusedEmail(portal, user))
+                if ((yield* repo.refusalsSince(user.email, isoAt(now - refusalWindowMs))) === 0) yield* outbox.enqueue(refusedEmail(portal, user))
                 return
               }
+              if ((yield* repo.codesSince(portal.id, user.id, isoAt(now - codeTtlMs))) >= maxCodesPerWindow) return
               const code = newCode()
-              const now = clock.now()
               yield* repo.spendCodes(portal.id, user.id, isoAt(now))
               yield* repo.insertCode({
                 id: newId(),

@@ -119,6 +119,27 @@ describe("who may sign in", () => {
     expect(revoked[0]!.body).not.toMatch(/\b\d{6}\b/)
   })
 
+  it("sends at most five codes per ten minutes and one revocation notice an hour, answering neutrally all the same", async () => {
+    await endUser(server, "flo@example.com")
+    await endUser(server, "cut@example.com", "revoked")
+    const client = new PortalClient(server, portal)
+    await client.get()
+    for (let i = 0; i < 7; i++) {
+      expect((await client.post("sign-in", { email: "flo@example.com" })).text).toContain(neutral)
+      expect((await client.post("sign-in", { email: "cut@example.com" })).text).toContain(neutral)
+    }
+    const kinds = async (email: string) => (await emailsTo(server, email)).map((email) => email.kind)
+    expect(await kinds("flo@example.com")).toEqual(Array(5).fill("sign_in_code"))
+    expect(await kinds("cut@example.com")).toEqual(["sign_in_refused"])
+    server.clock.advance(60 * 60_000 + 1)
+    await client.post("sign-in", { email: "flo@example.com" })
+    await client.post("sign-in", { email: "cut@example.com" })
+    expect(await kinds("flo@example.com")).toHaveLength(6)
+    expect(await kinds("cut@example.com")).toEqual(["sign_in_refused", "sign_in_refused"])
+    const code = (await latestCode(server, "flo@example.com"))!
+    expect((await client.post("verify", { email: "flo@example.com", code })).status).toBe(303)
+  })
+
   it("makes a pending identity active at its first sign-in", async () => {
     const id = await endUser(server, "pat@example.com", "pending")
     const client = new PortalClient(server, portal)
