@@ -17,6 +17,7 @@ import { endUsersFeature } from "./provisioning/end-users/feature.js"
 import { userGroupsFeature } from "./provisioning/groups/feature.js"
 import { portalAdmissionsFeature } from "./provisioning/admissions/feature.js"
 import { webhooksFeature } from "./webhooks/feature.js"
+import { portalPagesFeature } from "./portal/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
 export const features = [
@@ -34,5 +35,6 @@ export const features = [
   endUsersFeature,
   userGroupsFeature,
   portalAdmissionsFeature,
-  webhooksFeature
+  webhooksFeature,
+  portalPagesFeature
 ] as const

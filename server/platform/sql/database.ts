@@ -17,6 +17,7 @@ import migration0007 from "./migrations/0007_runs.js"
 import migration0008 from "./migrations/0008_provisioning.js"
 import migration0009 from "./migrations/0009_bonus_credit_adjustments.js"
 import migration0010 from "./migrations/0010_webhooks.js"
+import migration0011 from "./migrations/0011_portal_sign_in.js"
 import migration0012 from "./migrations/0012_credit_renewal.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
@@ -31,6 +32,7 @@ export const migrations = {
   "0008_provisioning": migration0008,
   "0009_bonus_credit_adjustments": migration0009,
   "0010_webhooks": migration0010,
+  "0011_portal_sign_in": migration0011,
   "0012_credit_renewal": migration0012
 }
 

@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 
 /** Kinds of email the service sends. */
-export const EmailKind = Schema.Literal("end_user_welcome", "group_invite", "sign_in_code")
+export const EmailKind = Schema.Literal("end_user_welcome", "group_invite", "sign_in_code", "sign_in_refused")
 export type EmailKind = typeof EmailKind.Type
 
 /** An email to record (and send, when SMTP is configured). */

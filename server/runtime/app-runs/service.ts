@@ -13,8 +13,9 @@ import { reportedProblems } from "../../builder/flows/problems.js"
 import { ModelRuntime } from "../service.js"
 import type { ConversationTurn } from "../runs/domain.js"
 import { RunRepo } from "../runs/repo.js"
+import { CreditRepo, type CreditSource, organizationCredits } from "../runs/credits.js"
 import type { RunSink } from "../runs/events.js"
-import { type ExecutionResult, RunService } from "../runs/service.js"
+import { type ExecutionResult, noCreditsFor, RunService } from "../runs/service.js"
 import { checkedStored, FlowRunService } from "../flow-runs/service.js"
 import type { MemberKind, MemberVersionRow } from "./repo.js"
 import type { AppConversationReply, TransactionReply, TransactionRequest } from "./domain.js"
@@ -36,11 +37,11 @@ export interface PreparedAppTurn {
   readonly message: string
   /** The conversation continued; null starts a new one. */
   readonly conversationId: string | null
+  /** Whose credits the turn spends. */
+  readonly credit: CreditSource
 }
 
 const notFound = (what: string, id: string) => new NotFound({ message: `No ${what} '${id}' in this organization.` })
-const noCredits = () =>
-  new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
 
 /** App conversation turns, draft runs and transactions. */
 export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunService", {
@@ -51,6 +52,7 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
     const repo = yield* AppRunRepo
     const runtime = yield* ModelRuntime
     const flowRuns = yield* FlowRunService
+    const credits = yield* CreditRepo
 
     const supervisorDeps = (): SupervisorDeps => ({
       provider: runtime.resolve().provider,
@@ -80,23 +82,24 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
         return { row, greeting: pinned.greeting ?? null, members }
       })
 
-    const requireCredit = (actor: Principal) =>
-      Effect.flatMap(runRepo.creditsLeft(actor.organization.id), (left) => (left <= 0 ? Effect.fail(noCredits()) : Effect.void))
+    const requireCredit = (actor: Principal, source: CreditSource = organizationCredits) =>
+      Effect.flatMap(credits.left(actor.organization.id, source), (left) => (left <= 0 ? Effect.fail(noCreditsFor(source)) : Effect.void))
 
     return {
       /**
        * The checks of a turn (the App, published or its draft; the conversation: this App's, else
-       * `not_found`; a member Agent to answer, else `run_failed`; a credit left); nothing is written.
+       * `not_found`; a member Agent to answer, else `run_failed`; a credit left in `options.credit`,
+       * the organization's by default); nothing is written.
        */
       prepareTurn: (
         actor: Principal,
         appId: string,
         body: ConversationTurn,
-        options: { readonly draft: boolean }
+        options: { readonly draft: boolean; readonly credit?: CreditSource }
       ): Effect.Effect<PreparedAppTurn, NotFound | InsufficientCredits | RunFailed> =>
         Effect.gen(function* () {
           const org = actor.organization.id
-          let prepared: Omit<PreparedAppTurn, "actor" | "appId" | "message" | "conversationId">
+          let prepared: Omit<PreparedAppTurn, "actor" | "appId" | "message" | "conversationId" | "credit">
           if (options.draft) {
             const item = yield* apps.item(org, appId)
             if (!item) return yield* notFound("App", appId)
@@ -118,8 +121,9 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
             }
           }
           if (prepared.members.length === 0) return yield* noMembers()
-          yield* requireCredit(actor)
-          return { ...prepared, actor, appId, message: body.message, conversationId }
+          const credit = options.credit ?? organizationCredits
+          yield* requireCredit(actor, credit)
+          return { ...prepared, actor, appId, message: body.message, conversationId, credit }
         }),
 
       /**
@@ -136,7 +140,8 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
               version: turn.version,
               draft: turn.draft,
               message: turn.message,
-              conversation: { targetKind: "app", id: turn.conversationId }
+              conversation: { targetKind: "app", id: turn.conversationId },
+              credit: turn.credit
             },
             (history, sink) =>
               supervise(supervisorDeps(), { actor: turn.actor, app: turn.app, members: turn.members, history, message: turn.message }, sink),
@@ -208,5 +213,5 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
         })
     }
   }),
-  dependencies: [RunService.Default, RunRepo.Default, AppRepo.Default, AppRunRepo.Default, ModelRuntime.Default, FlowRunService.Default]
+  dependencies: [RunService.Default, RunRepo.Default, CreditRepo.Default, AppRepo.Default, AppRunRepo.Default, ModelRuntime.Default, FlowRunService.Default]
 }) {}

@@ -81,20 +81,6 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
             .pipe(Effect.map((rows) => rows[0]?.credits_remaining ?? 0))
         ),
 
-      /** Takes one credit if one is left, in one conditional UPDATE; false when none is. */
-      takeCredit: (organizationId: string) =>
-        Effect.orDie(
-          sql<{ id: string }>`UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1
-            WHERE id = ${organizationId} AND credits_remaining > 0 RETURNING id`.pipe(Effect.map((rows) => rows.length === 1))
-        ),
-
-      /** Gives back one credit taken by `takeCredit`. */
-      returnCredit: (organizationId: string) =>
-        Effect.orDie(
-          sql`UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1
-            WHERE id = ${organizationId}`
-        ),
-
       /** A conversation of the organization (read connection), or null. */
       conversation: (organizationId: string, id: string) =>
         Effect.orDie(
@@ -169,7 +155,13 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
 
       /** Executions still `running` (write connection): at start-up, runs a stopped server never finished. */
       running: () =>
-        Effect.orDie(sql<{ id: string; organization_id: string; credits_charged: number }>`SELECT id, organization_id, credits_charged
+        Effect.orDie(sql<{
+          id: string
+          organization_id: string
+          credits_charged: number
+          credit_subscription_id: string | null
+          credit_pool: "bonus" | "allowance" | null
+        }>`SELECT id, organization_id, credits_charged, credit_subscription_id, credit_pool
           FROM executions WHERE status = 'running' ORDER BY started_at, id`),
 
       /** Finishes an abandoned execution `failed`, charging nothing and keeping what it recorded. */

@@ -31,6 +31,7 @@ import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { makeTurnLocks } from "./turn-locks.js"
 import { AgentFlowTools } from "./agent-tools.js"
 import type { RunEvent, RunSink } from "./events.js"
+import { type CreditCharge, CreditRepo, type CreditSource, organizationCredits } from "./credits.js"
 
 export type { RunEvent, RunSink } from "./events.js"
 
@@ -61,6 +62,8 @@ export interface RunTarget {
   readonly draft: boolean
   readonly message: string
   readonly conversation: { readonly targetKind: TargetKind; readonly id: string | null } | null
+  /** Whose credits the run spends; the organization's when absent. */
+  readonly credit?: CreditSource | undefined
 }
 
 /** One step of an execution's record: a model call or a tool, or a step of a Flow. */
@@ -109,6 +112,15 @@ export const cancelledByRequest = "Cancelled by request before the reply was com
 const notFound = (what: string, id: string) => new NotFound({ message: `No ${what} '${id}' in this organization.` })
 const noCredits = () =>
   new InsufficientCredits({ message: "This organization has no credits left; a run costs one credit. Nothing ran and nothing was charged." })
+const noSubscriptionCredits = () =>
+  new InsufficientCredits({ message: "No credits are left on your plans; a run costs one credit. Nothing ran and nothing was charged." })
+/** The refusal of a run whose credit source is empty. */
+export const noCreditsFor = (source: CreditSource) => (source.kind === "organization" ? noCredits() : noSubscriptionCredits())
+/** The charge an abandoned execution holds, from its record. */
+const chargeOf = (row: { organization_id: string; credit_subscription_id: string | null; credit_pool: "bonus" | "allowance" | null }): CreditCharge =>
+  row.credit_subscription_id === null || row.credit_pool === null
+    ? { kind: "organization", organizationId: row.organization_id }
+    : { kind: "subscription", subscriptionId: row.credit_subscription_id, pool: row.credit_pool }
 const executeScopeOf = { agent: "agents:execute", app: "apps:execute", flow: "flows:execute" } as const
 
 /** An execution as the contract shows it; `summary` leaves out tool arguments. */
@@ -150,6 +162,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const inTransaction = transactionsOn(sql)
     const locks = makeTurnLocks()
     const running = makeRunningTurns()
+    const credits = yield* CreditRepo
     const now = () => isoAt(clock.now())
 
     /** The checks of a turn; nothing is written. */
@@ -189,7 +202,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       inTransaction(
         Effect.gen(function* () {
           const org = run.actor.organization.id
-          if (!(yield* repo.takeCredit(org))) return yield* noCredits()
+          const charge = yield* credits.take(org, run.credit ?? organizationCredits)
+          if (charge === null) return yield* noCreditsFor(run.credit ?? organizationCredits)
           const at = now()
           const isNew = run.conversation !== null && run.conversation.id === null && conversationId !== null
           if (isNew) {
@@ -214,17 +228,19 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             creditsCharged: 1,
             startedAt: at
           })
+          yield* credits.recordCharge(executionId, charge)
           if (conversationId !== null) {
             yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text: run.message, executionId, at })
             if (!isNew) yield* repo.touchConversation(conversationId, at)
           }
-          return history.map((row): ChatTurn => ({ role: row.role, text: row.text }))
+          return { charge, history: history.map((row): ChatTurn => ({ role: row.role, text: row.text })) }
         })
       )
 
     /** Finishes the execution; in a conversation a reply (whole or partial) is stored as the assistant's message; a run not succeeded gives its credit back. */
     const finish = (
       run: RunTarget,
+      charge: CreditCharge,
       conversationId: string | null,
       executionId: string,
       outcome: {
@@ -239,7 +255,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         Effect.gen(function* () {
           const at = now()
           const succeeded = outcome.status === "succeeded"
-          if (!succeeded) yield* repo.returnCredit(run.actor.organization.id)
+          if (!succeeded) yield* credits.giveBack(charge)
           if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
             yield* repo.appendMessage({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
             yield* repo.touchConversation(conversationId, at)
@@ -270,7 +286,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       const executionId = newId()
       const body = Effect.uninterruptibleMask((restore) =>
         running.register(executionId, (cancelled) => Effect.gen(function* () {
-          const history = yield* begin(run, conversationId, executionId)
+          const { charge, history } = yield* begin(run, conversationId, executionId)
           let partial = ""
           const record: ExecutionRecord = { steps: [], toolsCalled: [] }
           const { steps, toolsCalled } = record
@@ -294,7 +310,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           )
           if (Exit.isSuccess(exit)) {
             const result = exit.value
-            yield* finish(run, conversationId, executionId, {
+            yield* finish(run, charge, conversationId, executionId, {
               status: "succeeded",
               reply: result.reply,
               steps: result.steps,
@@ -313,7 +329,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             : status === "cancelled"
               ? cancelledByClient
               : "The run failed on the server."
-          yield* finish(run, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
+          yield* finish(run, charge, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
           return yield* Effect.failCause(exit.cause)
         }))
       )
@@ -385,7 +401,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           const abandoned = yield* repo.running()
           const at = now()
           for (const execution of abandoned) {
-            if (execution.credits_charged > 0) yield* repo.returnCredit(execution.organization_id)
+            if (execution.credits_charged > 0) yield* credits.giveBack(chargeOf(execution))
             yield* repo.abandon(execution.id, at, abandonedByServer)
           }
           return abandoned.length
@@ -438,5 +454,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
+  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
 }) {}
