@@ -10,6 +10,7 @@ import type * as z from "zod/v4"
 import type { ApiScope, Gate, Principal } from "../platform/accounts/domain.js"
 import { type ApiFailure, ServerError } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
+import { project } from "../platform/pagination.js"
 import type { FamilyName } from "./family-names.js"
 
 /** Who is calling and what they asked for, fresh on every request. */
@@ -86,3 +87,12 @@ export const toolEffect = <R>(effect: Effect.Effect<unknown, ApiFailure, R>, nam
     const { result, defect } = resultOfExit(exit)
     return defect === null ? Effect.succeed(result) : Effect.as(Effect.logError(`MCP tool ${name} failed`, defect), result)
   })
+
+/** A page of a service as MCP lists answer it: `{items, nextCursor}`, each item cut to `fields` when given. */
+export const itemsPage = <A extends object>(
+  page: { readonly items: ReadonlyArray<A>; readonly nextCursor: string | null },
+  fields: ReadonlyArray<string> | null | undefined
+): { readonly items: ReadonlyArray<Partial<A>>; readonly nextCursor: string | null } => ({
+  items: page.items.map((item) => project(item, fields ?? null)),
+  nextCursor: page.nextCursor
+})

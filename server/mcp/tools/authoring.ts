@@ -10,7 +10,6 @@ import type { Principal } from "../../platform/accounts/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
 import { gateError as gateErrorOf, scopeRefusal } from "../../platform/http/authentication.js"
 import { decodeBody } from "../../platform/http/request-decode.js"
-import { project } from "../../platform/pagination.js"
 import { CreateAgent, PatchAgentDraft } from "../../builder/agents/domain.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { CreateApp, PatchAppDraft } from "../../builder/apps/domain.js"
@@ -18,7 +17,7 @@ import { AppService } from "../../builder/apps/service.js"
 import { FlowService } from "../../builder/flows/service.js"
 import { draftListFields } from "../../builder/versions/domain.js"
 import { staticFamily } from "../families.js"
-import { tool } from "../tool.js"
+import { itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
 import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, listInput, updatedSinceInput } from "./knowledge-ids.js"
 import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
@@ -207,7 +206,7 @@ const listAuthored = (kind: "agents" | "flows" | "apps") =>
             : kind === "flows"
               ? yield* (yield* FlowService).list(principal, request)
               : yield* (yield* AppService).list(principal, request)
-        return { items: page.items.map((item) => project(item as object, args.fields ?? null)), nextCursor: page.nextCursor }
+        return itemsPage(page, args.fields)
       })
   })
 

@@ -16,7 +16,7 @@ import { SearchService } from "../../knowledge/search/service.js"
 import { sourceFields } from "../../knowledge/sources/domain.js"
 import { SourceService } from "../../knowledge/sources/service.js"
 import { KnowledgebaseService } from "../../knowledge/service.js"
-import { tool } from "../tool.js"
+import { itemsPage, tool } from "../tool.js"
 import {
   decodeUpdatedSince,
   fieldsInput,
@@ -51,7 +51,7 @@ const listKnowledgebases = tool({
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const page = yield* (yield* KnowledgebaseService).list(principal, { limit: args.limit, cursor: args.cursor })
-      return { items: page.items.map((kb) => project(kb, args.fields ?? null)), nextCursor: page.nextCursor }
+      return itemsPage(page, args.fields)
     })
 })
 
@@ -158,7 +158,7 @@ const listSources = tool({
         cursor: args.cursor,
         updatedSince: yield* decodeUpdatedSince(args.updatedSince)
       })
-      return { items: page.items.map((source) => project(source, args.fields ?? null)), nextCursor: page.nextCursor }
+      return itemsPage(page, args.fields)
     })
 })
 

@@ -6,10 +6,9 @@
 import { Effect } from "effect"
 import * as z from "zod/v4"
 import { decodeBody } from "../../platform/http/request-decode.js"
-import { project } from "../../platform/pagination.js"
 import { BonusCredits, EndUserListItem, ProvisionEndUser } from "../../provisioning/end-users/domain.js"
 import { EndUserService } from "../../provisioning/end-users/service.js"
-import { tool } from "../tool.js"
+import { itemsPage, tool } from "../tool.js"
 import { idsOf } from "./builder-ids.js"
 import { decodeUpdatedSince, fieldsInput, listInput, updatedSinceInput } from "./knowledge-ids.js"
 import { bodyGroupIdOf, endUserIdOf, fieldNamesOf, endUserInput, subscriptionIdOf, subscriptionInput, tierPlanIdOf } from "./provisioning-ids.js"
@@ -52,7 +51,7 @@ const listEndUsers = tool({
     Effect.gen(function* () {
       const updatedSince = yield* decodeUpdatedSince(args.updatedSince)
       const page = yield* (yield* EndUserService).list(principal, { email: args.email, updatedSince, limit: args.limit, cursor: args.cursor })
-      return { items: page.items.map((endUser) => project(endUser, args.fields ?? null)), nextCursor: page.nextCursor }
+      return itemsPage(page, args.fields)
     })
 })
 

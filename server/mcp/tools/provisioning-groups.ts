@@ -7,12 +7,11 @@
 import { Effect } from "effect"
 import * as z from "zod/v4"
 import { decodeBody } from "../../platform/http/request-decode.js"
-import { project } from "../../platform/pagination.js"
 import { AddGrant, AddMember, CreateGroup, groupFields, PatchGroup } from "../../provisioning/groups/domain.js"
 import { GroupGrants } from "../../provisioning/groups/grants.js"
 import { GroupMembers } from "../../provisioning/groups/members.js"
 import { GroupService } from "../../provisioning/groups/service.js"
-import { tool } from "../tool.js"
+import { itemsPage, tool } from "../tool.js"
 import { fieldsInput, listInput } from "./knowledge-ids.js"
 import { confirmInput } from "./provisioning-end-users.js"
 import { endUserIdOf, endUserInput, groupIdOf, groupInput } from "./provisioning-ids.js"
@@ -30,7 +29,7 @@ const listUserGroups = tool({
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const page = yield* (yield* GroupService).list(principal, { limit: args.limit, cursor: args.cursor })
-      return { items: page.items.map((group) => project(group, args.fields ?? null)), nextCursor: page.nextCursor }
+      return itemsPage(page, args.fields)
     })
 })
 

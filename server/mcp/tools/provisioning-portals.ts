@@ -6,14 +6,13 @@
  */
 import { Effect } from "effect"
 import { decodeBody } from "../../platform/http/request-decode.js"
-import { project } from "../../platform/pagination.js"
 import { Admission, AdmitGroup } from "../../provisioning/admissions/domain.js"
 import { TierPlan } from "../../provisioning/plans/domain.js"
 import { Portal } from "../../provisioning/portals/domain.js"
 import { AdmissionService } from "../../provisioning/admissions/service.js"
 import { TierPlanService } from "../../provisioning/plans/service.js"
 import { PortalService } from "../../provisioning/portals/service.js"
-import { tool } from "../tool.js"
+import { itemsPage, tool } from "../tool.js"
 import { fieldsInput, listInput } from "./knowledge-ids.js"
 import { bodyGroupIdOf, fieldNamesOf, groupIdOf, groupInput, portalIdOf, portalInput } from "./provisioning-ids.js"
 
@@ -23,10 +22,7 @@ const listTierPlans = tool({
   input: { ...listInput, fields: fieldsInput(fieldNamesOf(TierPlan)) },
   scopes: ["end_users:read"],
   handler: (args, { principal }) =>
-    Effect.map(Effect.flatMap(TierPlanService, (plans) => plans.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => ({
-      items: page.items.map((plan) => project(plan, args.fields ?? null)),
-      nextCursor: page.nextCursor
-    }))
+    Effect.map(Effect.flatMap(TierPlanService, (plans) => plans.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => itemsPage(page, args.fields))
 })
 
 const listPortals = tool({
@@ -35,10 +31,7 @@ const listPortals = tool({
   input: { ...listInput, fields: fieldsInput(fieldNamesOf(Portal)) },
   scopes: ["end_users:read"],
   handler: (args, { principal }) =>
-    Effect.map(Effect.flatMap(PortalService, (portals) => portals.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => ({
-      items: page.items.map((portal) => project(portal, args.fields ?? null)),
-      nextCursor: page.nextCursor
-    }))
+    Effect.map(Effect.flatMap(PortalService, (portals) => portals.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => itemsPage(page, args.fields))
 })
 
 const listPortalAdmissions = tool({
@@ -51,7 +44,7 @@ const listPortalAdmissions = tool({
     Effect.gen(function* () {
       const portalId = yield* portalIdOf(principal, args.portalId)
       const page = yield* (yield* AdmissionService).list(principal, portalId, { limit: args.limit, cursor: args.cursor })
-      return { items: page.items.map((admission) => project(admission, args.fields ?? null)), nextCursor: page.nextCursor }
+      return itemsPage(page, args.fields)
     })
 })
 

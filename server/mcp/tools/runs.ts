@@ -9,7 +9,6 @@ import type { Principal } from "../../platform/accounts/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
 import { scopeRefusal } from "../../platform/http/authentication.js"
 import { decodeBody } from "../../platform/http/request-decode.js"
-import { project } from "../../platform/pagination.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { AppService } from "../../builder/apps/service.js"
 import { flowFields } from "../../builder/flows/domain.js"
@@ -19,7 +18,7 @@ import { FlowRunRequest } from "../../runtime/flow-runs/domain.js"
 import { FlowRunService } from "../../runtime/flow-runs/service.js"
 import { ConversationTurn } from "../../runtime/runs/domain.js"
 import { RunService } from "../../runtime/runs/service.js"
-import { camelReply, tool } from "../tool.js"
+import { camelReply, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
 import { listInput, fieldsInput } from "./knowledge-ids.js"
 
@@ -132,7 +131,7 @@ const listFlows = tool({
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const page = yield* (yield* FlowService).list(principal, { includeDrafts: false, updatedSince: null, limit: args.limit, cursor: args.cursor })
-      return { items: page.items.map((flow) => project(flow, args.fields ?? null)), nextCursor: page.nextCursor }
+      return itemsPage(page, args.fields)
     })
 })
 
