@@ -27,6 +27,7 @@ import {
   type TurnStep,
   timedStep
 } from "./model.js"
+import { makeModelFetch } from "./model-fetch.js"
 import { classifyProviderError, describeStreamError } from "./provider-errors.js"
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam
@@ -78,6 +79,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
     maxRetries: 0,
     timeout: settings.requestTimeoutMs,
     logLevel: "off",
+    fetch: makeModelFetch(),
     ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {})
   })
 

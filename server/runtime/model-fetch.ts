@@ -1,0 +1,37 @@
+/**
+ * The `fetch` the `openai` client uses for model calls: `undici.request` on a keep-alive agent,
+ * answered as a web `Response`. Node's global `fetch` costs about twice the CPU per streamed call
+ * (request cloning, web streams on both sides; see docs/performance.md). Redirects are not
+ * followed (model endpoints answer directly) and no compression is asked for.
+ */
+import { Readable } from "node:stream"
+import { Agent, request } from "undici"
+
+/** Statuses a `Response` may not carry a body with. */
+const bodiless = new Set([101, 204, 205, 304])
+
+/** A `fetch` over one keep-alive agent. */
+export const makeModelFetch = (): typeof fetch => {
+  const dispatcher = new Agent({ keepAliveTimeout: 10_000 })
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const url = typeof input === "string" || input instanceof URL ? input : input.url
+    const headers = Object.fromEntries(new Headers(init.headers).entries())
+    const answer = await request(url, {
+      method: (init.method ?? "GET") as "GET",
+      headers,
+      body: typeof init.body === "string" ? init.body : init.body == null ? null : Buffer.from(await new Response(init.body).arrayBuffer()),
+      signal: init.signal ?? undefined,
+      dispatcher
+    })
+    const responseHeaders = new Headers()
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value === undefined) continue
+      for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one)
+    }
+    if (bodiless.has(answer.statusCode)) {
+      answer.body.resume()
+      return new Response(null, { status: answer.statusCode, headers: responseHeaders })
+    }
+    return new Response(Readable.toWeb(answer.body) as ReadableStream, { status: answer.statusCode, headers: responseHeaders })
+  }) as typeof fetch
+}
