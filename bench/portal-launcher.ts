@@ -2,14 +2,17 @@
  * Child process of the Portal benchmark: starts svc with no rate limit in the way, creates the
  * measured Portal (its signup webhook enabled towards `--webhook-url`) and a warm-up Portal without
  * a webhook, seeds `--people` and `--warmup` active end users of organization `default` by direct
- * SQL, and prints one JSON ready line (`PortalReady`). Exits cleanly on SIGTERM, SIGINT or when its
- * stdin closes.
+ * SQL, and prints one JSON ready line (`PortalReady`). On the stdin line `backlog N` it records N
+ * `end_user.signup` events (for addresses `backlog<n>@example.com`) in one transaction from the
+ * admin side, so the running server's worker finds them at its next poll, and prints
+ * `{"backlog": N, "enqueuedAt": <ms>}`. Exits cleanly on SIGTERM, SIGINT or when its stdin closes.
  *
  *   node dist/bench/portal-launcher.js --data-dir DIR --webhook-url URL [--people 2000] [--warmup 200]
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import { databaseFile } from "../server/platform/sql/database.js"
 import { PortalService } from "../server/provisioning/portals/service.js"
@@ -66,6 +69,40 @@ const setUp = await runAdmin(
     return { portalId: portal.id, warmupPortalId: warmupPortal.id, webhookSecret: configured.secret }
   })
 )
+
+/** Records `count` signup events at the measured Portal in one transaction; answers when it committed. */
+const enqueueBacklog = (portal: { readonly id: string; readonly name: string }, count: number) =>
+  runAdmin(
+    server.dataDir,
+    Effect.gen(function* () {
+      const webhooks = yield* WebhookService
+      const sql = yield* SqlClient.SqlClient
+      const createdAt = new Date().toISOString()
+      yield* sql.withTransaction(
+        Effect.forEach(
+          Array.from({ length: count }, (_, n) => n),
+          (n) =>
+            webhooks.enqueueSignup({
+              organizationId: orgId,
+              portal,
+              endUser: { id: randomUUID(), email: `backlog${n}@example.com`, createdAt, fullName: null }
+            }),
+          { discard: true }
+        )
+      )
+      return Date.now()
+    })
+  )
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const command = /^backlog (\d+)$/.exec(line.trim())
+  if (!command) return
+  const count = Number(command[1])
+  enqueueBacklog({ id: setUp.portalId, name: "Bench Portal" }, count).then(
+    (enqueuedAt) => process.stdout.write(`${JSON.stringify({ backlog: count, enqueuedAt })}\n`),
+    (error: unknown) => process.stdout.write(`${JSON.stringify({ backlog: count, error: String(error) })}\n`)
+  )
+})
 
 stopOnSignals(server)
 

@@ -23,6 +23,8 @@ export interface WebhookReceiver {
   readonly arrivals: ReadonlyArray<Arrival>
   /** Resolves with true once `n` requests in all arrived, false after `timeoutMs`. */
   readonly waitFor: (n: number, timeoutMs: number) => Promise<boolean>
+  /** Takes every arrival so far, leaving the receiver empty for the next phase. */
+  readonly take: () => Array<Arrival>
   readonly close: () => Promise<void>
 }
 
@@ -50,6 +52,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
       }
       return true
     },
+    take: () => arrivals.splice(0),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()
@@ -73,6 +76,9 @@ export interface DeliveryCheck {
   /** From the first enqueue (`webhook_deliveries.created_at`) to the last arrival. */
   readonly seconds: number
   readonly deliveriesPerSecond: number
+  /** From the first arrival to the last, and the deliveries per second over that. */
+  readonly arrivalSeconds: number
+  readonly arrivalsPerSecond: number
   /** Event timestamp → arrival, ms. */
   readonly lagMs: Array<number>
 }
@@ -102,8 +108,10 @@ export const checkDeliveries = (
     else counts.set(email, seen + 1)
     lagMs.push(arrival.at - Date.parse(result.event.timestamp))
   }
-  const lastAt = Math.max(...arrivals.map((arrival) => arrival.at))
+  const lastAt = arrivals.reduce((latest, arrival) => Math.max(latest, arrival.at), 0)
+  const firstAt = arrivals.reduce((earliest, arrival) => Math.min(earliest, arrival.at), Infinity)
   const seconds = arrivals.length === 0 ? 0 : (lastAt - firstEnqueuedAt) / 1_000
+  const arrivalSeconds = arrivals.length < 2 ? 0 : (lastAt - firstAt) / 1_000
   return {
     received: arrivals.length,
     expected: expectedEmails.length,
@@ -114,6 +122,8 @@ export const checkDeliveries = (
     unexpected,
     seconds,
     deliveriesPerSecond: seconds > 0 ? arrivals.length / seconds : 0,
+    arrivalSeconds,
+    arrivalsPerSecond: arrivalSeconds > 0 ? (arrivals.length - 1) / arrivalSeconds : 0,
     lagMs
   }
 }

@@ -8,8 +8,10 @@
  *   process (answering 200 at once): deliveries per second from the first enqueue to the last
  *   arrival, lag p50/p99 (event timestamp → arrival), every signature checked with the SDK's
  *   `verifyWebhook`, each person's event exactly once.
+ * - Then a backlog: `--backlog` events recorded at once (no sign-ins running), drained by the
+ *   worker alone: deliveries per second from the first arrival to the last, same checks.
  *
- *   node dist/bench/portal.js [--people 2000] [--concurrency 20] [--warmup 200] [--keep-data] [--json]
+ *   node dist/bench/portal.js [--people 2000] [--concurrency 20] [--warmup 200] [--backlog 2000] [--keep-data] [--json]
  *
  * Exits non-zero when a sign-in failed or a delivery was missing, duplicated or not verified.
  */
@@ -18,6 +20,7 @@ import { mkdtempSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import { type Child, cleanupOnExit, planCpus, procCpuMs, spawnChild } from "./children.js"
 import { signInLoad, signInSteps } from "./portal-sign-in.js"
@@ -30,6 +33,7 @@ const { values: flags } = parseArgs({
     people: { type: "string", default: "2000" },
     concurrency: { type: "string", default: "20" },
     warmup: { type: "string", default: "200" },
+    backlog: { type: "string", default: "2000" },
     "keep-data": { type: "boolean", default: false },
     json: { type: "boolean", default: false }
   }
@@ -37,6 +41,7 @@ const { values: flags } = parseArgs({
 const people = Number(flags.people)
 const concurrency = Number(flags.concurrency)
 const warmup = Number(flags.warmup)
+const backlog = Number(flags.backlog)
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0
 
@@ -45,6 +50,30 @@ const latency = (ms: ReadonlyArray<number>) => {
   const sorted = [...ms].sort((a, b) => a - b)
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? 0 }
 }
+
+/** Asks the launcher to record `count` signup events at once; resolves with when they were committed (ms since the epoch). */
+const enqueueBacklog = (child: Child<PortalReady>, count: number): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.process.stdout })
+    const timer = setTimeout(() => done(new Error(`no backlog answer within 60 s\n${child.stderrTail()}`)), 60_000)
+    const done = (error: Error | null, at = 0) => {
+      clearTimeout(timer)
+      lines.close()
+      if (error) reject(error)
+      else resolve(at)
+    }
+    lines.on("line", (line) => {
+      try {
+        const answer = JSON.parse(line) as { backlog?: number; enqueuedAt?: number; error?: string }
+        if (answer.backlog !== count) return
+        if (answer.enqueuedAt === undefined) done(new Error(`backlog: ${answer.error}`))
+        else done(null, answer.enqueuedAt)
+      } catch {
+        // not the answer
+      }
+    })
+    child.process.stdin.write(`backlog ${count}\n`)
+  })
 
 const emailsOf = (prefix: string, count: number) => Array.from({ length: count }, (_, n) => `${prefix}${n}@example.com`)
 
@@ -85,12 +114,21 @@ const main = async (): Promise<boolean> => {
     const attempts = db.prepare<[], { attempts: number; failed: number }>(
       "SELECT COUNT(*) AS attempts, COALESCE(SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 0 ELSE 1 END), 0) AS failed FROM webhook_attempts"
     ).get()!
-    const deliveries = checkDeliveries(receiver.arrivals, ready.webhookSecret, expected, firstEnqueue === null ? Date.now() : Date.parse(firstEnqueue))
+    const deliveries = checkDeliveries(receiver.take(), ready.webhookSecret, expected, firstEnqueue === null ? Date.now() : Date.parse(firstEnqueue))
+    let drained: ReturnType<typeof checkDeliveries> | null = null
+    if (backlog > 0) {
+      console.error(`recording a backlog of ${backlog} events and waiting for the worker to drain it ...`)
+      const enqueuedAt = await enqueueBacklog(svc, backlog)
+      await receiver.waitFor(backlog, 120_000)
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      drained = checkDeliveries(receiver.take(), ready.webhookSecret, emailsOf("backlog", backlog), enqueuedAt)
+    }
     const loadAverage = loadavg().map((n) => Number(n.toFixed(2)))
 
     const signInErrors = Object.values(load.errors).reduce((a, b) => a + b, 0) + Object.values(warm.errors).reduce((a, b) => a + b, 0)
-    const deliveriesOk =
-      deliveries.received === load.signedIn && deliveries.verified === deliveries.received && deliveries.missing === 0 && deliveries.duplicated === 0 && deliveries.unexpected === 0
+    const allOnce = (check: ReturnType<typeof checkDeliveries>) =>
+      check.received === check.expected && check.verified === check.received && check.missing === 0 && check.duplicated === 0 && check.unexpected === 0
+    const deliveriesOk = allOnce(deliveries) && (drained === null || allOnce(drained))
     const steps = Object.fromEntries(signInSteps.map((step) => [step, latency(load.stepMs[step])]))
     const serverCpuMsPerSignIn = cpuBefore === null || cpuAfter === null || load.signedIn === 0 ? null : (cpuAfter - cpuBefore) / load.signedIn
     const lag = latency(deliveries.lagMs)
@@ -121,7 +159,21 @@ const main = async (): Promise<boolean> => {
         seconds: Number(deliveries.seconds.toFixed(2)),
         deliveriesPerSecond: Number(deliveries.deliveriesPerSecond.toFixed(1)),
         lagMs: lag
-      }
+      },
+      backlog:
+        drained === null
+          ? null
+          : {
+              expected: drained.expected,
+              received: drained.received,
+              verified: drained.verified,
+              refused: drained.refused,
+              missing: drained.missing,
+              duplicated: drained.duplicated,
+              firstArrivalAfterCommitMs: Number((drained.seconds * 1_000 - drained.arrivalSeconds * 1_000).toFixed(0)),
+              seconds: Number(drained.arrivalSeconds.toFixed(2)),
+              deliveriesPerSecond: Number(drained.arrivalsPerSecond.toFixed(1))
+            }
     }
     if (flags.json) console.log(JSON.stringify(result, null, 2))
     else {
@@ -148,6 +200,14 @@ const main = async (): Promise<boolean> => {
           ["deliveries", "seconds", "deliveries/s", "lag p50 ms", "lag p99 ms", "lag max ms"],
           [["first enqueue → last arrival", fmt(deliveries.seconds, 2), fmt(deliveries.deliveriesPerSecond, 1), fmt(lag.p50, 1), fmt(lag.p99, 1), fmt(lag.max, 1)]]
         )
+      )
+    }
+    if (!flags.json && result.backlog !== null) {
+      const b = result.backlog
+      console.log()
+      console.log(
+        `backlog drained by the worker alone: ${b.received} received of ${b.expected}, ${b.verified} verified, missing ${b.missing}, duplicated ${b.duplicated}; ` +
+          `first arrival ${b.firstArrivalAfterCommitMs} ms after the commit (the worker's poll), then ${b.deliveriesPerSecond} deliveries/s over ${fmt(b.seconds, 2)} s`
       )
     }
     const ok = signInErrors === 0 && load.signedIn === people && deliveriesOk
