@@ -11,7 +11,9 @@
  * - Then a backlog: `--backlog` events recorded at once (no sign-ins running), drained by the
  *   worker alone: deliveries per second from the first arrival to the last, same checks.
  *
- *   node dist/bench/portal.js [--people 2000] [--concurrency 20] [--warmup 200] [--backlog 2000] [--keep-data] [--json]
+ *   node dist/bench/portal.js [--people 2000] [--concurrency 20] [--warmup 200] [--backlog 2000] [--keep-data] [--json] [--profile DIR]
+ *
+ * `--profile DIR` writes the server's V8 CPU profile there (summarize it with profile-summary.js).
  *
  * Exits non-zero when a sign-in failed or a delivery was missing, duplicated or not verified.
  */
@@ -35,7 +37,8 @@ const { values: flags } = parseArgs({
     warmup: { type: "string", default: "200" },
     backlog: { type: "string", default: "2000" },
     "keep-data": { type: "boolean", default: false },
-    json: { type: "boolean", default: false }
+    json: { type: "boolean", default: false },
+    profile: { type: "string" }
   }
 })
 const people = Number(flags.people)
@@ -93,6 +96,7 @@ const main = async (): Promise<boolean> => {
       script: join(dirname(fileURLToPath(import.meta.url)), "portal-launcher.js"),
       args: ["--data-dir", dataDir, "--webhook-url", receiver.url, "--people", String(people), "--warmup", String(warmup)],
       cpu: plan.serverCpu,
+      nodeFlags: flags.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", flags.profile],
       logFile: join(dataDir, "svc.stderr.log")
     })
     children.push(svc)
