@@ -56,3 +56,18 @@ export interface McpReady extends Ready {
   readonly knowledgebaseId: string
   readonly pageId: string
 }
+
+/** The Portal launcher's ready line. */
+export interface PortalReady extends Ready {
+  /** The measured Portal, its signup webhook enabled towards the benchmark's receiver. */
+  readonly portalId: string
+  /** A Portal with no webhook, for warming up (its sign-ins record no event). */
+  readonly warmupPortalId: string
+  /** The measured Portal's signing secret (`whsec_…`), for `verifyWebhook`. */
+  readonly webhookSecret: string
+  /** End users `person<n>@example.com` for n < people, and `warmup<n>@example.com` for n < warmup, all active. */
+  readonly people: number
+  readonly warmup: number
+  /** The SQLite file of the data directory (the benchmark reads the code emails from its outbox). */
+  readonly databaseFile: string
+}

@@ -71,3 +71,9 @@ export class WebhookSettings extends Context.Tag("svc/WebhookSettings")<WebhookS
 
 /** Attempts in all before a delivery fails (spec: four). */
 export const maxAttempts = 4
+
+/**
+ * Attempts the worker makes at once: each waits mostly on its receiver (up to the attempt's time
+ * limit), so one slow endpoint does not hold up the others, and deliveries keep up with sign-ins.
+ */
+export const deliveryConcurrency = 8

@@ -11,7 +11,7 @@ import { InvalidRequest, NotFound } from "../platform/errors.js"
 import { newId } from "../platform/ids.js"
 import { checkUrl, isPublicOrLoopback } from "../platform/net/address-policy.js"
 import { type AttemptOutcome, sendSigned } from "./delivery.js"
-import { type Delivery, maxAttempts, type PortalWebhook, signupEvent, type SignupPayload, WebhookSettings } from "./domain.js"
+import { type Delivery, deliveryConcurrency, maxAttempts, type PortalWebhook, signupEvent, type SignupPayload, WebhookSettings } from "./domain.js"
 import { type AttemptRow, type DeliveryRow, type ListenCursor, type PortalWebhookRow, WebhookRepo } from "./repo.js"
 import { newSigningSecret } from "./signing.js"
 
@@ -273,20 +273,25 @@ export class WebhookService extends Effect.Service<WebhookService>()("svc/Webhoo
 
       /**
        * One pass of the worker: claims each due delivery (a lease of the attempt's time limit and a
-       * margin, so one cut off by a crash is tried again) and makes its next attempt. Answers how
+       * margin, so one cut off by a crash is tried again) and makes its next attempt, up to
+       * `deliveryConcurrency` at once (a slow endpoint does not hold up the others). Answers how
        * many attempts were made.
        */
       deliverDue: Effect.gen(function* () {
-        let made = 0
-        for (const id of yield* repo.due(clock.now(), 20)) {
-          const now = clock.now()
-          if (!(yield* repo.claim(id, now, now + settings.attemptTimeoutMs + 30_000))) continue
-          const row = yield* repo.delivery(id)
-          if (row === null) continue
-          yield* attempt(row, { manual: false })
-          made += 1
-        }
-        return made
+        const made = yield* Effect.forEach(
+          yield* repo.due(clock.now(), 20),
+          (id) =>
+            Effect.gen(function* () {
+              const now = clock.now()
+              if (!(yield* repo.claim(id, now, now + settings.attemptTimeoutMs + 30_000))) return 0
+              const row = yield* repo.delivery(id)
+              if (row === null) return 0
+              yield* attempt(row, { manual: false })
+              return 1
+            }),
+          { concurrency: deliveryConcurrency }
+        )
+        return made.reduce<number>((sum, n) => sum + n, 0)
       }),
 
       /** Where `svc listen` starts: after the newest delivery (of the organization, or of all). */
