@@ -1,14 +1,13 @@
 /**
  * The `authoring` family (the `:write` scopes, member role and above): `save_agent`, `save_flow`,
- * `save_app` (no id creates, an id updates the draft), `publish_*`, `run_draft`, and
+ * `save_app` (no id creates, an id updates the draft), `publish_*`, `run_draft`, the draft checks of
+ * `authoring-checks.ts` (`run_test_cases`, `compare_models`, `set_agent_knowledge`), and
  * `list_authored_*` (drafts included, with `updatedSince`), over the builder services the REST
  * endpoints use; bodies are checked by the same schemas.
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
-import { gateError as gateErrorOf, scopeRefusal } from "../../platform/http/authentication.js"
 import { decodeBody } from "../../platform/http/request-decode.js"
 import { CreateAgent, PatchAgentDraft } from "../../builder/agents/domain.js"
 import { AgentService } from "../../builder/agents/service.js"
@@ -21,6 +20,8 @@ import { itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
 import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, listInput, updatedSinceInput } from "./knowledge-ids.js"
 import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
+import { draftIdOf, kindInput, kindRefusal, kindScope } from "./draft-kinds.js"
+import { compareModels, runTestCases, setAgentKnowledge } from "./authoring-checks.js"
 
 const name = z.string().min(1).max(200)
 const description = z.string().max(2000).optional()
@@ -132,13 +133,6 @@ const saveApp = tool({
     })
 })
 
-const kindInput = z.enum(["agent", "flow", "app"]).describe("What to act on.")
-
-/** The id of a draft Agent, Flow or App named by `given`. */
-const draftIdOf = (principal: Principal, kind: "agent" | "flow" | "app", given: string) =>
-  kind === "agent" ? agentIdOf(principal, given, "drafts", "id") : kind === "flow" ? flowIdOf(principal, given, "drafts", "id") : appIdOf(principal, given, "drafts", "id")
-
-const kindScope = { agent: "agents:write", flow: "flows:write", app: "apps:write" } as const
 
 /** `publish_<kind>`: the draft becomes a new immutable numbered version; answers `{id, version, publishedAt}`. */
 const publish = (kind: "agent" | "flow" | "app") =>
@@ -157,11 +151,6 @@ const publish = (kind: "agent" | "flow" | "app") =>
       })
   })
 
-/** Why `principal` may not author `kind` (its `:write` scope, and the `apps` gate for Apps). */
-const kindRefusal = (principal: Principal, kind: "agent" | "flow" | "app") => {
-  if (kind === "app" && !principal.organization.gates.has("apps")) return gateErrorOf("apps")
-  return scopeRefusal(principal, [kindScope[kind]])
-}
 
 const runDraft = tool({
   name: "run_draft",
@@ -219,6 +208,9 @@ export const authoringFamily = staticFamily("authoring", "Create and edit Agents
   publish("flow"),
   publish("app"),
   runDraft,
+  runTestCases,
+  compareModels,
+  setAgentKnowledge,
   listAuthored("agents"),
   listAuthored("flows"),
   listAuthored("apps")

@@ -1,0 +1,134 @@
+/**
+ * Authoring tools that check a draft before it is published: `run_test_cases` (draft runs of
+ * several cases, each checked for text it must or must not contain), `compare_models` (one
+ * message to an Agent's draft under several models) and `set_agent_knowledge` (the Knowledgebases
+ * an Agent's draft searches). Every run is an ordinary draft run: one execution and one credit.
+ */
+import { Effect, Either } from "effect"
+import * as z from "zod/v4"
+import type { Principal } from "../../platform/accounts/domain.js"
+import { type ApiFailure, InvalidRequest } from "../../platform/errors.js"
+import { envelopeBody, isApiFailure } from "../../platform/http/error-catalog.js"
+import { decodeBody } from "../../platform/http/request-decode.js"
+import { PatchAgentDraft } from "../../builder/agents/domain.js"
+import { AgentService } from "../../builder/agents/service.js"
+import { RunService } from "../../runtime/runs/service.js"
+import { camelReply, tool } from "../tool.js"
+import { agentIdOf, idsOf } from "./builder-ids.js"
+import { draftIdOf, kindInput, kindRefusal } from "./draft-kinds.js"
+import { knowledgebaseIdOf } from "./knowledge-ids.js"
+import { appTurn, agentTurn, flowRun, turnInput } from "./runs.js"
+
+/** The most cases one `run_test_cases` call runs. */
+export const maxTestCases = 20
+
+const testCase = z.object({
+  name: z.string().min(1).max(200).optional().describe("What the case checks (default: its position)."),
+  message: turnInput.message.optional().describe("The message (Agents, Apps, Flows without questions)."),
+  inputs: z.record(z.string(), z.unknown()).optional().describe("A Flow's answers keyed by parameter name."),
+  expectContains: z.array(z.string().min(1)).max(20).optional().describe("Text the answer must contain (case-insensitive)."),
+  expectNotContains: z.array(z.string().min(1)).max(20).optional().describe("Text the answer must not contain (case-insensitive).")
+})
+
+/** What a failed case or model run answers: the REST envelope's error. */
+const errorOf = (failure: unknown) =>
+  isApiFailure(failure) ? envelopeBody(failure as ApiFailure).error : { code: "server_error", message: "The run failed on the server." }
+
+/** The text an answer is judged on: an Agent's or App's reply, a Flow's output. */
+const answerText = (answer: Record<string, unknown>): string => String(answer["reply"] ?? answer["output"] ?? "")
+
+/** The expectations `text` misses, each named. */
+const misses = (text: string, contains: ReadonlyArray<string>, notContains: ReadonlyArray<string>): Array<string> => {
+  const lower = text.toLowerCase()
+  return [
+    ...contains.filter((wanted) => !lower.includes(wanted.toLowerCase())).map((wanted) => `does not contain "${wanted}"`),
+    ...notContains.filter((unwanted) => lower.includes(unwanted.toLowerCase())).map((unwanted) => `contains "${unwanted}"`)
+  ]
+}
+
+/** `run_test_cases`: each case is a draft run in a new conversation, in order; a case that fails to run is reported, the others still run. */
+export const runTestCases = tool({
+  name: "run_test_cases",
+  description: `Run up to ${maxTestCases} test cases against the draft of an Agent, App or Flow (each a draft run: one execution and one credit) and check each answer for text it must or must not contain. Answers {passed, failed, cases}.`,
+  input: {
+    kind: kindInput,
+    id: z.string().min(1).describe("The item's id or exact name."),
+    cases: z.array(testCase).min(1).max(maxTestCases)
+  },
+  scopes: ["agents:write", "flows:write", "apps:write"],
+  run: true,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const refusal = kindRefusal(principal, args.kind)
+      if (refusal) return yield* refusal
+      const id = yield* draftIdOf(principal, args.kind, args.id)
+      const results: Array<Record<string, unknown>> = []
+      for (const [index, one] of args.cases.entries()) {
+        const name = one.name ?? `case ${index + 1}`
+        const run: Effect.Effect<Record<string, unknown>, ApiFailure, any> =
+          args.kind === "flow"
+            ? flowRun(principal, id, { inputs: one.inputs, message: one.message }, true)
+            : one.message === undefined
+              ? Effect.fail(new InvalidRequest({ message: `cases[${index}].message: required to run an Agent or App.` }))
+              : args.kind === "agent"
+                ? agentTurn(principal, id, { message: one.message }, true)
+                : appTurn(principal, id, { message: one.message }, true)
+        const outcome = yield* Effect.either(run)
+        if (Either.isLeft(outcome)) {
+          results.push({ name, passed: false, error: errorOf(outcome.left) })
+          continue
+        }
+        const text = answerText(outcome.right)
+        const failures = misses(text, one.expectContains ?? [], one.expectNotContains ?? [])
+        results.push({ name, passed: failures.length === 0, answer: text, executionId: outcome.right["executionId"], failures })
+      }
+      const passed = results.filter((result) => result.passed === true).length
+      return { passed, failed: results.length - passed, cases: results }
+    })
+})
+
+/** `compare_models`: one message to an Agent's draft under each model, in order (a new conversation each). */
+export const compareModels = tool({
+  name: "compare_models",
+  description: "Send one message to the draft of an Agent under 2 to 5 models (`builtin` or models of the server's OpenAI-compatible endpoint), each a draft run (one execution and one credit); answers each model's reply side by side.",
+  input: {
+    agentId: z.string().min(1).describe("The Agent (id or exact name)."),
+    message: turnInput.message,
+    models: z.array(z.string().min(1).max(200)).min(2).max(5)
+  },
+  scopes: ["agents:write"],
+  run: true,
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const runs = yield* RunService
+      const id = yield* agentIdOf(principal, args.agentId, "drafts")
+      const results: Array<Record<string, unknown>> = []
+      for (const model of args.models) {
+        const outcome = yield* Effect.either(
+          Effect.gen(function* () {
+            const prepared = yield* runs.prepareAgentTurn(principal as Principal, id, { message: args.message }, { draft: true })
+            return camelReply(yield* runs.runAgentTurn({ ...prepared, definition: { ...prepared.definition, model } }))
+          })
+        )
+        results.push(Either.isLeft(outcome) ? { model, error: errorOf(outcome.left) } : { model, reply: outcome.right["reply"], executionId: outcome.right["executionId"] })
+      }
+      return { agentId: id, results }
+    })
+})
+
+/** `set_agent_knowledge`: the Knowledgebases an Agent's draft searches, replaced (publish to use them). */
+export const setAgentKnowledge = tool({
+  name: "set_agent_knowledge",
+  description: "Set the Knowledgebases (ids or exact names; empty for none) the draft of an Agent searches; publish with `publish_agent` to use them in runs.",
+  input: {
+    agentId: z.string().min(1).describe("The Agent (id or exact name)."),
+    knowledgebaseIds: z.array(z.string().min(1)).max(50)
+  },
+  scopes: ["agents:write"],
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* agentIdOf(principal, args.agentId, "drafts")
+      const knowledgebaseIds = yield* idsOf(args.knowledgebaseIds, (one) => knowledgebaseIdOf(principal, one, "knowledgebaseIds"))
+      return { agent: yield* (yield* AgentService).updateDraft(principal, id, yield* decodeBody(PatchAgentDraft)({ knowledgebaseIds })) }
+    })
+})
