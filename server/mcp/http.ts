@@ -14,6 +14,7 @@ import { type ApiFailure, InvalidRequest, NotFound, PayloadTooLarge } from "../p
 import { envelopeBody, isApiFailure, statusOfTag } from "../platform/http/error-catalog.js"
 import { maxRequestBodyBytes } from "../platform/http/limits.js"
 import { newRequestId } from "../platform/http/request-middleware.js"
+import { requestOrigin, requestUrl } from "../platform/http/request-url.js"
 import { apiPrefix } from "../platform/http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
 import { parseFamilies } from "./families.js"
@@ -40,7 +41,6 @@ export const mcpAddressOf = (path: string): McpAddress | null => {
 const addressKey = (address: McpAddress) => (address.kind === "any" ? "*" : address.slug)
 
 /** The origin clients reached this server at. */
-const originOf = (request: HttpServerRequest.HttpServerRequest) => `http://${request.headers["host"] ?? "127.0.0.1"}`
 
 /** RFC 9728 metadata of an MCP address; the authorization server is this server (sign-in: a later issue). */
 const resourceMetadata = (origin: string, resourcePath: string) => ({
@@ -111,7 +111,7 @@ export const McpHttpLive = HttpApiBuilder.middleware(
 
     const serve = (request: HttpServerRequest.HttpServerRequest, address: McpAddress, url: URL) =>
       Effect.gen(function* () {
-        const origin = originOf(request)
+        const origin = requestOrigin(request)
         const families = parseFamilies(url.searchParams.get("tools"))
         if (families instanceof InvalidRequest) return failure(families, origin, address)
         const authenticated = yield* Effect.either(Effect.provide(authenticateMcp(request.headers["authorization"], address), runtime))
@@ -159,11 +159,11 @@ export const McpHttpLive = HttpApiBuilder.middleware(
     return (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const url = new URL(request.url, originOf(request))
+        const url = requestUrl(request)
         if (url.pathname === protectedResourcePath || url.pathname.startsWith(`${protectedResourcePath}/`)) {
           const resourcePath = url.pathname.slice(protectedResourcePath.length) || "/mcp"
           if (mcpAddressOf(resourcePath) === null || request.method !== "GET") return yield* app
-          return HttpServerResponse.unsafeJson(resourceMetadata(originOf(request), resourcePath), { headers: { "x-request-id": newRequestId() } })
+          return HttpServerResponse.unsafeJson(resourceMetadata(requestOrigin(request), resourcePath), { headers: { "x-request-id": newRequestId() } })
         }
         const address = mcpAddressOf(url.pathname)
         if (address === null) return yield* app
@@ -171,7 +171,7 @@ export const McpHttpLive = HttpApiBuilder.middleware(
           Effect.catchAllDefect((defect) =>
             Effect.as(
               Effect.logError("MCP request failed", defect),
-              failure(isApiFailure(defect) ? defect : new InvalidRequest({ message: "The MCP request could not be served." }), originOf(request), address)
+              failure(isApiFailure(defect) ? defect : new InvalidRequest({ message: "The MCP request could not be served." }), requestOrigin(request), address)
             )
           )
         )

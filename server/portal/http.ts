@@ -22,6 +22,7 @@ import { codePage, emailPage, forbiddenPage, notFoundPage, wrongCodeText } from 
 import type { PortalRow } from "./repo.js"
 import { PortalSignIn, type SignedIn } from "./service.js"
 import { cameOverHttps, cookieOptions, type CookieToSet, csrfCookieSeconds, parseCookies, portalPath, sessionCookie, sessionTtlMs } from "./sessions.js"
+import { requestUrl } from "../platform/http/request-url.js"
 
 const portalPattern = /^\/portals\/([^/]+)(\/.*)?$/
 
@@ -175,7 +176,7 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
     return (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const url = new URL(request.url, `http://${request.headers["host"] ?? "127.0.0.1"}`)
+        const url = requestUrl(request)
         const match = portalPattern.exec(url.pathname)
         if (match === null) return yield* app
         let portalId: string
