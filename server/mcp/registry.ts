@@ -19,8 +19,11 @@ import { provisioningFamily } from "./tools/provisioning.js"
 export const toolFamilies: ReadonlyArray<ToolFamily> = [runFamily, authoringFamily, knowledgeFamily, provisioningFamily, agentsFamily]
 
 
-/** The published items of each organization as last read, under the data version of that reading. */
-const publishedByOrganization = new Map<string, { readonly version: number; readonly signature: string }>()
+/**
+ * The published items of each organization as last read, under the data version of that reading,
+ * kept per database (per read connection), so servers sharing a process never share readings.
+ */
+const publishedReadings = new WeakMap<object, Map<string, { readonly version: number; readonly signature: string }>>()
 
 /**
  * Which Agents, Flows and Apps an organization has published, and at which versions (what the
@@ -29,8 +32,14 @@ const publishedByOrganization = new Map<string, { readonly version: number; read
  */
 const publishedSignature = (organizationId: string) =>
   Effect.flatMap(ReadConnection, (reader) => {
+    let publishedByOrganization = publishedReadings.get(reader)
+    if (publishedByOrganization === undefined) {
+      publishedByOrganization = new Map()
+      publishedReadings.set(reader, publishedByOrganization)
+    }
+    const readings = publishedByOrganization
     const version = reader.dataVersion()
-    const known = publishedByOrganization.get(organizationId)
+    const known = readings.get(organizationId)
     if (known !== undefined && known.version === version) return Effect.succeed(known.signature)
     return reader
       .all<{ kind: string; id: string; version: number }>(
@@ -44,8 +53,8 @@ const publishedSignature = (organizationId: string) =>
         Effect.orDie,
         Effect.map((rows) => {
           const signature = rows.map((row) => `${row.kind}:${row.id}:${row.version}`).join(",")
-          if (publishedByOrganization.size > 10_000) publishedByOrganization.clear()
-          publishedByOrganization.set(organizationId, { version, signature })
+          if (readings.size > 10_000) readings.clear()
+          readings.set(organizationId, { version, signature })
           return signature
         })
       )
