@@ -8,7 +8,7 @@ import type { AgentDefinition } from "../../builder/agents/domain.js"
 import type { CheckedFlow } from "../../builder/flows/definition.js"
 import type { TemplateValue } from "../../builder/flows/templates.js"
 import { runInputs } from "../flow-runs/inputs.js"
-import { flowToolNames } from "../flow-runs/tools.js"
+import { flowToolNames, toolSlug } from "../flow-runs/tools.js"
 import type { MemberVersionRow } from "./repo.js"
 
 interface MemberBase {
@@ -38,19 +38,11 @@ export type Member = AgentMember | FlowMember
 /** Longest tool name OpenAI-compatible servers take. */
 const maxToolName = 64
 
-const slugOf = (name: string): string =>
-  name
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "") || "agent"
-
 /** The Agent members from their version rows, in order; a repeated tool name takes `_2`, `_3`, … */
 export const agentMembersOf = (rows: ReadonlyArray<MemberVersionRow>): ReadonlyArray<AgentMember> => {
   const taken = new Set<string>()
   return rows.map((row) => {
-    const base = `ask_${slugOf(row.name)}`.slice(0, maxToolName - 4)
+    const base = `ask_${toolSlug(row.name, "agent")}`.slice(0, maxToolName - 4)
     let tool = base
     for (let n = 2; taken.has(tool); n++) tool = `${base}_${n}`
     taken.add(tool)

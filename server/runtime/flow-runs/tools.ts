@@ -9,16 +9,17 @@ export const maxToolNameChars = 64
 
 const prefix = "flow_"
 
-/** `flow_` and the name in lower-case ASCII letters, digits and `_` (diacritics dropped, each other run one `_`). */
-export const flowToolName = (name: string): string => {
-  const base = name
+/** A name in lower-case ASCII letters, digits and `_` (diacritics dropped, each other run one `_`), or `fallback` when nothing is left. */
+export const toolSlug = (name: string, fallback: string): string =>
+  name
     .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/\p{M}/gu, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "")
-  return `${prefix}${base === "" ? "flow" : base}`.slice(0, maxToolNameChars)
-}
+    .replace(/^_+|_+$/g, "") || fallback
+
+/** `flow_` and the name as a tool slug. */
+export const flowToolName = (name: string): string => `${prefix}${toolSlug(name, "flow")}`.slice(0, maxToolNameChars)
 
 /** Tool names for Flows named `names`, in order; a name already taken gets `_2`, `_3`, … (kept within 64 characters). */
 export const flowToolNames = (names: ReadonlyArray<string>): ReadonlyArray<string> => {
