@@ -18,6 +18,7 @@ import { userGroupsFeature } from "./provisioning/groups/feature.js"
 import { portalAdmissionsFeature } from "./provisioning/admissions/feature.js"
 import { webhooksFeature } from "./webhooks/feature.js"
 import { portalPagesFeature } from "./portal/feature.js"
+import { mcpSignInFeature } from "./mcp/sign-in/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
 export const features = [
@@ -36,5 +37,6 @@ export const features = [
   userGroupsFeature,
   portalAdmissionsFeature,
   webhooksFeature,
-  portalPagesFeature
+  portalPagesFeature,
+  mcpSignInFeature
 ] as const

@@ -16,6 +16,7 @@ import { AccountsService } from "./platform/accounts/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { McpHttpLive } from "./mcp/http.js"
+import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
 import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
 import { RequestLogLive, type RequestLogOptions } from "./platform/http/request-log.js"
@@ -61,6 +62,7 @@ const HttpLive = (options: ServerOptions) =>
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(RequestLogLive(options.requestLog)),
     Layer.provide(McpHttpLive),
+    Layer.provide(OAuthHttpLive),
     Layer.provide(PortalHttpLive),
     Layer.provide(BodySizeLimitLive),
     Layer.provide(RequestMiddlewareLive),

@@ -1,7 +1,8 @@
-/** `svc members add|set-role|remove`: people in an organization and their roles. */
+/** `svc members add|set-role|remove|sessions|revoke-session`: people in an organization, their roles and their MCP sign-in sessions. */
 import type { Command } from "commander"
 import { type Member, roles } from "../../server/platform/accounts/domain.js"
 import { withAccounts } from "../admin.js"
+import { memberSessionsCommands } from "./member-sessions.js"
 import { type DataDirOptions, oneOf, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import type { Block } from "../ui/blocks.js"
@@ -62,9 +63,10 @@ const memberCommand = (parent: Command, name: string, description: string): Comm
 
 /** Registers `svc members`. */
 export const membersCommands = (program: Command, io: CliIo): void => {
-  const members = program.command("members").description("add members, change their roles, remove them")
+  const members = program.command("members").description("add members, change their roles, remove them, list and end their sign-in sessions")
   const role = `role: ${roles.join(", ")}`
   withDataDir(memberCommand(members, "add", "add a member to an organization").requiredOption("--role <role>", role)).action((options: RoleOptions) => add(io, options))
   withDataDir(memberCommand(members, "set-role", "change a member's role").requiredOption("--role <role>", role)).action((options: RoleOptions) => setRole(io, options))
   withDataDir(memberCommand(members, "remove", "remove a member; their personal keys stop working at once")).action((options: MemberOptions) => remove(io, options))
+  memberSessionsCommands(members, io)
 }

@@ -1,14 +1,17 @@
 /**
- * Who an MCP request acts as. Every connection is a person: a personal key as bearer token (the
- * browser sign-in is a later issue; its tokens will resolve here too). The same key lookup as REST
- * (`AccountsService.authenticate`: revoked keys, members who left), then the MCP rules in order:
- * organization keys refused, the workspace of a slug address, the plan, the `mcp` gate.
+ * Who an MCP request acts as. Every connection is a person: a sign-in connection (an access token
+ * of MCP sign-in, resolved by `McpSessions.authenticate`: bound to the address it was approved at,
+ * ended sessions and members who left refused) or a personal key as bearer token (the same key
+ * lookup as REST, `AccountsService.authenticate`). Then the MCP rules in order: organization keys
+ * refused, the workspace of a slug address, the plan, the `mcp` gate.
  */
 import { Effect } from "effect"
 import { mcpPlans, type Principal } from "../platform/accounts/domain.js"
 import { AccountsService } from "../platform/accounts/service.js"
 import { FeatureNotAvailable, InsufficientScope, NotFound, Unauthorized } from "../platform/errors.js"
 import { bearerToken, gateError } from "../platform/http/authentication.js"
+import { addressPath, isAccessToken } from "./sign-in/domain.js"
+import { McpSessions } from "./sign-in/sessions.js"
 
 /** Which MCP address a request came to: `{mcp_url}` or a workspace's `{base_url}/orgs/<slug>/mcp`. */
 export type McpAddress = { readonly kind: "any" } | { readonly kind: "workspace"; readonly slug: string }
@@ -28,7 +31,9 @@ export const authenticateMcp = (authorization: string | undefined, address: McpA
     if (token === null) {
       return yield* new Unauthorized({ message: "Send a personal API key (or a sign-in token) in the header 'Authorization: Bearer <token>'." })
     }
-    const principal = yield* (yield* AccountsService).authenticate(token)
+    const principal = isAccessToken(token)
+      ? yield* (yield* McpSessions).authenticate(token, addressPath(address))
+      : yield* (yield* AccountsService).authenticate(token)
     const org = principal.organization
     if (principal.key.kind !== "personal" || principal.member === null) {
       return yield* new InsufficientScope({ message: "Organization keys are not accepted by the MCP server: every connection is a person. Use a personal key." })

@@ -42,7 +42,7 @@ const addressKey = (address: McpAddress) => (address.kind === "any" ? "*" : addr
 
 /** The origin clients reached this server at. */
 
-/** RFC 9728 metadata of an MCP address; the authorization server is this server (sign-in: a later issue). */
+/** RFC 9728 metadata of an MCP address; the authorization server is this server (`sign-in/http.ts`). */
 const resourceMetadata = (origin: string, resourcePath: string) => ({
   resource: `${origin}${resourcePath}`,
   authorization_servers: [origin],

@@ -16,6 +16,9 @@ const whoami = tool({
       member: principal.member ? { id: principal.member.id, email: principal.member.email, role: principal.member.role } : null,
       role: principal.member?.role ?? null,
       key: { id: principal.key.id, prefix: principal.key.prefix, kind: principal.key.kind },
+      connection: principal.signIn
+        ? { kind: "sign_in", sessionId: principal.signIn.sessionId, client: principal.signIn.clientName, address: principal.signIn.address }
+        : { kind: "personal_key" },
       connectionId: principal.connectionId ?? null,
       families: familyNames.filter((name) => families.has(name)),
       scopes: [...principal.scopes].sort(),

@@ -124,6 +124,15 @@ export interface Principal {
   readonly scopes: ReadonlySet<ApiScope>
   /** The MCP connection the call came through (its own activity list), if any. */
   readonly connectionId?: string | undefined
+  /** Set when the caller is an MCP sign-in connection (an OAuth session) rather than a personal key. */
+  readonly signIn?: SignInConnection | undefined
+}
+
+/** An MCP sign-in connection as a principal carries it: the session, its client and the address it was approved for. */
+export interface SignInConnection {
+  readonly sessionId: string
+  readonly clientName: string
+  readonly address: string
 }
 
 /** How a principal is named as the author of a write: the member's email, or the key's name and prefix. */

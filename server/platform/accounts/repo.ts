@@ -4,7 +4,8 @@ import { Effect } from "effect"
 import { ReadConnection } from "../sql/read-connection.js"
 import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, Plan, Role, StoredScopes } from "./domain.js"
 
-interface OrganizationRow {
+/** An organization row as stored. */
+export interface OrganizationRow {
   readonly id: string
   readonly slug: string
   readonly name: string
@@ -51,7 +52,8 @@ interface CredentialRow extends KeyRow {
   readonly m_removed_at: string | null
 }
 
-const toOrganization = (row: OrganizationRow): Organization => ({
+/** An organization row as the platform sees it. */
+export const toOrganization = (row: OrganizationRow): Organization => ({
   id: row.id,
   slug: row.slug,
   name: row.name,
@@ -143,16 +145,16 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
       countActivePersonalKeys: (memberId: string) =>
         orDie(
           sql<{ n: number }>`SELECT count(*) AS n FROM api_keys WHERE member_id = ${memberId}
-            AND revoked_at IS NULL`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+            AND revoked_at IS NULL AND sign_in = 0`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
         ),
       listKeys: (organizationId: string) =>
         orDie(
-          sql<KeyRow>`SELECT * FROM api_keys WHERE organization_id = ${organizationId}
+          sql<KeyRow>`SELECT * FROM api_keys WHERE organization_id = ${organizationId} AND sign_in = 0
             ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(toKey)))
         ),
       keyById: (organizationId: string, keyId: string) =>
         orDie(
-          sql<KeyRow>`SELECT * FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}`.pipe(
+          sql<KeyRow>`SELECT * FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId} AND sign_in = 0`.pipe(
             Effect.map((rows) => (rows[0] ? toKey(rows[0]) : null))
           )
         ),

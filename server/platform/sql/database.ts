@@ -19,6 +19,7 @@ import migration0009 from "./migrations/0009_bonus_credit_adjustments.js"
 import migration0010 from "./migrations/0010_webhooks.js"
 import migration0011 from "./migrations/0011_portal_sign_in.js"
 import migration0012 from "./migrations/0012_credit_renewal.js"
+import migration0013 from "./migrations/0013_mcp_sign_in.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
 export const migrations = {
@@ -33,7 +34,8 @@ export const migrations = {
   "0009_bonus_credit_adjustments": migration0009,
   "0010_webhooks": migration0010,
   "0011_portal_sign_in": migration0011,
-  "0012_credit_renewal": migration0012
+  "0012_credit_renewal": migration0012,
+  "0013_mcp_sign_in": migration0013
 }
 
 /**
