@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { Effect } from "effect"
+import { createHash, randomUUID } from "node:crypto"
 import { expect } from "vitest"
 import { Outbox } from "../../server/provisioning/outbox/service.js"
 import type { TestServer } from "../support/server.js"
@@ -34,16 +35,20 @@ export interface SignInPlan {
 
 const csrfOf = (html: string) => /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] ?? ""
 
-/** The newest code sent to `email`, or null. */
-export const latestCode = async (server: TestServer, email: string): Promise<string | null> => {
-  const mails = await server.admin(Effect.flatMap(Outbox, (outbox) => outbox.list({ to: email })))
-  const mail = mails[0]
-  return mail === undefined ? null : (/\b(\d{6})\b/.exec(mail.body)?.[1] ?? null)
+const mailsTo = (server: TestServer, email: string) => server.admin(Effect.flatMap(Outbox, (outbox) => outbox.list({ to: email })))
+
+/** The ids of the emails sent to `email` so far. */
+export const mailIds = async (server: TestServer, email: string): Promise<Set<string>> => new Set((await mailsTo(server, email)).map((mail) => mail.id))
+
+/** The code of the one email sent to `email` that is not among `before`, or null (the test clock may stand still, so times do not order them). */
+export const newCode = async (server: TestServer, email: string, before: ReadonlySet<string>): Promise<string | null> => {
+  const fresh = (await mailsTo(server, email)).filter((mail) => !before.has(mail.id))
+  expect(fresh.length).toBeLessThanOrEqual(1)
+  return fresh[0] === undefined ? null : (/\b(\d{6})\b/.exec(fresh[0].body)?.[1] ?? null)
 }
 
 /** How many emails went to `email`. */
-export const mailCount = async (server: TestServer, email: string): Promise<number> =>
-  (await server.admin(Effect.flatMap(Outbox, (outbox) => outbox.list({ to: email })))).length
+export const mailCount = async (server: TestServer, email: string): Promise<number> => (await mailsTo(server, email)).length
 
 /** A cookie-keeping browser stand-in on one authorization URL. */
 export class Browser {
@@ -87,8 +92,9 @@ export const workspaceOptions = (html: string): Array<{ memberId: string; slug: 
 export const signIn = async (server: TestServer, authorizationUrl: URL, plan: SignInPlan): Promise<URL> => {
   const browser = new Browser(authorizationUrl)
   expect((await browser.open()).status).toBe(200)
+  const before = await mailIds(server, plan.email)
   expect((await browser.post({ step: "email", email: plan.email })).status).toBe(200)
-  const code = await latestCode(server, plan.email)
+  const code = await newCode(server, plan.email, before)
   expect(code).not.toBeNull()
   let visit = await browser.post({ step: "code", email: plan.email, code: code! })
   if (visit.status === 200) {
@@ -185,3 +191,50 @@ export const tokenRequest = async (server: TestServer, params: Record<string, st
   })
   return { status: response.status, body: (await response.json()) as any }
 }
+
+/** Registers a client by RFC 7591; answers the response status and body. */
+export const registerClient = async (server: TestServer, metadata: Record<string, unknown>) => {
+  const response = await fetch(new URL("/oauth/register", server.origin), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(metadata)
+  })
+  return { status: response.status, body: (await response.json()) as any }
+}
+
+/** A PKCE verifier and its S256 challenge. */
+export const pkcePair = (verifier = `verifier-${randomUUID()}-${randomUUID()}`) => ({
+  verifier,
+  challenge: createHash("sha256").update(verifier).digest("base64url")
+})
+
+/** The authorization URL of a request by `clientId` for the MCP address `path`. */
+export const authorizationUrl = (server: TestServer, clientId: string, path: string, challenge: string, extra: Record<string, string> = {}) => {
+  const url = new URL("/oauth/authorize", server.origin)
+  for (const [name, value] of Object.entries({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: redirectUrl,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "s1",
+    resource: new URL(path, server.origin).href,
+    ...extra
+  })) {
+    url.searchParams.set(name, value)
+  }
+  return url
+}
+
+/** A registered client and an authorization code for `email` at `path`, by hand (no SDK). */
+export const codeByHand = async (server: TestServer, path: string, plan: SignInPlan) => {
+  const client = await registerClient(server, { client_name: "Hand client", redirect_uris: [redirectUrl] })
+  expect(client.status).toBe(201)
+  const pkce = pkcePair()
+  const back = await signIn(server, authorizationUrl(server, client.body.client_id, path, pkce.challenge), plan)
+  return { clientId: client.body.client_id as string, verifier: pkce.verifier, code: back.searchParams.get("code")! }
+}
+
+/** Exchanges a code made by `codeByHand` for tokens; answers the token response. */
+export const exchange = (server: TestServer, made: { clientId: string; verifier: string; code: string }, overrides: Record<string, string> = {}) =>
+  tokenRequest(server, { grant_type: "authorization_code", client_id: made.clientId, code: made.code, code_verifier: made.verifier, redirect_uri: redirectUrl, ...overrides })
