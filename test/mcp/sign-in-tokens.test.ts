@@ -43,7 +43,7 @@ describe("authorization codes", () => {
     expect(reused).toEqual({ status: 400, body: { error: "invalid_grant", error_description: expect.stringContaining("already used") } })
     const after = await initializeWith(server, "/mcp", tokens.body.access_token)
     expect(after.status).toBe(401)
-    expect((await after.json()).error.code).toBe("api_key_revoked")
+    expect(((await after.json()) as any).error.code).toBe("api_key_revoked")
   })
 
   it("refuses a code after its five minutes", async () => {
@@ -66,7 +66,7 @@ describe("the approved address", () => {
       const refused = await initializeWith(server, path, token)
       expect(refused.status).toBe(401)
       expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"')
-      expect((await refused.json()).error).toMatchObject({ code: "invalid_api_key", message: expect.stringContaining("approved for the MCP address") })
+      expect(((await refused.json()) as any).error).toMatchObject({ code: "invalid_api_key", message: expect.stringContaining("approved for the MCP address") })
     }
     for (const token of [any.body.access_token, fixed.body.access_token]) {
       const rest = await server.request("GET", "/knowledgebases", { key: token })
@@ -115,7 +115,7 @@ describe("ending sessions", () => {
     expect(ended.session.revokedAt).not.toBeNull()
     const next = await initializeWith(server, "/api/v1/orgs/acme/mcp", provider.saved!.access_token)
     expect(next.status).toBe(401)
-    expect((await next.json()).error.code).toBe("api_key_revoked")
+    expect(((await next.json()) as any).error.code).toBe("api_key_revoked")
     provider.browse = false
     await expect(call(client, "whoami")).rejects.toThrow()
     const refresh = await tokenRequest(server, { grant_type: "refresh_token", client_id: provider.info!.client_id, refresh_token: provider.saved?.refresh_token ?? "none" })
@@ -144,7 +144,7 @@ describe("ending sessions", () => {
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.removeMember("acme", "gus@example.com")))
     const next = await initializeWith(server, "/mcp", tokens.access_token)
     expect(next.status).toBe(401)
-    expect((await next.json()).error.code).toBe("api_key_revoked")
+    expect(((await next.json()) as any).error.code).toBe("api_key_revoked")
     const refresh = await tokenRequest(server, { grant_type: "refresh_token", client_id: made.clientId, refresh_token: tokens.refresh_token })
     expect(refresh.body.error).toBe("invalid_grant")
   })

@@ -149,7 +149,7 @@ describe("who may sign in", () => {
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("smallco", { disable: ["mcp"] })))
     const refused = await initializeWith(server, "/mcp", tokens.access_token)
     expect(refused.status).toBe(403)
-    expect((await refused.json()).error.code).toBe("api_disabled")
+    expect(((await refused.json()) as any).error.code).toBe("api_disabled")
   })
 })
 
