@@ -5,6 +5,7 @@
  *   connection (20 by default), for `search_knowledgebase` and `read_page`, beside the REST requests
  *   doing the same work with the same personal key (`POST /knowledgebases/{id}/search`,
  *   `GET /knowledgebases/{id}/pages/{pageId}`); the target is at most 1.5x the REST CPU per call;
+ * - `read_page` again with the member's MCP sign-in token instead of the key (the token lookup per request);
  * - `tools/list` latency for an admin member offered every family, one request at a time.
  *
  *   node dist/bench/mcp.js [--duration 10] [--connections 20] [--keep-data]
@@ -64,16 +65,19 @@ const main = async () => {
       logFile: join(dataDir, "svc.stderr.log")
     })
     children.push(svc)
-    const { baseUrl, mcpUrl, personalKey, knowledgebaseId, pageId, pid } = svc.ready
+    const { baseUrl, mcpUrl, personalKey, signInToken, knowledgebaseId, pageId, pid } = svc.ready
     const connections = Number(flags.connections)
     const durationS = Number(flags.duration)
     const auth = { authorization: `Bearer ${personalKey}` }
     const knowledgeUrl = `${mcpUrl}?tools=knowledge`
     const sessions = await Promise.all(Array.from({ length: connections }, () => openSession(knowledgeUrl, personalKey)))
+    const signInSessions = await Promise.all(Array.from({ length: connections }, () => openSession(knowledgeUrl, signInToken)))
     const query = "How long do I have to return a chair?"
 
-    const mcp = async (body: string, seconds: number): Promise<LoadResult> => {
+    const mcp = async (body: string, seconds: number, token = personalKey): Promise<LoadResult> => {
       let next = 0
+      const auth = { authorization: `Bearer ${token}` }
+      const opened = token === personalKey ? sessions : signInSessions
       return measureLoad(
         {
           url: knowledgeUrl,
@@ -89,7 +93,7 @@ const main = async () => {
               "content-type": "application/json",
               accept: "application/json, text/event-stream",
               "mcp-protocol-version": protocolVersion,
-              "mcp-session-id": sessions[next++ % sessions.length]!
+              "mcp-session-id": opened[next++ % opened.length]!
             })
           }
         } as never,
@@ -108,7 +112,8 @@ const main = async () => {
       ["REST  POST /knowledgebases/{id}/search", (s) => rest(`${baseUrl}/knowledgebases/${knowledgebaseId}/search`, "POST", JSON.stringify({ query }), s)],
       ["MCP   search_knowledgebase", (s) => mcp(toolCall("search_knowledgebase", { knowledgebaseId, query }), s)],
       ["REST  GET /knowledgebases/{id}/pages/{pageId}", (s) => rest(`${baseUrl}/knowledgebases/${knowledgebaseId}/pages/${pageId}`, "GET", undefined, s)],
-      ["MCP   read_page (summary view)", (s) => mcp(toolCall("read_page", { knowledgebaseId, pageId }), s)]
+      ["MCP   read_page (summary view)", (s) => mcp(toolCall("read_page", { knowledgebaseId, pageId }), s)],
+      ["MCP   read_page, sign-in token", (s) => mcp(toolCall("read_page", { knowledgebaseId, pageId }), s, signInToken)]
     ]
     const results: Array<[string, LoadResult]> = []
     for (const [label, run] of scenarios) {
@@ -145,6 +150,8 @@ const main = async () => {
       return m === null || r === null ? "-" : fmt(m / r, 2)
     }
     console.log(`CPU per call, MCP / REST: search_knowledgebase ${ratio(1, 0)}x, read_page ${ratio(3, 2)}x (target <= 1.5x)`)
+    const [keyCpu, tokenCpu] = [cpu(3), cpu(4)]
+    console.log(`CPU per read_page, sign-in token / personal key: ${keyCpu === null || tokenCpu === null ? "-" : fmt(tokenCpu / keyCpu, 2)}x`)
     console.log(
       `tools/list with every family (${toolCount} tools, sequential, ${listTimes.length}): p50 ${fmt(percentile(listTimes, 50), 2)} ms, ` +
         `p99 ${fmt(percentile(listTimes, 99), 2)} ms, max ${fmt(listTimes.at(-1) ?? null, 2)} ms`

@@ -52,6 +52,8 @@ export interface McpReady extends Ready {
   readonly mcpUrl: string
   /** A personal key of an admin member of organization `default` (every scope, every MCP family). */
   readonly personalKey: string
+  /** An MCP sign-in access token of the same member, approved at `/mcp`. */
+  readonly signInToken: string
   /** The demo's Knowledgebase and one of its pages. */
   readonly knowledgebaseId: string
   readonly pageId: string

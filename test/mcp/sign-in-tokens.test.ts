@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/platform/accounts/service.js"
-import { removeDataDirs, svcJson } from "../cli/helpers.js"
+import { expectFailure, removeDataDirs, svc, svcJson } from "../cli/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { call } from "./helpers.js"
 import { codeByHand, connectSignedIn, exchange, initializeWith, tokenRequest } from "./sign-in-helpers.js"
@@ -111,6 +111,12 @@ describe("ending sessions", () => {
       expiresAt: expect.any(String),
       revokedAt: null
     })
+    const human = await svc(["members", "sessions", "--org", "acme", "--email", "fay@example.com"], server.dataDir)
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain(session.id)
+    expect(human.stdout).toContain("Test MCP client")
+    expect(expectFailure(await svc(["members", "revoke-session", "--org", "default", session.id], server.dataDir), 1)).toContain("No sign-in session")
+    expect((await initializeWith(server, "/api/v1/orgs/acme/mcp", provider.saved!.access_token)).status).toBe(200)
     const ended = await svcJson(["members", "revoke-session", "--org", "acme", session.id], server.dataDir)
     expect(ended.session.revokedAt).not.toBeNull()
     const next = await initializeWith(server, "/api/v1/orgs/acme/mcp", provider.saved!.access_token)
