@@ -101,6 +101,7 @@ describe("who may sign in", () => {
     const known = await pageFor("bob@example.com")
     const unknown = await pageFor("nobody@example.com")
     expect(unknown).toEqual(known)
+    expect(known.html).toContain("Enter your code")
     expect(await mailCount(server, "nobody@example.com")).toBe(0)
     expect(await mailCount(server, "bob@example.com")).toBe(1)
   })
@@ -150,6 +151,16 @@ describe("who may sign in", () => {
     const refused = await initializeWith(server, "/mcp", tokens.access_token)
     expect(refused.status).toBe(403)
     expect(((await refused.json()) as any).error.code).toBe("api_disabled")
+  })
+})
+
+describe("keys beside sign-in", () => {
+  it("organization keys are still refused at both addresses (403 insufficient_scope)", async () => {
+    for (const path of ["/mcp", "/api/v1/orgs/default/mcp"]) {
+      const refused = await initializeWith(server, path, server.key)
+      expect(refused.status).toBe(403)
+      expect(((await refused.json()) as any).error.code).toBe("insufficient_scope")
+    }
   })
 })
 

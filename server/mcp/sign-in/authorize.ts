@@ -101,7 +101,10 @@ export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL
     const secure = cameOverHttps(request.headers, url)
     const withCsrf = (response: HttpServerResponse.HttpServerResponse) =>
       csrf === existing ? response : HttpServerResponse.unsafeSetCookies(response, [[csrfCookie, csrf, cookieOptions(oauthPath, secure, csrfCookieSeconds)]])
-    const context: AuthorizePageContext = { action: `${url.pathname}${url.search}`, csrf, clientName: checked.client.name, address: `${origin}${checked.request.resource}` }
+    const context: AuthorizePageContext = { action: `${url.pathname}${url.search}`, csrf, clientName: checked.client.name,
+      address: `${origin}${checked.request.resource}`,
+      sendsTo: new URL(checked.request.redirectUri).origin
+    }
     const answer = (body: string, status = 200) => withCsrf(htmlAnswer(body, status))
     const approved = (code: string) => see(backTo(checked.request.redirectUri, checked.state, { code }))
     const refused = (message: string) => answer(authorizeErrorPage("Cannot connect", message), 400)

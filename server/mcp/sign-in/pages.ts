@@ -16,10 +16,13 @@ export interface AuthorizePageContext {
   readonly clientName: string
   /** The MCP address being approved. */
   readonly address: string
+  /** Where the approval is sent (the redirect URI's origin), so a member can tell a client that is not theirs. */
+  readonly sendsTo: string
 }
 
 const intro = (context: AuthorizePageContext) =>
-  html`<p><strong>${context.clientName}</strong> asks to connect to svc as you, at the MCP address <code>${context.address}</code>.</p>`
+  html`<p><strong>${context.clientName}</strong> asks to connect to svc as you, at the MCP address <code>${context.address}</code>.
+The approval is sent to <code>${context.sendsTo}</code>; continue only if you started this from your own MCP client.</p>`
 
 /** The email form. */
 export const signInEmailPage = (context: AuthorizePageContext): string =>
