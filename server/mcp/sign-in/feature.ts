@@ -4,6 +4,7 @@ import { defineFeature } from "../../platform/feature.js"
 import { featureContract } from "../../platform/http/contract.js"
 import { McpApproval } from "./approval.js"
 import { McpSignInRepo } from "./repo.js"
+import { McpSessionRepo } from "./session-repo.js"
 import { McpSessions } from "./sessions.js"
 
 /** MCP sign-in: client registration, the sign-in pages, tokens and sessions. */
@@ -11,5 +12,5 @@ export const mcpSignInFeature = defineFeature({
   name: "mcpSignIn",
   contract: featureContract(),
   http: Layer.empty,
-  services: Layer.mergeAll(McpApproval.Default, McpSessions.Default, McpSignInRepo.Default)
+  services: Layer.mergeAll(McpApproval.Default, McpSessions.Default, McpSignInRepo.Default, McpSessionRepo.Default)
 })

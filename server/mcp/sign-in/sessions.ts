@@ -24,7 +24,8 @@ import {
   tokenHash,
   type TokenSet
 } from "./domain.js"
-import { type AccessRow, McpSignInRepo, type SessionListRow } from "./repo.js"
+import { McpSignInRepo } from "./repo.js"
+import { type AccessRow, McpSessionRepo, type SessionListRow } from "./session-repo.js"
 
 /** How often a session's `last_used_at` is written at most. */
 const lastUsedResolutionMs = 60_000
@@ -93,7 +94,8 @@ const principalOf = (row: AccessRow): Principal => {
 export class McpSessions extends Effect.Service<McpSessions>()("svc/McpSessions", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* McpSignInRepo
+    const approvals = yield* McpSignInRepo
+    const repo = yield* McpSessionRepo
     const accounts = yield* AccountsRepo
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
@@ -131,7 +133,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("svc/McpSessions"
         Effect.flatten(
           inTransaction(
             Effect.gen(function* () {
-              const row = yield* repo.authorizationCode(tokenHash(exchange.code))
+              const row = yield* approvals.authorizationCode(tokenHash(exchange.code))
               const now = clock.now()
               if (row === null || row.client_id !== exchange.clientId) return Effect.fail(invalidGrant("The authorization code is not valid for this client."))
               if (row.used_at !== null) {
@@ -142,10 +144,10 @@ export class McpSessions extends Effect.Service<McpSessions>()("svc/McpSessions"
               if (row.redirect_uri !== exchange.redirectUri) return Effect.fail(invalidGrant("redirect_uri differs from the authorization request's."))
               if (!pkceMatches(exchange.codeVerifier, row.code_challenge)) return Effect.fail(invalidGrant("code_verifier does not match the code_challenge (S256)."))
               if (exchange.resource !== null && exchange.resource !== row.resource) return Effect.fail(invalidGrant("resource differs from the address approved."))
-              if (!(yield* repo.memberActive(row.member_id))) return Effect.fail(invalidGrant("The member is no longer in the organization."))
-              const client = yield* repo.client(row.client_id)
+              if (!(yield* approvals.memberActive(row.member_id))) return Effect.fail(invalidGrant("The member is no longer in the organization."))
+              const client = yield* approvals.client(row.client_id)
               const sessionId = newId()
-              if (client === null || !(yield* repo.useAuthorizationCode(row.id, sessionId, isoAt(now)))) {
+              if (client === null || !(yield* approvals.useAuthorizationCode(row.id, sessionId, isoAt(now)))) {
                 return Effect.fail(invalidGrant("The authorization code was already used."))
               }
               const keyId = newId()
@@ -243,5 +245,5 @@ export class McpSessions extends Effect.Service<McpSessions>()("svc/McpSessions"
         })
     }
   }),
-  dependencies: [McpSignInRepo.Default, AccountsRepo.Default]
+  dependencies: [McpSignInRepo.Default, McpSessionRepo.Default, AccountsRepo.Default]
 }) {}
