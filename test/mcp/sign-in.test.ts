@@ -19,6 +19,8 @@ import {
   exchange,
   initializeWith,
   mailCount,
+  mailIds,
+  newCode,
   pkcePair,
   redirectUrl,
   registerClient,
@@ -110,12 +112,25 @@ describe("who may sign in", () => {
     const client = await registerClient(server, { client_name: "Probe", redirect_uris: [redirectUrl] })
     const browser = new Browser(authorizationUrl(server, client.body.client_id, "/mcp", pkcePair().challenge))
     await browser.open()
+    const before = await mailIds(server, "bob@example.com")
     await browser.post({ step: "email", email: "bob@example.com" })
-    const mails = await server.admin(Effect.flatMap(Outbox, (outbox) => outbox.list({ to: "bob@example.com" })))
-    const code = /\b(\d{6})\b/.exec(mails[0]!.body)![1]!
+    const code = (await newCode(server, "bob@example.com", before))!
     const wrong = code === "000000" ? "111111" : "000000"
     for (let i = 0; i < 5; i++) expect((await browser.post({ step: "code", email: "bob@example.com", code: wrong })).status).toBe(400)
     const late = await browser.post({ step: "code", email: "bob@example.com", code })
+    expect(late.status).toBe(400)
+    expect(late.html).toContain("That code did not work")
+  })
+
+  it("a code works for 10 minutes only", async () => {
+    const client = await registerClient(server, { client_name: "Probe", redirect_uris: [redirectUrl] })
+    const browser = new Browser(authorizationUrl(server, client.body.client_id, "/api/v1/orgs/other/mcp", pkcePair().challenge))
+    await browser.open()
+    const before = await mailIds(server, "bob@example.com")
+    await browser.post({ step: "email", email: "bob@example.com" })
+    const code = await newCode(server, "bob@example.com", before)
+    server.clock.advance(10 * 60_000)
+    const late = await browser.post({ step: "code", email: "bob@example.com", code: code! })
     expect(late.status).toBe(400)
     expect(late.html).toContain("That code did not work")
   })
