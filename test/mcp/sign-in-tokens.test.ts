@@ -154,4 +154,13 @@ describe("ending sessions", () => {
     const refresh = await tokenRequest(server, { grant_type: "refresh_token", client_id: made.clientId, refresh_token: tokens.refresh_token })
     expect(refresh.body.error).toBe("invalid_grant")
   })
+
+  it("sessions are not keys: svc keys list leaves them out and the personal-key limit does not count them", async () => {
+    await server.addMember("hal@example.com", "member", "acme")
+    for (let i = 0; i < 2; i++) await exchange(server, await codeByHand(server, "/mcp", { email: "hal@example.com" }))
+    for (let i = 0; i < 5; i++) await server.createKey({ org: "acme", name: `hal ${i}`, scopes: "all", personalFor: "hal@example.com" })
+    const keys = await svcJson(["keys", "list", "--org", "acme"], server.dataDir)
+    expect(keys.keys.filter((key: { name: string }) => key.name.startsWith("hal "))).toHaveLength(5)
+    expect(keys.keys.some((key: { prefix: string }) => key.prefix === "sign-in")).toBe(false)
+  })
 })
