@@ -22,8 +22,9 @@ import { newRequestId } from "../platform/http/request-middleware.js"
 import { requestOrigin, requestUrl } from "../platform/http/request-url.js"
 import { apiPrefix } from "../platform/http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
-import { parseFamilies } from "./families.js"
+import { type FamilyName, parseFamilies } from "./families.js"
 import { readBody, sendJson, sendWebResponse } from "./node-io.js"
+import { listFingerprint } from "./registry.js"
 import { McpSession, type McpServices } from "./session.js"
 /** The path of the protected-resource metadata (RFC 9728). */
 export const protectedResourcePath = "/.well-known/oauth-protected-resource"
@@ -66,6 +67,15 @@ const sendFailure = (response: ServerResponse, error: ApiFailure, origin: string
   if (error._tag === "PayloadTooLarge") headers["connection"] = "close"
   sendJson(response, status, envelopeBody(error), headers)
 }
+
+/**
+ * The caller of a request and the fingerprint of the tool list it gets (`listFingerprint`), read
+ * in one run: the connection rebuilds its tools only when the fingerprint changed.
+ */
+const callerOf = (authorization: string | undefined, address: McpAddress, families: ReadonlySet<FamilyName>) =>
+  Effect.flatMap(authenticateMcp(authorization, address), (principal) =>
+    Effect.map(listFingerprint({ principal, families, runsAllowed: runsAllowedFor(principal) }), (fingerprint) => ({ principal, fingerprint }))
+  )
 
 interface Connection {
   readonly session: McpSession
@@ -120,13 +130,13 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
         const fail = (error: ApiFailure) => sendFailure(response, error, origin, address, requestId)
         const families = parseFamilies(url.searchParams.get("tools"))
         if (families instanceof InvalidRequest) return fail(families)
-        const authenticated = await Runtime.runPromiseExit(runtime)(authenticateMcp(request.headers["authorization"], address))
+        const authenticated = await Runtime.runPromiseExit(runtime)(callerOf(request.headers["authorization"], address, families))
         if (Exit.isFailure(authenticated)) {
           const failure = Cause.failureOption(authenticated.cause)
           if (failure._tag === "Some") return fail(failure.value)
           throw Cause.squash(authenticated.cause)
         }
-        const principal = authenticated.value
+        const { principal, fingerprint } = authenticated.value
         const tooLarge = () => fail(new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` }))
         const declared = Number(request.headers["content-length"] ?? 0)
         if (declared > drainLimitBytes) return tooLarge()
@@ -155,7 +165,7 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
         }
         const { session, transport } = connection
         const call = { principal: { ...principal, connectionId: session.connectionId }, families, runsAllowed: runsAllowedFor(principal) }
-        await session.refresh(call)
+        await session.refresh(call, fingerprint)
         if (!session.server.isConnected()) await session.connect(transport)
         const webRequest = new Request(url, { method: request.method ?? "GET", headers: request.headers as Record<string, string> })
         const answer = await transport.handleRequest(webRequest, { parsedBody })
