@@ -26,6 +26,7 @@ import { type FamilyName, parseFamilies } from "./families.js"
 import { readBody, sendJson, sendWebResponse } from "./node-io.js"
 import { listFingerprint } from "./registry.js"
 import { McpSession, type McpServices } from "./session.js"
+import { SessionTransport } from "./session-transport.js"
 /** The path of the protected-resource metadata (RFC 9728). */
 export const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
@@ -79,7 +80,7 @@ const callerOf = (authorization: string | undefined, address: McpAddress, famili
 
 interface Connection {
   readonly session: McpSession
-  readonly transport: WebStandardStreamableHTTPServerTransport
+  readonly transport: SessionTransport
   readonly keyId: string
   readonly address: string
 }
@@ -113,12 +114,14 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
           void oldest.transport.close()
         }
         const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, runtime)
-        const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          enableJsonResponse: true,
-          onsessioninitialized: (id) => void connections.set(id, { session, transport, keyId, address: addressKey(address) }),
-          onsessionclosed: (id) => void connections.delete(id)
-        })
+        const transport: SessionTransport = new SessionTransport(
+          new WebStandardStreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            enableJsonResponse: true,
+            onsessioninitialized: (id) => void connections.set(id, { session, transport, keyId, address: addressKey(address) }),
+            onsessionclosed: (id) => void connections.delete(id)
+          })
+        )
         transport.onclose = () => {
           if (transport.sessionId) connections.delete(transport.sessionId)
         }
@@ -151,7 +154,7 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
           }
         }
         const sessionId = request.headers["mcp-session-id"]
-        let connection: { session: McpSession; transport: WebStandardStreamableHTTPServerTransport }
+        let connection: { session: McpSession; transport: SessionTransport }
         if (sessionId !== undefined) {
           const known = typeof sessionId === "string" ? connections.get(sessionId) : undefined
           if (!known || known.keyId !== principal.key.id || known.address !== addressKey(address)) {
@@ -167,8 +170,13 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
         const call = { principal: { ...principal, connectionId: session.connectionId }, families, runsAllowed: runsAllowedFor(principal) }
         await session.refresh(call, fingerprint)
         if (!session.server.isConnected()) await session.connect(transport)
+        const plain = transport.plainCall(request.method, request.headers, parsedBody)
+        if (plain !== null) {
+          const answer = await transport.call(plain, request.headers, url)
+          return sendJson(response, 200, answer, { "mcp-session-id": transport.sessionId ?? "", "x-request-id": requestId })
+        }
         const webRequest = new Request(url, { method: request.method ?? "GET", headers: request.headers as Record<string, string> })
-        const answer = await transport.handleRequest(webRequest, { parsedBody })
+        const answer = await transport.http.handleRequest(webRequest, { parsedBody })
         await sendWebResponse(answer, response, { "x-request-id": requestId })
       }
 
