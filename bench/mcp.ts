@@ -8,7 +8,10 @@
  * - `read_page` again with the member's MCP sign-in token instead of the key (the token lookup per request);
  * - `tools/list` latency for an admin member offered every family, one request at a time.
  *
- *   node dist/bench/mcp.js [--duration 10] [--connections 20] [--keep-data]
+ *   node dist/bench/mcp.js [--duration 10] [--connections 20] [--keep-data] [--profile DIR] [--only TEXT]
+ *
+ * `--profile DIR` writes the server's V8 CPU profile there (summarize it with profile-summary.js);
+ * `--only TEXT` runs only the scenarios whose label contains TEXT (e.g. `read_page`), and skips `tools/list`.
  */
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -24,7 +27,9 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "20" },
-    "keep-data": { type: "boolean", default: false }
+    "keep-data": { type: "boolean", default: false },
+    profile: { type: "string" },
+    only: { type: "string" }
   }
 })
 
@@ -62,6 +67,7 @@ const main = async () => {
       script: join(dirname(fileURLToPath(import.meta.url)), "mcp-launcher.js"),
       args: ["--data-dir", dataDir],
       cpu: plan.serverCpu,
+      nodeFlags: flags.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", flags.profile],
       logFile: join(dataDir, "svc.stderr.log")
     })
     children.push(svc)
@@ -117,45 +123,50 @@ const main = async () => {
     ]
     const results: Array<[string, LoadResult]> = []
     for (const [label, run] of scenarios) {
+      if (flags.only !== undefined && !label.includes(flags.only)) continue
       await run(2)
       console.error(`${label} ...`)
       results.push([label, await run(durationS)])
     }
 
     // tools/list with every family, one request at a time, on one session of an admin.
-    const everything = await openSession(mcpUrl, personalKey)
     const listTimes: Array<number> = []
     let toolCount = 0
-    for (let i = 0; i < 300; i++) {
-      const started = performance.now()
-      const response = await fetch(mcpUrl, {
-        method: "POST",
-        headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": everything, "mcp-protocol-version": protocolVersion },
-        body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/list", params: {} })
-      })
-      const body = (await response.json()) as { result: { tools: Array<unknown> } }
-      listTimes.push(performance.now() - started)
-      toolCount = body.result.tools.length
+    if (flags.only === undefined) {
+      const everything = await openSession(mcpUrl, personalKey)
+      for (let i = 0; i < 300; i++) {
+        const started = performance.now()
+        const response = await fetch(mcpUrl, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": everything, "mcp-protocol-version": protocolVersion },
+          body: JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/list", params: {} })
+        })
+        const body = (await response.json()) as { result: { tools: Array<unknown> } }
+        listTimes.push(performance.now() - started)
+        toolCount = body.result.tools.length
+      }
+      listTimes.splice(0, 20)
+      listTimes.sort((a, b) => a - b)
     }
-    listTimes.splice(0, 20)
-    listTimes.sort((a, b) => a - b)
 
     console.log(plan.describe("bench:mcp", { server: "svc", runner: "load generator" }))
     console.log()
     console.log(table(["scenario", "conns", "requests", ...loadColumns], results.map(([label, r]) => [label, String(r.connections), String(r.requests), ...loadCells(r)])))
     console.log()
-    const cpu = (index: number) => results[index]![1].serverCpuUsPerRequest
-    const ratio = (mcpIndex: number, restIndex: number) => {
-      const [m, r] = [cpu(mcpIndex), cpu(restIndex)]
+    const cpu = (label: string) => results.find(([measured]) => measured === scenarios.find(([name]) => name.includes(label))?.[0])?.[1].serverCpuUsPerRequest ?? null
+    const ratio = (mcpLabel: string, restLabel: string) => {
+      const [m, r] = [cpu(mcpLabel), cpu(restLabel)]
       return m === null || r === null ? "-" : fmt(m / r, 2)
     }
-    console.log(`CPU per call, MCP / REST: search_knowledgebase ${ratio(1, 0)}x, read_page ${ratio(3, 2)}x (target <= 1.5x)`)
-    const [keyCpu, tokenCpu] = [cpu(3), cpu(4)]
+    console.log(`CPU per call, MCP / REST: search_knowledgebase ${ratio("search_knowledgebase", "/search")}x, read_page ${ratio("read_page (summary", "/pages/")}x (target <= 1.5x)`)
+    const [keyCpu, tokenCpu] = [cpu("read_page (summary"), cpu("sign-in token")]
     console.log(`CPU per read_page, sign-in token / personal key: ${keyCpu === null || tokenCpu === null ? "-" : fmt(tokenCpu / keyCpu, 2)}x`)
-    console.log(
-      `tools/list with every family (${toolCount} tools, sequential, ${listTimes.length}): p50 ${fmt(percentile(listTimes, 50), 2)} ms, ` +
-        `p99 ${fmt(percentile(listTimes, 99), 2)} ms, max ${fmt(listTimes.at(-1) ?? null, 2)} ms`
-    )
+    if (listTimes.length > 0) {
+      console.log(
+        `tools/list with every family (${toolCount} tools, sequential, ${listTimes.length}): p50 ${fmt(percentile(listTimes, 50), 2)} ms, ` +
+          `p99 ${fmt(percentile(listTimes, 99), 2)} ms, max ${fmt(listTimes.at(-1) ?? null, 2)} ms`
+      )
+    }
   } finally {
     await cleanup()
   }

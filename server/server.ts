@@ -15,9 +15,10 @@ import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
-import { McpHttpLive } from "./mcp/http.js"
+import { McpBranchLive } from "./mcp/http.js"
 import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
+import { withFrontBranches } from "./platform/http/front-branch.js"
 import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
 import { RequestLogLive, type RequestLogOptions } from "./platform/http/request-log.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
@@ -57,11 +58,17 @@ export interface RunningServer {
 }
 
 
-const HttpLive = (options: ServerOptions) =>
-  HttpApiBuilder.serve().pipe(
+/**
+ * The HTTP server: the MCP branch answers its addresses straight from Node's request (in front of
+ * everything else), then the API with its middleware and the Portal branch.
+ */
+const HttpLive = (options: ServerOptions) => {
+  const server = withProtocolErrorEnvelopes(createServer())
+  const front = withFrontBranches(server)
+  return HttpApiBuilder.serve().pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(RequestLogLive(options.requestLog)),
-    Layer.provide(McpHttpLive),
+    Layer.provide(McpBranchLive(front, options.requestLog)),
     Layer.provide(OAuthHttpLive),
     Layer.provide(PortalHttpLive),
     Layer.provide(BodySizeLimitLive),
@@ -73,8 +80,9 @@ const HttpLive = (options: ServerOptions) =>
         Layer.provide(AuthenticationLive(Api))
       )
     ),
-    Layer.provideMerge(NodeHttpServer.layer(() => withProtocolErrorEnvelopes(createServer()), { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" }))
   )
+}
 
 /** Starts the whole service and resolves once it accepts connections. */
 export const startServer = async (options: ServerOptions): Promise<RunningServer> => {

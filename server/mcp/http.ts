@@ -1,25 +1,32 @@
 /**
  * The MCP server over Streamable HTTP at `{mcp_url}` (`/mcp`) and at `{base_url}/orgs/<slug>/mcp`,
- * on the same Node server as the REST API: a branch in front of the API's router. Every request is
- * authenticated again (`auth.ts`); a connection (MCP session) belongs to the key and address that
- * opened it, and its tool list is rebuilt for the caller before each request (`session.ts`).
- * Without a valid token the answer is 401 with `WWW-Authenticate: Bearer resource_metadata=…`, and
- * the protected-resource metadata (RFC 9728) is served under `/.well-known/`.
+ * on the same Node server as the REST API: a front branch (`front-branch.ts`) that answers these
+ * addresses from Node's request directly, before Effect's HTTP stack and the API's router. Every
+ * request is authenticated again (`auth.ts`); a connection (MCP session) belongs to the key and
+ * address that opened it, and its tool list is rebuilt for the caller before each request
+ * (`session.ts`). Without a valid token the answer is 401 with
+ * `WWW-Authenticate: Bearer resource_metadata=…`, and the protected-resource metadata (RFC 9728) is
+ * served under `/.well-known/`. Every answer carries an `X-Request-Id` and, under `svc serve`, its
+ * request-log line.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import { Effect } from "effect"
+import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { type ApiFailure, InvalidRequest, NotFound, PayloadTooLarge } from "../platform/errors.js"
 import { envelopeBody, isApiFailure, statusOfTag } from "../platform/http/error-catalog.js"
-import { maxRequestBodyBytes } from "../platform/http/limits.js"
+import type { FrontBranches } from "../platform/http/front-branch.js"
+import { drainLimitBytes, maxRequestBodyBytes } from "../platform/http/limits.js"
+import { logNodeRequest, type RequestLogOptions } from "../platform/http/request-log.js"
 import { newRequestId } from "../platform/http/request-middleware.js"
 import { requestOrigin, requestUrl } from "../platform/http/request-url.js"
 import { apiPrefix } from "../platform/http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
-import { parseFamilies } from "./families.js"
+import { type FamilyName, parseFamilies } from "./families.js"
+import { readBody, sendJson, sendWebResponse } from "./node-io.js"
+import { listFingerprint } from "./registry.js"
 import { McpSession, type McpServices } from "./session.js"
-
+import { SessionTransport } from "./session-transport.js"
 /** The path of the protected-resource metadata (RFC 9728). */
 export const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
@@ -40,8 +47,6 @@ export const mcpAddressOf = (path: string): McpAddress | null => {
 
 const addressKey = (address: McpAddress) => (address.kind === "any" ? "*" : address.slug)
 
-/** The origin clients reached this server at. */
-
 /** RFC 9728 metadata of an MCP address; the authorization server is this server (`sign-in/http.ts`). */
 const resourceMetadata = (origin: string, resourcePath: string) => ({
   resource: `${origin}${resourcePath}`,
@@ -51,131 +56,159 @@ const resourceMetadata = (origin: string, resourcePath: string) => ({
   resource_documentation: `${origin}${apiPrefix}/openapi.json`
 })
 
-const failure = (error: ApiFailure, origin: string, address: McpAddress | null) => {
+/** Answers `error` as its REST envelope; a 401 names the address's metadata in `WWW-Authenticate`. */
+const sendFailure = (response: ServerResponse, error: ApiFailure, origin: string, address: McpAddress, requestId: string) => {
   const status = statusOfTag.get(error._tag) ?? 500
-  const headers: Record<string, string> = { "x-request-id": newRequestId() }
-  if (status === 401 && address !== null) {
+  const headers: Record<string, string> = { "x-request-id": requestId }
+  if (status === 401) {
     const metadata = `${origin}${protectedResourcePath}${address.kind === "any" ? "/mcp" : `${apiPrefix}/orgs/${encodeURIComponent(address.slug)}/mcp`}`
     headers["www-authenticate"] = `Bearer resource_metadata="${metadata}"${error.code === "unauthorized" ? "" : `, error="invalid_token", error_description="${error.message.replace(/[^\x20-\x7e]|"/g, "")}"`}`
   }
   if (error._tag === "RateLimited") headers["retry-after"] = String(error.retryAfterSeconds)
-  return HttpServerResponse.unsafeJson(envelopeBody(error), { status, headers })
+  if (error._tag === "PayloadTooLarge") headers["connection"] = "close"
+  sendJson(response, status, envelopeBody(error), headers)
 }
+
+/**
+ * The caller of a request and the fingerprint of the tool list it gets (`listFingerprint`), read
+ * in one run: the connection rebuilds its tools only when the fingerprint changed.
+ */
+const callerOf = (authorization: string | undefined, address: McpAddress, families: ReadonlySet<FamilyName>) =>
+  Effect.flatMap(authenticateMcp(authorization, address), (principal) =>
+    Effect.map(listFingerprint({ principal, families, runsAllowed: runsAllowedFor(principal) }), (fingerprint) => ({ principal, fingerprint }))
+  )
 
 interface Connection {
   readonly session: McpSession
-  readonly transport: WebStandardStreamableHTTPServerTransport
+  readonly transport: SessionTransport
   readonly keyId: string
   readonly address: string
 }
 
-/** The MCP branch: answers MCP addresses and the metadata, passes everything else to the API. */
-export const McpHttpLive = HttpApiBuilder.middleware(
-  Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<McpServices>()
-    const connections = new Map<string, Connection>()
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.allSettled([...connections.values()].map((connection) => connection.transport.close())))
-    )
+/**
+ * The MCP branch, put in front of the API on `front` for as long as the layer lives: answers MCP
+ * addresses and their metadata, leaves everything else to the API. Its connections close with it.
+ */
+export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptions): Layer.Layer<never, never, McpServices> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const runtime = yield* Effect.runtime<McpServices>()
+      const connections = new Map<string, Connection>()
 
-    const closeIdle = () => {
-      const now = Date.now()
-      for (const [id, connection] of connections) {
-        if (now - connection.session.lastUsed > idleConnectionMs) {
-          connections.delete(id)
-          void connection.transport.close()
-        }
-      }
-    }
-
-    const open = async (keyId: string, address: McpAddress) => {
-      closeIdle()
-      const owned = [...connections].filter(([, connection]) => connection.keyId === keyId)
-      if (owned.length >= connectionsPerKeyMax) {
-        const [id, oldest] = owned.reduce((a, b) => (b[1].session.lastUsed < a[1].session.lastUsed ? b : a))
-        connections.delete(id)
-        void oldest.transport.close()
-      }
-      const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, runtime)
-      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        enableJsonResponse: true,
-        onsessioninitialized: (id) => void connections.set(id, { session, transport, keyId, address: addressKey(address) }),
-        onsessionclosed: (id) => void connections.delete(id)
-      })
-      transport.onclose = () => {
-        if (transport.sessionId) connections.delete(transport.sessionId)
-      }
-      return { session, transport }
-    }
-
-    const serve = (request: HttpServerRequest.HttpServerRequest, address: McpAddress, url: URL) =>
-      Effect.gen(function* () {
-        const origin = requestOrigin(request)
-        const families = parseFamilies(url.searchParams.get("tools"))
-        if (families instanceof InvalidRequest) return failure(families, origin, address)
-        const authenticated = yield* Effect.either(Effect.provide(authenticateMcp(request.headers["authorization"], address), runtime))
-        if (authenticated._tag === "Left") return failure(authenticated.left, origin, address)
-        const declared = Number(request.headers["content-length"] ?? 0)
-        if (declared > maxRequestBodyBytes) {
-          return failure(new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` }), origin, address)
-        }
-        let parsedBody: unknown = undefined
-        if (request.method === "POST") {
-          const text = yield* Effect.either(request.text)
-          if (text._tag === "Left") return failure(new PayloadTooLarge({ message: "The request body could not be read within the limit." }), origin, address)
-          try {
-            parsedBody = JSON.parse(text.right)
-          } catch {
-            return failure(new InvalidRequest({ message: "The request body is not valid JSON." }), origin, address)
+      const closeIdle = () => {
+        const now = Date.now()
+        for (const [id, connection] of connections) {
+          if (now - connection.session.lastUsed > idleConnectionMs) {
+            connections.delete(id)
+            void connection.transport.close()
           }
         }
-        const principal = authenticated.right
+      }
+
+      const open = (keyId: string, address: McpAddress) => {
+        closeIdle()
+        const owned = [...connections].filter(([, connection]) => connection.keyId === keyId)
+        if (owned.length >= connectionsPerKeyMax) {
+          const [id, oldest] = owned.reduce((a, b) => (b[1].session.lastUsed < a[1].session.lastUsed ? b : a))
+          connections.delete(id)
+          void oldest.transport.close()
+        }
+        const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, runtime)
+        const transport: SessionTransport = new SessionTransport(
+          new WebStandardStreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            enableJsonResponse: true,
+            onsessioninitialized: (id) => void connections.set(id, { session, transport, keyId, address: addressKey(address) }),
+            onsessionclosed: (id) => void connections.delete(id)
+          })
+        )
+        transport.onclose = () => {
+          if (transport.sessionId) connections.delete(transport.sessionId)
+        }
+        return { session, transport }
+      }
+
+      const serve = async (request: IncomingMessage, response: ServerResponse, address: McpAddress, url: URL, requestId: string) => {
+        const origin = requestOrigin(request)
+        const fail = (error: ApiFailure) => sendFailure(response, error, origin, address, requestId)
+        const families = parseFamilies(url.searchParams.get("tools"))
+        if (families instanceof InvalidRequest) return fail(families)
+        const authenticated = await Runtime.runPromiseExit(runtime)(callerOf(request.headers["authorization"], address, families))
+        if (Exit.isFailure(authenticated)) {
+          const failure = Cause.failureOption(authenticated.cause)
+          if (failure._tag === "Some") return fail(failure.value)
+          throw Cause.squash(authenticated.cause)
+        }
+        const { principal, fingerprint } = authenticated.value
+        const tooLarge = () => fail(new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` }))
+        const declared = Number(request.headers["content-length"] ?? 0)
+        if (declared > drainLimitBytes) return tooLarge()
+        let parsedBody: unknown = undefined
+        if (request.method === "POST" || declared > maxRequestBodyBytes) {
+          const text = await readBody(request, maxRequestBodyBytes, drainLimitBytes)
+          if (text === null) return tooLarge()
+          try {
+            parsedBody = JSON.parse(text)
+          } catch {
+            return fail(new InvalidRequest({ message: "The request body is not valid JSON." }))
+          }
+        }
         const sessionId = request.headers["mcp-session-id"]
-        let connection: { session: McpSession; transport: WebStandardStreamableHTTPServerTransport }
+        let connection: { session: McpSession; transport: SessionTransport }
         if (sessionId !== undefined) {
-          const known = connections.get(sessionId)
+          const known = typeof sessionId === "string" ? connections.get(sessionId) : undefined
           if (!known || known.keyId !== principal.key.id || known.address !== addressKey(address)) {
-            return failure(new NotFound({ message: "No such MCP session for this key and address; initialize a new one." }), origin, address)
+            return fail(new NotFound({ message: "No such MCP session for this key and address; initialize a new one." }))
           }
           connection = known
         } else if (request.method === "POST") {
-          connection = yield* Effect.promise(() => open(principal.key.id, address))
+          connection = open(principal.key.id, address)
         } else {
-          return failure(new InvalidRequest({ message: "Mcp-Session-Id: this request needs the session's id (initialize first with POST)." }), origin, address)
+          return fail(new InvalidRequest({ message: "Mcp-Session-Id: this request needs the session's id (initialize first with POST)." }))
         }
         const { session, transport } = connection
         const call = { principal: { ...principal, connectionId: session.connectionId }, families, runsAllowed: runsAllowedFor(principal) }
-        yield* Effect.promise(() => session.refresh(call))
-        if (!session.server.isConnected()) yield* Effect.promise(() => session.connect(transport))
-        const webRequest = new Request(url, { method: request.method, headers: request.headers as Record<string, string> })
-        const response = yield* Effect.promise(() => transport.handleRequest(webRequest, { parsedBody }))
-        response.headers.set("x-request-id", newRequestId())
-        if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return HttpServerResponse.fromWeb(response)
-        const text = yield* Effect.promise(() => response.text())
-        return HttpServerResponse.text(text, { status: response.status, headers: Object.fromEntries(response.headers), contentType: "application/json" })
-      })
+        await session.refresh(call, fingerprint)
+        if (!session.server.isConnected()) await session.connect(transport)
+        const plain = transport.plainCall(request.method, request.headers, parsedBody)
+        if (plain !== null) {
+          const answer = await transport.call(plain, request.headers, url)
+          return sendJson(response, 200, answer, { "mcp-session-id": transport.sessionId ?? "", "x-request-id": requestId })
+        }
+        const webRequest = new Request(url, { method: request.method ?? "GET", headers: request.headers as Record<string, string> })
+        const answer = await transport.http.handleRequest(webRequest, { parsedBody })
+        await sendWebResponse(answer, response, { "x-request-id": requestId })
+      }
 
-    return (app) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
+      const handle = (request: IncomingMessage, response: ServerResponse): boolean => {
         const url = requestUrl(request)
         if (url.pathname === protectedResourcePath || url.pathname.startsWith(`${protectedResourcePath}/`)) {
           const resourcePath = url.pathname.slice(protectedResourcePath.length) || "/mcp"
-          if (mcpAddressOf(resourcePath) === null || request.method !== "GET") return yield* app
-          return HttpServerResponse.unsafeJson(resourceMetadata(requestOrigin(request), resourcePath), { headers: { "x-request-id": newRequestId() } })
+          if (mcpAddressOf(resourcePath) === null || request.method !== "GET") return false
+          const requestId = newRequestId()
+          logNodeRequest(requestLog, request, response, requestId)
+          sendJson(response, 200, resourceMetadata(requestOrigin(request), resourcePath), { "x-request-id": requestId })
+          return true
         }
         const address = mcpAddressOf(url.pathname)
-        if (address === null) return yield* app
-        return yield* serve(request, address, url).pipe(
-          Effect.catchAllDefect((defect) =>
-            Effect.as(
-              Effect.logError("MCP request failed", defect),
-              failure(isApiFailure(defect) ? defect : new InvalidRequest({ message: "The MCP request could not be served." }), requestOrigin(request), address)
-            )
-          )
-        )
-      })
-  })
-)
+        if (address === null) return false
+        const requestId = newRequestId()
+        logNodeRequest(requestLog, request, response, requestId)
+        serve(request, response, address, url, requestId).catch((defect: unknown) => {
+          Runtime.runFork(runtime)(Effect.logError("MCP request failed", defect))
+          if (response.headersSent) return void response.destroy()
+          const error = isApiFailure(defect) ? defect : new InvalidRequest({ message: "The MCP request could not be served." })
+          sendFailure(response, error, requestOrigin(request), address, requestId)
+        })
+        return true
+      }
 
+      const remove = front.add(handle)
+      yield* Effect.addFinalizer(() =>
+        Effect.promise(() => {
+          remove()
+          return Promise.allSettled([...connections.values()].map((connection) => connection.transport.close()))
+        })
+      )
+    })
+  )

@@ -96,11 +96,14 @@ export class McpSession {
     return this.run(toolEffect(Effect.andThen(this.admission(call, tool.scopes, tool.run, tool.gate), tool.handler(args ?? {}, call)), tool.name))
   }
 
-  /** Sets the caller of the request at hand and brings the tool list in line with it. */
-  async refresh(call: CallContext): Promise<void> {
+  /**
+   * Sets the caller of the request at hand and brings the tool list in line with it. `fingerprint`
+   * is the caller's `listFingerprint` when the request already read it (with its authentication).
+   */
+  async refresh(call: CallContext, fingerprint?: string): Promise<void> {
     this.call = call
     this.lastUsed = Date.now()
-    const fingerprint = await this.run(listFingerprint(call))
+    if (fingerprint === undefined) fingerprint = await this.run(listFingerprint(call))
     if (fingerprint === this.listedFor) return
     const { offered, gatedOff } = await this.run(toolsFor(call))
     this.gatedOff = gatedOff

@@ -45,6 +45,29 @@ describe("svc serve request log", slow, () => {
     for (const secret of [key, "secret-cursor-value", "svco_notAKey", "Secret name", "Bearer"]) expect(result.stderr).not.toContain(secret)
   })
 
+  it("writes a line for MCP requests too (answered in front of the API), with their request ids", async () => {
+    const { run, baseUrl, key } = await served([])
+    const origin = new URL(baseUrl).origin
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "log", version: "1" } } }
+    const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+    const refused = await fetch(`${origin}/mcp?tools=knowledge`, { method: "POST", headers: mcpHeaders, body: JSON.stringify(initialize) })
+    await refused.text()
+    const orgKey = await fetch(`${origin}/mcp`, { method: "POST", headers: { ...mcpHeaders, authorization: `Bearer ${key}` }, body: JSON.stringify(initialize) })
+    await orgKey.text()
+    const metadata = await fetch(`${origin}/.well-known/oauth-protected-resource/mcp`)
+    await metadata.text()
+    const result = await run.stop()
+    expect(result.code).toBe(0)
+    const lines = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line))
+    expect(lines).toEqual([
+      expect.objectContaining({ method: "POST", path: "/mcp", status: 401, requestId: refused.headers.get("x-request-id") }),
+      expect.objectContaining({ method: "POST", path: "/mcp", status: 403, requestId: orgKey.headers.get("x-request-id") }),
+      expect.objectContaining({ method: "GET", path: "/.well-known/oauth-protected-resource/mcp", status: 200, requestId: metadata.headers.get("x-request-id") })
+    ])
+    expect(orgKey.headers.get("x-request-id")).toMatch(/^req_/)
+    expect(result.stderr).not.toContain(key)
+  })
+
   it("without --json writes readable lines, and with --quiet none", async () => {
     const dataDir = freshDataDir()
     const human = start(["serve", "--port", "0"], dataDir)

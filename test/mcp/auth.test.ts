@@ -167,6 +167,34 @@ describe("MCP sessions over Streamable HTTP", () => {
     expect((await listIn(ids[50]!)).status).toBe(200)
   })
 
+  it("answers a body over the limit with 413 payload_too_large, whether its length is declared or streamed", async () => {
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { padding: "x".repeat(4_600_000) } })
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${memberKey}` }
+    const declared = await fetch(new URL("/mcp", server.origin), { method: "POST", headers, body: big })
+    expect(declared.status).toBe(413)
+    expect(declared.headers.get("x-request-id")).toMatch(/^req_/)
+    expect(((await declared.json()) as any).error.code).toBe("payload_too_large")
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big))
+        controller.close()
+      }
+    })
+    const streamed = await fetch(new URL("/mcp", server.origin), { method: "POST", headers, body, duplex: "half" } as RequestInit)
+    expect(streamed.status).toBe(413)
+    expect(((await streamed.json()) as any).error.code).toBe("payload_too_large")
+  })
+
+  it("answers a body that is not JSON with 400 invalid_request", async () => {
+    const response = await fetch(new URL("/mcp", server.origin), {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${memberKey}` },
+      body: "{not json"
+    })
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as any).error).toEqual({ code: "invalid_request", message: "The request body is not valid JSON." })
+  })
+
   it("refuses a GET without a session with 400 invalid_request", async () => {
     const response = await fetch(new URL("/mcp", server.origin), { headers: { authorization: `Bearer ${memberKey}`, accept: "text/event-stream" } })
     expect(response.status).toBe(400)

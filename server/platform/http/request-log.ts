@@ -5,6 +5,7 @@
  */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Exit, Layer } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** `json`: one JSON object per line; `text`: `<time> <method> <path> <status> <ms>ms <request id>`. */
 export type RequestLogFormat = "json" | "text"
@@ -63,3 +64,24 @@ export const RequestLogLive = (options: RequestLogOptions | undefined): Layer.La
           )
         })
       )
+
+/**
+ * The request line of a request a front branch answers (outside the API's middleware), with the
+ * `requestId` its answer carries: written when the answer is sent, or with 499 when the client went away before it. Nothing when `options`
+ * is undefined.
+ */
+export const logNodeRequest = (options: RequestLogOptions | undefined, request: IncomingMessage, response: ServerResponse, requestId: string): void => {
+  if (options === undefined) return
+  const started = performance.now()
+  response.once("close", () => {
+    const entry: RequestLogEntry = {
+      time: new Date().toISOString(),
+      method: request.method ?? "GET",
+      path: pathOf(request.url ?? "/"),
+      status: response.writableFinished ? response.statusCode : 499,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      requestId
+    }
+    options.write(requestLogLine(entry, options.format))
+  })
+}

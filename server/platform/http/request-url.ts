@@ -1,20 +1,27 @@
 /**
  * The address a request was sent to, for the branches served in front of the API router (MCP,
  * Portals): built from the Host header when it is a host, else this machine's loopback, so a
- * malformed Host header never turns into a failure of the whole server.
+ * malformed Host header never turns into a failure of the whole server. Takes Effect's
+ * `HttpServerRequest` and Node's `IncomingMessage` alike.
  */
-import type { HttpServerRequest } from "@effect/platform"
 
 const fallbackOrigin = "http://127.0.0.1"
 
+/** What these helpers read of a request: its headers and its request target. */
+export interface RequestTarget {
+  readonly headers: { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+  readonly url?: string | undefined
+}
+
 /** `http://` and the request's Host header, or the loopback origin when Host is missing or no host. */
-export const requestOrigin = (request: HttpServerRequest.HttpServerRequest): string => {
+export const requestOrigin = (request: RequestTarget): string => {
   const host = request.headers["host"]
-  return host !== undefined && host !== "" && URL.canParse(`http://${host}/`) ? `http://${host}` : fallbackOrigin
+  return typeof host === "string" && host !== "" && URL.canParse(`http://${host}/`) ? `http://${host}` : fallbackOrigin
 }
 
 /** The request's URL against its origin (`/` when the request target is no URL at all). */
-export const requestUrl = (request: HttpServerRequest.HttpServerRequest): URL => {
+export const requestUrl = (request: RequestTarget): URL => {
   const origin = requestOrigin(request)
-  return URL.canParse(request.url, origin) ? new URL(request.url, origin) : new URL("/", origin)
+  const target = request.url ?? "/"
+  return URL.canParse(target, origin) ? new URL(target, origin) : new URL("/", origin)
 }

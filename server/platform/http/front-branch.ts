@@ -1,0 +1,39 @@
+/**
+ * A seam on the Node HTTP server: branches that answer some requests straight from Node's
+ * `IncomingMessage`/`ServerResponse`, before the request becomes an Effect HTTP request and reaches
+ * the API's router (the MCP server: its protocol stack is plain promises, and the fiber, middleware
+ * and response conversion of Effect's HTTP stack around it cost more than the request's own work).
+ * Every other request goes on to the listeners Effect registered.
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http"
+
+/** Answers a request itself and says so (true), or leaves it to the API (false). */
+export type FrontBranch = (request: IncomingMessage, response: ServerResponse) => boolean
+
+/** Where branches are put in front of one server's request listeners. */
+export interface FrontBranches {
+  /** Puts `branch` in front (after the branches already there); the returned function takes it away. */
+  readonly add: (branch: FrontBranch) => () => void
+}
+
+/** Routes `server`'s requests through front branches first; answers where to add them. */
+export const withFrontBranches = (server: Server): FrontBranches => {
+  const branches: Array<FrontBranch> = []
+  const emit = server.emit.bind(server) as (event: string | symbol, ...args: Array<unknown>) => boolean
+  server.emit = ((event: string | symbol, ...args: Array<unknown>): boolean => {
+    if (event === "request" && branches.length > 0) {
+      const [request, response] = args as [IncomingMessage, ServerResponse]
+      for (const branch of branches) if (branch(request, response)) return true
+    }
+    return emit(event, ...args)
+  }) as Server["emit"]
+  return {
+    add: (branch) => {
+      branches.push(branch)
+      return () => {
+        const index = branches.indexOf(branch)
+        if (index >= 0) branches.splice(index, 1)
+      }
+    }
+  }
+}
