@@ -6,7 +6,7 @@
  * A line `review on <slug>` (or `off`) on stdin switches that organization's review gate and is
  * answered with `{"review":"on"|"off"}` (or `{"review":"failed"}`) once in effect.
  *
- *   node dist/bench/soak/launcher.js --data-dir DIR [--database URL] [--requests-per-minute N]
+ *   node dist/bench/soak/launcher.js --data-dir DIR [--database URL] [--port N] [--requests-per-minute N]
  */
 import { Effect } from "effect"
 import { createInterface } from "node:readline"
@@ -23,6 +23,7 @@ const { values } = parseArgs({
   options: {
     "data-dir": { type: "string" },
     database: { type: "string" },
+    port: { type: "string", default: "0" },
     "requests-per-minute": { type: "string", default: "1000000000" }
   }
 })
@@ -34,7 +35,7 @@ if (values.database) process.env.SVC_DATABASE_URL = values.database
 const server = await startServer({
   dataDir,
   host: "127.0.0.1",
-  port: 0,
+  port: Number(values.port),
   requestsPerMinute: Number(values["requests-per-minute"])
 })
 stopOnSignals(server)

@@ -16,8 +16,8 @@ export interface Backend {
   readonly logFile: string
 }
 
-/** Starts a server process on `backend` and waits for its ready line. */
-export const startSoakServer = (backend: Backend, requestsPerMinute?: number): Promise<Child<SoakReady>> =>
+/** Starts a server process on `backend` (on `port`, else any free one) and waits for its ready line. */
+export const startSoakServer = (backend: Backend, options: { readonly port?: number; readonly requestsPerMinute?: number } = {}): Promise<Child<SoakReady>> =>
   spawnChild<SoakReady>({
     name: "svc",
     script: join(dirname(fileURLToPath(import.meta.url)), "launcher.js"),
@@ -25,7 +25,8 @@ export const startSoakServer = (backend: Backend, requestsPerMinute?: number): P
       "--data-dir",
       backend.dataDir,
       ...(backend.database ? ["--database", backend.database] : []),
-      ...(requestsPerMinute === undefined ? [] : ["--requests-per-minute", String(requestsPerMinute)])
+      ...(options.port === undefined ? [] : ["--port", String(options.port)]),
+      ...(options.requestsPerMinute === undefined ? [] : ["--requests-per-minute", String(options.requestsPerMinute)])
     ],
     logFile: backend.logFile,
     readyTimeoutMs: 60_000
