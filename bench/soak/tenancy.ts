@@ -2,10 +2,11 @@
  * Tenancy part: two organizations with objects of every kind; every operation of the OpenAPI
  * document called by organization A (its organization key and an admin's personal key) with
  * organization B's ids in every slot: each path parameter in turn (the rest A's), all of them at
- * once, every id a body carries, and the id-like query parameters. Each request is paired with the
- * same request naming ids that exist nowhere: B's objects must be indistinguishable from those
- * (same status, same error code and message up to the id), never 2xx touching B's object, and no
- * answer may show anything of B's. B's objects are read before and after and must be unchanged.
+ * once, every id a body carries, the id-like query parameters and B's list cursors. Each request
+ * is paired with the same request naming ids that exist nowhere: B's objects must be
+ * indistinguishable from those (same status, same error code and message up to the id), never 2xx
+ * touching B's object, and no answer may show anything of B's. B's objects are read before and
+ * after and must be unchanged.
  */
 import { randomUUID } from "node:crypto"
 import type { Child } from "../children.js"
@@ -31,16 +32,23 @@ export interface TenancyResult {
   readonly leaks: ReadonlyArray<Leak>
   /** Statuses of the requests naming B's ids. */
   readonly statuses: Readonly<Record<string, number>>
+  /** Statuses of the requests naming no ids (lists and creates, checked for the other's content). */
+  readonly statusesWithoutIds: Readonly<Record<string, number>>
   /** Differences found in B's objects afterwards (empty when unchanged). */
   readonly changed: ReadonlyArray<string>
 }
 
 interface Variant {
   readonly label: string
+  /** False for the requests that name no ids at all (lists, creates): only checked for showing the other's content. */
+  readonly namesOther: boolean
   readonly method: string
   readonly path: (ids: SeededIds) => string
   readonly body: (ids: SeededIds) => unknown
 }
+
+/** The ids of a twin whose cursor is made up (set per request, see `variantsOf`). */
+let nowhereCursorIds: SeededIds | null = null
 
 const nowhereIds = (): SeededIds => {
   const ids: Record<string, string> = {}
@@ -52,8 +60,19 @@ const nowhereIds = (): SeededIds => {
 }
 
 /** The requests of one operation that carry the other organization's ids (`other` is a parameter, so the twin can name ids that exist nowhere). */
-const variantsOf = (op: Operation, own: SeededIds): Array<Variant> => {
+const variantsOf = (op: Operation, own: SeededIds, otherCursors: ReadonlyMap<string, string>): Array<Variant> => {
   const variants: Array<Variant> = []
+  const cursor = otherCursors.get(op.template)
+  if (op.method === "GET" && cursor !== undefined) {
+    variants.push({
+      label: `GET ${op.template} ?cursor of the other's list`,
+      namesOther: true,
+      method: "GET",
+      // the twin sends a well-formed cursor that no list issued
+      path: (other) => `${fillPath(op.template, (p) => own[slotKind(op.template, p)])}?limit=1&cursor=${encodeURIComponent(other === nowhereCursorIds ? Buffer.from(cursor).reverse().toString("base64url") : cursor)}`,
+      body: () => undefined
+    })
+  }
   const count = bodiesOf(op.method, op.template, own, own).length
   for (let i = 0; i < count; i++) {
     const ownBody = bodiesOf(op.method, op.template, own, own)[i]
@@ -61,6 +80,7 @@ const variantsOf = (op: Operation, own: SeededIds): Array<Variant> => {
     for (const param of op.params) {
       variants.push({
         label: label(`{${param}} of the other`),
+        namesOther: true,
         method: op.method,
         path: (other) => fillPath(op.template, (p) => (p === param ? other : own)[slotKind(op.template, p)]),
         body: () => ownBody
@@ -69,6 +89,7 @@ const variantsOf = (op: Operation, own: SeededIds): Array<Variant> => {
     if (op.params.length > 1) {
       variants.push({
         label: label("every path id of the other"),
+        namesOther: true,
         method: op.method,
         path: (other) => fillPath(op.template, (p) => other[slotKind(op.template, p)]),
         body: () => ownBody
@@ -77,6 +98,7 @@ const variantsOf = (op: Operation, own: SeededIds): Array<Variant> => {
     if (JSON.stringify(bodiesOf(op.method, op.template, own, nowhereIds())[i]) !== JSON.stringify(ownBody)) {
       variants.push({
         label: label("body references of the other"),
+        namesOther: true,
         method: op.method,
         path: () => fillPath(op.template, (p) => own[slotKind(op.template, p)]),
         body: (other) => bodiesOf(op.method, op.template, own, other)[i]
@@ -86,6 +108,7 @@ const variantsOf = (op: Operation, own: SeededIds): Array<Variant> => {
   if (op.method === "GET" && op.template === "/knowledgebases/{id}/pages") {
     variants.push({
       label: "GET /knowledgebases/{id}/pages ?parentPageId of the other",
+      namesOther: true,
       method: "GET",
       path: (other) => `${fillPath(op.template, () => own.knowledgebase)}?parentPageId=${other.folder}`,
       body: () => undefined
@@ -94,12 +117,24 @@ const variantsOf = (op: Operation, own: SeededIds): Array<Variant> => {
   if (variants.length === 0) {
     variants.push({
       label: `${op.method} ${op.template} (no ids: nothing of the other may show)`,
+      namesOther: false,
       method: op.method,
       path: () => fillPath(op.template, (p) => own[slotKind(op.template, p)]),
       body: () => bodiesOf(op.method, op.template, own, own)[0]
     })
   }
   return variants
+}
+
+/** A `nextCursor` of each list of the other organization (read with `limit=1`), by template. */
+const listCursors = async (client: SoakClient, key: string, operations: ReadonlyArray<Operation>, ids: SeededIds): Promise<Map<string, string>> => {
+  const cursors = new Map<string, string>()
+  for (const op of operations) {
+    if (op.method !== "GET" || !(op.operation.parameters ?? []).some((p: any) => p.name === "cursor")) continue
+    const answer = await client.send({ method: "GET", path: `${fillPath(op.template, (p) => ids[slotKind(op.template, p)])}?limit=1`, headers: { authorization: `Bearer ${key}` } })
+    if (answer.ok && typeof answer.json?.nextCursor === "string") cursors.set(op.template, answer.json.nextCursor)
+  }
+  return cursors
 }
 
 /** Reads every object of `ids` with `key`: the snapshot compared before and after. */
@@ -139,13 +174,16 @@ export const runTenancy = async (server: Child<SoakReady>): Promise<TenancyResul
     const { operations } = await readOperations(client)
     const leaks: Array<Leak> = []
     const statuses: Record<string, number> = {}
+    const statusesWithoutIds: Record<string, number> = {}
+    const otherCursors = await listCursors(client, orgs.b.orgKey, operations, b)
     const called = new Set<string>()
     let requests = 0
     const keys: ReadonlyArray<[Leak["key"], string]> = [["organization", orgs.a.orgKey], ["personal", orgs.a.personalKey]]
     for (const op of operations) {
-      for (const variant of variantsOf(op, a)) {
+      for (const variant of variantsOf(op, a, otherCursors)) {
         for (const [keyName, key] of keys) {
           const nowhere = nowhereIds()
+          nowhereCursorIds = nowhere
           const nowhereList = Object.values(nowhere)
           const send = (ids: SeededIds) =>
             client.send({ method: variant.method, path: variant.path(ids), headers: { authorization: `Bearer ${key}` }, body: variant.body(ids) })
@@ -158,7 +196,8 @@ export const runTenancy = async (server: Child<SoakReady>): Promise<TenancyResul
             leak("connection failed", foreign.ok ? (twin.ok ? "" : twin.error) : foreign.error)
             continue
           }
-          statuses[foreign.status] = (statuses[foreign.status] ?? 0) + 1
+          const tally = variant.namesOther ? statuses : statusesWithoutIds
+          tally[foreign.status] = (tally[foreign.status] ?? 0) + 1
           const foreignText = normalised(foreign.text, bIds)
           const twinText = normalised(twin.text, nowhereList)
           if (foreign.status !== twin.status) {
@@ -177,7 +216,7 @@ export const runTenancy = async (server: Child<SoakReady>): Promise<TenancyResul
     }
     const after = await snapshot(client, orgs.b.orgKey, b, orgs.b.portalId)
     const changed = Object.keys(before).filter((path) => before[path] !== after[path])
-    return { operations: operations.length, operationsCalled: called.size, requests, leaks, statuses, changed }
+    return { operations: operations.length, operationsCalled: called.size, requests, leaks, statuses, statusesWithoutIds, changed }
   } finally {
     await client.close()
   }
@@ -187,6 +226,7 @@ export const runTenancy = async (server: Child<SoakReady>): Promise<TenancyResul
 export const reportTenancy = (result: TenancyResult): boolean => {
   console.log(`tenancy: ${result.operationsCalled}/${result.operations} operations, ${result.requests} requests (half naming the other organization's ids, half ids that exist nowhere)`)
   console.log(`tenancy: statuses of the requests naming the other's ids: ${JSON.stringify(result.statuses)}`)
+  console.log(`tenancy: statuses of the requests naming no ids (lists, creates): ${JSON.stringify(result.statusesWithoutIds)}`)
   console.log(`tenancy: leaks ${result.leaks.length}; the other's objects changed: ${result.changed.length}`)
   for (const leak of result.leaks.slice(0, 30)) console.log(`  LEAK ${leak.request} [${leak.key} key]: ${leak.why}\n    ${leak.answer}`)
   for (const path of result.changed) console.log(`  CHANGED ${path}`)
