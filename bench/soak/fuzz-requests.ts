@@ -7,6 +7,7 @@
 import fc from "fast-check"
 import { apiRoot, type Operation, slotKind } from "./document.js"
 import type { SoakRequest } from "./http.js"
+import { multipartBodies } from "./fuzz-multipart.js"
 import type { SeededIds } from "./seed.js"
 import { fromSchema, oddString, rarely, type SchemaContext } from "./schema-arbitrary.js"
 
@@ -61,10 +62,10 @@ const query = (op: Operation, context: FuzzContext): fc.Arbitrary<string> => {
   })
 }
 
-/** A body as bytes on the wire, with the content type it claims. */
+/** A body as it goes on the wire, with the content type it claims. */
 interface Encoded {
   readonly contentType: string | undefined
-  readonly body: string | undefined
+  readonly body: string | Uint8Array | undefined
 }
 
 const encodings = (value: unknown): fc.Arbitrary<Encoded> => {
@@ -83,10 +84,13 @@ const encodings = (value: unknown): fc.Arbitrary<Encoded> => {
 /** The arbitrary of requests against `op`. */
 export const requestsOf = (op: Operation, context: FuzzContext): fc.Arbitrary<SoakRequest> => {
   const pathParams = fc.tuple(...op.params.map((param) => pathValue(context, context.own[slotKind(op.template, param)])))
-  const schema = op.operation.requestBody?.content?.["application/json"]?.schema
-  const body: fc.Arbitrary<Encoded | null> = schema
+  const content = op.operation.requestBody?.content ?? {}
+  const schema = content["application/json"]?.schema
+  const json: fc.Arbitrary<Encoded | null> = schema
     ? fromSchema(context, schema).chain(encodings)
     : rarely(fc.jsonValue({ maxDepth: 2 }).chain(encodings), 10)
+  const body: fc.Arbitrary<Encoded | null> =
+    "multipart/form-data" in content ? fc.oneof({ arbitrary: json, weight: 1 }, { arbitrary: multipartBodies(context.ids), weight: 1 }) : json
   const method = fc.oneof({ arbitrary: fc.constant(op.method), weight: 30 }, { arbitrary: fc.constantFrom(...oddMethods), weight: 1 })
   const authorization = fc.oneof(
     { arbitrary: fc.constantFrom(...context.keys.own).map((key) => `Bearer ${key}`), weight: 30 },

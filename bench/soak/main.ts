@@ -5,7 +5,7 @@
  *
  *   npm run soak -- [--part crash|tenancy|fuzz|load] [--database URL]
  *     [--kills 20] [--writers 8] [--up-ms 1500]           crash
- *     [--fuzz-requests 100000] [--fuzz-concurrency 16] [--seed N]   fuzz
+ *     [--fuzz-requests 100000] [--fuzz-concurrency 16] [--seed N] [--fuzz-only 'POST /knowledgebases/{id}/sources']   fuzz
  *     [--load-seconds 30] [--connections 100]              load
  *     [--keep-data]
  */
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     "fuzz-requests": { type: "string", default: "100000" },
     "fuzz-concurrency": { type: "string", default: "16" },
     seed: { type: "string" },
+    "fuzz-only": { type: "string" },
     "load-seconds": { type: "string", default: "30" },
     connections: { type: "string", default: "100" },
     "keep-data": { type: "boolean", default: false }
@@ -68,7 +69,7 @@ const runPart = async (part: Part): Promise<boolean> => {
         return reportTenancy(await runTenancy(server))
       case "fuzz":
         console.log(`fuzz: seed ${seed} (--seed ${seed} repeats this run)`)
-        return reportFuzz(await runFuzz(server, { count: fuzzRequests, concurrency: Number(values["fuzz-concurrency"]), seed }), minimumFuzz)
+        return reportFuzz(await runFuzz(server, { count: fuzzRequests, concurrency: Number(values["fuzz-concurrency"]), seed, only: values["fuzz-only"] }), minimumFuzz)
       case "load":
         return reportLoad(await runLoad(server, { connections: Number(values.connections), seconds: Number(values["load-seconds"]) }))
     }

@@ -69,7 +69,7 @@ export const describeRequest = (request: SoakRequest): string => {
   const headers = Object.entries(request.headers ?? {})
     .map(([name, value]) => `-H ${JSON.stringify(`${name}: ${value.length > 80 ? `${value.slice(0, 80)}…(${value.length})` : value}`)}`)
     .join(" ")
-  const body = request.body === undefined ? "" : String(request.body)
+  const body = request.body === undefined ? "" : request.body instanceof Uint8Array ? Buffer.from(request.body).toString("latin1") : String(request.body)
   const shown = body.length > 300 ? `${JSON.stringify(body.slice(0, 300))} …(${body.length} characters)` : JSON.stringify(body)
   return `curl -X ${request.method} ${headers} ${body === "" ? "" : `--data-raw ${shown} `}'$ORIGIN${request.path}'`
 }
