@@ -157,6 +157,38 @@ const snapshot = async (client: SoakClient, key: string, ids: SeededIds, portalI
   return seen
 }
 
+/** What a judged pair of answers is: status, body text and parsed JSON. */
+export interface TwinAnswer {
+  readonly status: number
+  readonly text: string
+  readonly json: any
+}
+
+/**
+ * Why the answer to a request naming the other organization's ids (`foreign`) tells something or
+ * touched something, judged against the same request naming ids that exist nowhere (`twin`); null
+ * when the two cannot be told apart. `otherMarker` is text only the other's objects contain.
+ */
+export const judgeTwins = (
+  foreign: TwinAnswer,
+  twin: TwinAnswer,
+  names: { readonly otherIds: ReadonlyArray<string>; readonly nowhereIds: ReadonlyArray<string>; readonly otherMarker: string }
+): string | null => {
+  if (normalised(foreign.text, names.otherIds).includes(names.otherMarker) || twin.text.includes(names.otherMarker)) {
+    return "shows the other organization's content"
+  }
+  if (foreign.status !== twin.status) return `answered ${foreign.status} where an id that exists nowhere answers ${twin.status}`
+  if (foreign.status >= 300) {
+    const [x, y] = [foreign.json?.error, twin.json?.error]
+    if (x?.code !== y?.code || normalised(String(x?.message), names.otherIds) !== normalised(String(y?.message), names.nowhereIds)) {
+      return `error differs from an id that exists nowhere (${y?.code}: ${y?.message})`
+    }
+    return null
+  }
+  if (mentions(foreign.text, names.otherIds) > mentions(twin.text, names.nowhereIds)) return "a success that shows or took the other organization's object"
+  return null
+}
+
 const mentions = (text: string, ids: ReadonlyArray<string>): number => ids.reduce((n, id) => n + text.split(id).length - 1, 0)
 
 const normalised = (text: string, ids: ReadonlyArray<string>): string => ids.reduce((t, id) => t.split(id).join("<id>"), text)
@@ -198,19 +230,8 @@ export const runTenancy = async (server: Child<SoakReady>): Promise<TenancyResul
           }
           const tally = variant.namesOther ? statuses : statusesWithoutIds
           tally[foreign.status] = (tally[foreign.status] ?? 0) + 1
-          const foreignText = normalised(foreign.text, bIds)
-          const twinText = normalised(twin.text, nowhereList)
-          if (foreign.status !== twin.status) {
-            leak(`answered ${foreign.status} where an id that exists nowhere answers ${twin.status}`, foreign.text)
-          } else if (foreign.status >= 300) {
-            const [x, y] = [foreign.json?.error, twin.json?.error]
-            if (x?.code !== y?.code || normalised(String(x?.message), bIds) !== normalised(String(y?.message), nowhereList)) {
-              leak(`error differs from an id that exists nowhere (${y?.code}: ${y?.message})`, foreign.text)
-            }
-          } else if (mentions(foreign.text, bIds) > mentions(twin.text, nowhereList)) {
-            leak("a success that shows or took the other organization's object", foreign.text)
-          }
-          if (foreignText.includes(orgs.b.slug) || twinText.includes(orgs.b.slug)) leak("shows the other organization's content", foreign.text)
+          const why = judgeTwins(foreign, twin, { otherIds: bIds, nowhereIds: nowhereList, otherMarker: orgs.b.slug })
+          if (why !== null) leak(why, foreign.text)
         }
       }
     }
