@@ -2,7 +2,8 @@
  * Fuzz part: at least `count` requests generated from the running server's OpenAPI document
  * (bench/soak/fuzz-requests.ts), every operation in turn, `concurrency` in flight. Any 5xx, any
  * dropped connection and any non-2xx answer without the `{error:{code,message}}` envelope is a
- * failure, printed with a minimal reproduction (bench/soak/minimize.ts).
+ * failure, printed with a minimal reproduction (bench/soak/minimize.ts). With `SOAK_FUZZ_TRACE=1`
+ * the message of every 400 goes to stderr, to see what the generated requests run into.
  */
 import fc from "fast-check"
 import type { Child } from "../children.js"
