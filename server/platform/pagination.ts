@@ -57,7 +57,7 @@ export const UpdatedSinceParam = Schema.optional(
     decode: (text, _, ast) => {
       const ms = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ? Date.parse(text) : Number.NaN
       return Number.isNaN(ms)
-        ? ParseResult.fail(new ParseResult.Type(ast, text, "updatedSince must be an ISO 8601 date-time"))
+        ? ParseResult.fail(new ParseResult.Type(ast, text, "must be an ISO 8601 date-time, such as 2026-01-31T09:00:00Z"))
         : ParseResult.succeed(new Date(ms).toISOString())
     },
     encode: ParseResult.succeed

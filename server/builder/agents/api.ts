@@ -29,7 +29,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .setUrlParams(
         listQuery({
           include: Schema.optional(
-            Schema.Literal("drafts").annotations({ description: "`drafts` lists every Agent with `published`; needs `agents:write`." })
+            Schema.Literal("drafts").annotations({ description: "`drafts` lists every Agent with `published`; needs `agents:write`.", message: () => 'must be "drafts"' })
           ),
           fields: FieldsParam,
           updatedSince: UpdatedSinceParam

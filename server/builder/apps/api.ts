@@ -30,7 +30,7 @@ export class AppsApi extends HttpApiGroup.make("apps")
       .setUrlParams(
         listQuery({
           include: Schema.optional(
-            Schema.Literal("drafts").annotations({ description: "`drafts` lists every App with `published`; needs `apps:write`." })
+            Schema.Literal("drafts").annotations({ description: "`drafts` lists every App with `published`; needs `apps:write`.", message: () => 'must be "drafts"' })
           ),
           fields: FieldsParam,
           updatedSince: UpdatedSinceParam

@@ -32,7 +32,7 @@ export class FlowsApi extends HttpApiGroup.make("flows")
       .setUrlParams(
         listQuery({
           include: Schema.optional(
-            Schema.Literal("drafts").annotations({ description: "`drafts` lists every Flow with `published`; needs `flows:write`." })
+            Schema.Literal("drafts").annotations({ description: "`drafts` lists every Flow with `published`; needs `flows:write`.", message: () => 'must be "drafts"' })
           ),
           fields: FieldsParam,
           updatedSince: UpdatedSinceParam

@@ -50,7 +50,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(IdPath)
       .setUrlParams(
         Schema.Struct({
-          view: Schema.optional(Schema.Literal("summary").annotations({ description: "`summary` leaves out tool arguments." }))
+          view: Schema.optional(Schema.Literal("summary").annotations({ description: "`summary` leaves out tool arguments.", message: () => 'must be "summary"' }))
         }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
       )
       .addSuccess(Schema.Struct({ execution: Execution }).annotations({ identifier: "ExecutionResponse" }))
