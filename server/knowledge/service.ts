@@ -9,6 +9,7 @@ import { estimateExportBytes, exportArchiveStream, isExportTooLarge, safeName } 
 import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
 import { transactionsOn } from "../platform/sql/database.js"
+import { CacheVersions } from "../platform/sql/cache-versions.js"
 import { dataVersionCache } from "../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
@@ -33,8 +34,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
     const clock = yield* AppClock
-    const reader = yield* ReadConnection
-    const listPages = dataVersionCache<string, Page<Knowledgebase>>(reader.dataVersion, listPagesKept)
+    const listPages = dataVersionCache<string, Page<Knowledgebase>>((yield* CacheVersions).of(["knowledgebases"]), listPagesKept)
 
     const notFound = (id: string) => new NotFound({ message: `No Knowledgebase '${id}' in this organization.` })
 
@@ -66,7 +66,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
 
       /**
        * One page of the organization's Knowledgebases, oldest first. Pages are kept while nothing
-       * was committed since (`data_version`), so a client polling its list costs no query.
+       * wrote Knowledgebases since (`CacheVersions`), so a client polling its list costs no query.
        */
       list: (actor: Principal, params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
         listPages.get(
@@ -140,5 +140,5 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
         })
     }
   }),
-  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default, ReadConnection.Default]
+  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default, ReadConnection.Default, CacheVersions.Default]
 }) {}
