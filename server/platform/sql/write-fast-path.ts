@@ -85,25 +85,29 @@ export const numberPlaceholders = (text: string): string => {
   return text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?/g, (match) => (match === "?" ? `$${++n}` : match))
 }
 
+/**
+ * Runs a body's statements through `@effect/sql` in whatever transaction the caller already holds
+ * (none is opened): the Effect methods of repositories over the same bodies the fast path runs.
+ */
+export const statementsOn =
+  (sql: SqlClient.SqlClient) =>
+  <A>(body: TxBody<A>): Effect.Effect<A> =>
+    Effect.gen(function* () {
+      let step = body.next()
+      while (!step.done) {
+        const statement = step.value
+        const text = sql.onDialectOrElse({ pg: () => numberPlaceholders(statement.text), orElse: () => statement.text })
+        const rows = yield* Effect.orDie(sql.unsafe(text, statement.params as Array<unknown>))
+        step = body.next(statement.kind === "all" ? rows : undefined)
+      }
+      return step.value
+    })
+
 /** The portable form: every statement through `@effect/sql` in one `withTransaction`. */
 export const portableWriteTransactions = (sql: SqlClient.SqlClient): WriteTransactionsShape => {
   const inTransaction = transactionsOn(sql)
-  const textFor = (text: string) => sql.onDialectOrElse({ pg: () => numberPlaceholders(text), orElse: () => text })
-  return {
-    run: <A>(body: () => TxBody<A>) =>
-      inTransaction(
-        Effect.gen(function* () {
-          const steps = body()
-          let step = steps.next()
-          while (!step.done) {
-            const statement = step.value
-            const rows = yield* Effect.orDie(sql.unsafe(textFor(statement.text), statement.params as Array<unknown>))
-            step = steps.next(statement.kind === "all" ? rows : undefined)
-          }
-          return step.value
-        })
-      )
-  }
+  const statements = statementsOn(sql)
+  return { run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))) }
 }
 
 /** The write fast path of this process's database (see the module comment). */
