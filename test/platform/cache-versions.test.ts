@@ -1,8 +1,8 @@
 /**
  * Cache versions on a real database: this process's commits change the version of a cache only
- * when they wrote one of its tables (directly, through a trigger or a cascading foreign key), any
- * commit of another connection changes every version, and inside an open `@effect/sql`
- * transaction no version is given (the writer cannot see other commits then).
+ * when they wrote one of its tables (directly, through a trigger or a cascading foreign key), in
+ * or out of a transaction, through `@effect/sql` or the fast path; any commit of another connection
+ * changes every version, also one made while a transaction of this process is open.
  */
 import { SqlClient } from "@effect/sql"
 import Database from "better-sqlite3"
@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { CacheVersions } from "../../server/platform/sql/cache-versions.js"
 import { databaseFile, DatabaseLive } from "../../server/platform/sql/database.js"
+import { txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
 import { tablesWrittenBy } from "../../server/platform/sql/write-tracking.js"
 
 let dataDir: string
@@ -21,9 +22,13 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-const run = <A>(body: Effect.Effect<A, unknown, CacheVersions | SqlClient.SqlClient>) =>
+const run = <A>(body: Effect.Effect<A, unknown, CacheVersions | WriteTransactions | SqlClient.SqlClient>) =>
   Effect.runPromise(
-    body.pipe(Effect.provide(CacheVersions.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir)))), Effect.scoped, Effect.orDie)
+    body.pipe(
+      Effect.provide(Layer.merge(CacheVersions.Default, WriteTransactions.Default).pipe(Layer.provideMerge(DatabaseLive(dataDir)))),
+      Effect.scoped,
+      Effect.orDie
+    )
   )
 
 const seedOrganization = (sql: SqlClient.SqlClient, id: string) =>
@@ -84,27 +89,74 @@ it("deleting an organization changes the versions of its keys (ON DELETE CASCADE
   expect(seen.afterDelete[1]).not.toBe(seen.before[1])
 })
 
-it("a commit of another connection changes every version; inside a transaction there is none", async () => {
+const commitElsewhere = (name: string) => {
+  const other = new Database(databaseFile(dataDir))
+  try {
+    other.prepare("INSERT INTO settings (name, value) VALUES (?, 'x')").run(name)
+  } finally {
+    other.close()
+  }
+}
+
+it("a commit of another connection changes every version, also one made while a transaction of this process is open and read by no one before it commits", async () => {
   const seen = await run(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const keys = (yield* CacheVersions).of(["api_keys"])
       const before = keys()
       const steady = keys()
-      const other = new Database(databaseFile(dataDir))
-      try {
-        other.prepare("INSERT INTO settings (name, value) VALUES ('other-process', 'x')").run()
-      } finally {
-        other.close()
-      }
+      commitElsewhere("other-1")
       const afterOther = keys()
-      const inside = yield* sql.withTransaction(Effect.sync(() => keys()))
-      const afterTransaction = keys()
-      return { before, steady, afterOther, inside, afterTransaction }
+      const inside = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const atStart = keys()
+          commitElsewhere("other-2")
+          const afterOtherInside = keys()
+          yield* sql`INSERT INTO settings (name, value) VALUES ('own-write', 'x')`
+          return { atStart, afterOtherInside }
+        })
+      )
+      const afterOwnCommit = keys()
+      const unseenInside = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const atStart = keys()
+          commitElsewhere("other-3")
+          yield* sql`INSERT INTO settings (name, value) VALUES ('own-write-2', 'x')`
+          return atStart
+        })
+      )
+      const afterUnseen = keys()
+      return { before, steady, afterOther, inside, afterOwnCommit, unseenInside, afterUnseen }
     })
   )
   expect(seen.steady).toBe(seen.before)
   expect(seen.afterOther).not.toBe(seen.before)
-  expect(seen.inside).toBeNull()
-  expect(seen.afterTransaction).toBe(seen.afterOther)
+  expect(seen.inside.atStart).toBe(seen.afterOther)
+  expect(seen.inside.afterOtherInside).not.toBe(seen.inside.atStart)
+  expect(seen.afterOwnCommit).toBe(seen.inside.afterOtherInside)
+  expect(seen.afterUnseen).not.toBe(seen.unseenInside)
+})
+
+it("an own commit that wrote other tables, through @effect/sql or the fast path, leaves the version; one that wrote its tables moves it", async () => {
+  const seen = await run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const writes = yield* WriteTransactions
+      const keys = (yield* CacheVersions).of(["api_keys"])
+      const before = keys()
+      yield* sql.withTransaction(sql`INSERT INTO settings (name, value) VALUES ('own-1', 'x')`)
+      yield* writes.run(function* () {
+        yield* txRun("INSERT INTO settings (name, value) VALUES ('own-2', 'x')", [])
+      })
+      yield* sql`INSERT INTO settings (name, value) VALUES ('own-3', 'x')`
+      const afterOther = keys()
+      yield* writes.run(function* () {
+        yield* txRun("UPDATE api_keys SET name = name WHERE id = 'none'", [])
+      })
+      const afterKeys = keys()
+      return { before, afterOther, afterKeys }
+    })
+  )
+  expect(seen.afterOther).toBe(seen.before)
+  expect(seen.afterKeys).not.toBe(seen.afterOther)
 })

@@ -29,10 +29,14 @@ export interface SqliteWriterShape {
   readonly withConnection: <A>(use: (db: Database.Database) => A) => Effect.Effect<A, SqlError>
   /** The tables this process's commits changed (`write-tracking.ts`). */
   readonly generations: WriteGenerations
+  /** Runs one statement with the write tracking (see `onWriter` in `makeSqliteClient`). */
+  readonly onWriter: <T>(text: string, use: () => T) => T
 }
 
 /** The writer connection, for the SQLite seams of this directory only. */
 export class SqliteWriter extends Context.Tag("svc/SqliteWriter")<SqliteWriter, SqliteWriterShape>() {}
+
+const isCommit = (text: string) => /^\s*(?:commit|end)\b/i.test(text)
 
 const sqlError = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
@@ -63,18 +67,57 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
       return statement
     }
 
+    const beginImmediate = db.prepare("BEGIN IMMEDIATE")
+    const commit = db.prepare("COMMIT")
+    const rollback = db.prepare("ROLLBACK")
+    /**
+     * Runs one statement on the writer with the write tracking: an observed COMMIT when its
+     * transaction wrote, and a row write outside any transaction in a transaction of its own that
+     * takes the write lock first, so that its commit is observed too. (DDL and PRAGMA run as they
+     * are: some are no-ops inside a transaction; they bump every table and are never observed.)
+     */
+    const onWriter = <T>(text: string, use: () => T): T => {
+      const writes = generations.noteStatement(text)
+      try {
+        if (writes === "rows" && !db.inTransaction) {
+          beginImmediate.run()
+          try {
+            const result = use()
+            generations.commits().beforeCommit()
+            commit.run()
+            generations.commits().afterCommit()
+            return result
+          } finally {
+            if (db.inTransaction) rollback.run()
+          }
+        }
+        if (writes === "none" && generations.hasWritten() && isCommit(text)) {
+          generations.commits().beforeCommit()
+          const result = use()
+          generations.commits().afterCommit()
+          return result
+        }
+        const result = use()
+        if (writes === "rows") generations.wroteInTransaction()
+        return result
+      } finally {
+        generations.settle()
+      }
+    }
+
     const runStatement = (text: string, statement: Database.Statement, params: ReadonlyArray<unknown>, raw: boolean) =>
       Effect.withFiberRuntime<unknown, SqlError>((fiber) => {
         if (Context.get(fiber.currentContext, SqlClient.SafeIntegers)) statement.safeIntegers(true)
-        generations.noteStatement(text)
         try {
-          if (statement.reader) return Effect.succeed(statement.all(...params))
-          const result = statement.run(...params)
-          return Effect.succeed(raw ? result : [])
+          return Effect.succeed(
+            onWriter(text, () => {
+              if (statement.reader) return statement.all(...params)
+              const result = statement.run(...params)
+              return raw ? result : []
+            })
+          )
         } catch (cause) {
           return Effect.fail(sqlError(cause))
-        } finally {
-          generations.settle()
         }
       })
     const run = (text: string, params: ReadonlyArray<unknown>, raw = false) =>
@@ -92,16 +135,12 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
           prepareCache.get(text),
           (statement) =>
             Effect.try({
-              try: () => {
-                generations.noteStatement(text)
-                try {
+              try: () =>
+                onWriter(text, () => {
                   if (statement.reader) return statement.raw(true).all(...params) as Array<Array<unknown>>
                   statement.run(...params)
                   return []
-                } finally {
-                  generations.settle()
-                }
-              },
+                }),
               catch: sqlError
             }),
           (statement) => Effect.sync(() => statement.reader && statement.raw(false))
@@ -160,7 +199,7 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
         Option.isSome(held) ? runUse : semaphore.withPermits(1)(runUse)
       )
     }
-    const writer: SqliteWriterShape = { db, withConnection, generations }
+    const writer: SqliteWriterShape = { db, withConnection, generations, onWriter }
     return { client: sqliteClient, writer }
   })
 

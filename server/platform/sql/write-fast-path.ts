@@ -66,16 +66,34 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
     }
     return statement
   }
+  const { generations } = writer
   const execute = (statement: TxStatement): unknown => {
-    writer.generations.noteStatement(statement.text)
+    const writes = generations.noteStatement(statement.text)
     const prepared = prepare(statement.text)
-    if (statement.kind === "all") return prepared.all(...statement.params)
-    prepared.run(...statement.params)
-    return undefined
+    let rows: unknown = undefined
+    if (statement.kind === "all") rows = prepared.all(...statement.params)
+    else prepared.run(...statement.params)
+    if (writes === "rows") generations.wroteInTransaction()
+    return rows
   }
   return {
     run: <A>(body: () => TxBody<A>) =>
-      Effect.orDie(writer.withConnection((db) => db.transaction(() => driveSync(body(), execute))()))
+      Effect.orDie(
+        writer.withConnection((db) => {
+          const outermost = !db.inTransaction
+          let observed = false
+          const result = db.transaction(() => {
+            const value = driveSync(body(), execute)
+            if (outermost && generations.hasWritten()) {
+              generations.commits().beforeCommit()
+              observed = true
+            }
+            return value
+          })()
+          if (observed) generations.commits().afterCommit()
+          return result
+        })
+      )
   }
 }
 

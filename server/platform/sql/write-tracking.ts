@@ -29,14 +29,33 @@ export const tablesWrittenBy = (text: string): ReadonlySet<Table> => {
   return new Set([everyTable])
 }
 
+/** Told around each commit of a transaction that wrote, while the writer still holds the write lock. */
+export interface CommitObserver {
+  /** Just before COMMIT: no other connection can commit from here until `afterCommit`. */
+  readonly beforeCommit: () => void
+  /** Just after COMMIT: every change seen since `beforeCommit` is this commit's. */
+  readonly afterCommit: () => void
+}
+
 /** Per-table generations of this process's commits on one writer connection. */
 export interface WriteGenerations {
-  /** Notes the tables `text` writes; call before running it on the writer. */
-  readonly noteStatement: (text: string) => void
+  /**
+   * Notes the tables `text` writes; call before running it on the writer. `rows` for INSERT, UPDATE,
+   * DELETE or REPLACE, `other` for what cannot be read (DDL, PRAGMA: every table), `none` for reads.
+   */
+  readonly noteStatement: (text: string) => "none" | "rows" | "other"
+  /** Records that a write statement succeeded inside the open transaction (it holds the write lock). */
+  readonly wroteInTransaction: () => void
+  /** Whether the open transaction has written (so its COMMIT is observed). */
+  readonly hasWritten: () => boolean
   /** Bumps what was noted once the writer is outside any transaction; call after every statement. */
   readonly settle: () => void
   /** The sum of the generations of `tables`: changes whenever a commit of this process wrote one. */
   readonly generationOf: (tables: ReadonlyArray<string>) => number
+  /** Adds one told around commits (`cache-versions.ts`). */
+  readonly observeCommits: (observer: CommitObserver) => void
+  /** Tells every observer around a commit. */
+  readonly commits: () => CommitObserver
 }
 
 /** Tracks the writes made on `db`, which must be the connection every write of the process uses. */
@@ -107,12 +126,30 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
     return tables
   }
 
+  let written = false
+  const observers: Array<CommitObserver> = []
+  const allObservers: CommitObserver = {
+    beforeCommit: () => {
+      for (const observer of observers) observer.beforeCommit()
+    },
+    afterCommit: () => {
+      for (const observer of observers) observer.afterCommit()
+    }
+  }
   return {
     noteStatement: (text) => {
-      for (const table of tablesOf(text)) pending.add(table)
+      const tables = tablesOf(text)
+      for (const table of tables) pending.add(table)
+      return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
     },
+    wroteInTransaction: () => {
+      if (db.inTransaction) written = true
+    },
+    hasWritten: () => written,
     settle: () => {
-      if (pending.size === 0 || db.inTransaction) return
+      if (db.inTransaction) return
+      written = false
+      if (pending.size === 0) return
       for (const table of pending) {
         if (table === everyTable) everything++
         else generations.set(table, (generations.get(table) ?? 0) + 1)
@@ -123,6 +160,10 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
       let sum = everything
       for (const table of tables) sum += generations.get(table) ?? 0
       return sum
-    }
+    },
+    observeCommits: (observer) => {
+      observers.push(observer)
+    },
+    commits: () => allObservers
   }
 }
