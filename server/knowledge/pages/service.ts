@@ -13,6 +13,7 @@ import { InvalidRequest, NotFound, PayloadTooLarge } from "../../platform/errors
 import { newId } from "../../platform/ids.js"
 import { Cursors } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
+import { CacheVersions } from "../../platform/sql/cache-versions.js"
 import { dataVersionCache } from "../../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { statementsOn, type TxBody, WriteTransactions } from "../../platform/sql/write-fast-path.js"
@@ -74,7 +75,6 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     const pages = yield* PageRepo
     const feed = yield* ChangeRepo
     const activity = yield* ActivityLog
-    const reader = yield* ReadConnection
     const sql = yield* SqlClient.SqlClient
     const inTransaction = transactionsOn(sql)
     const statements = statementsOn(sql)
@@ -88,10 +88,10 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     const pageNotFound = (id: string) => new NotFound({ message: `No page '${id}' in this Knowledgebase.` })
 
     /**
-     * Arranged page trees of recently listed Knowledgebases, valid while nothing was committed since
-     * (`data_version` of the read connection), so repeated listings skip reading every row.
+     * Arranged page trees of recently listed Knowledgebases, valid while no page was written since
+     * (`CacheVersions`), so repeated listings skip reading every row.
      */
-    const forests = dataVersionCache<string, PageForest>(reader.dataVersion, forestCacheSize)
+    const forests = dataVersionCache<string, PageForest>((yield* CacheVersions).of(["pages"]), forestCacheSize)
     const forestOf = (knowledgebaseId: string) => forests.get(knowledgebaseId, Effect.map(pages.treeRows(knowledgebaseId), pageForest))
     const livePage = (knowledgebaseId: string, pageId: string) =>
       Effect.flatMap(pages.find(knowledgebaseId, pageId), (row) => (row ? Effect.succeed(row) : Effect.fail(pageNotFound(pageId))))
@@ -477,7 +477,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
         )
     }
   }),
-  dependencies: [PageRepo.Default, ChangeRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default, WriteTransactions.Default]
+  dependencies: [PageRepo.Default, ChangeRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default, WriteTransactions.Default, CacheVersions.Default]
 }) {}
 
 /** Resolves a body's links against the Knowledgebase, as a transaction body step. */

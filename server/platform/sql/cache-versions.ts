@@ -17,7 +17,7 @@ import { ReadConnection } from "./read-connection.js"
 import { SqliteWriter } from "./sqlite-connection.js"
 
 /** A version reading: equal readings mean nothing the cache depends on was committed between them. */
-export type CacheVersion = () => number | null
+export type CacheVersion = () => number
 
 /** Cache versions over the tables a cache reads. */
 export class CacheVersions extends Effect.Service<CacheVersions>()("svc/CacheVersions", {
