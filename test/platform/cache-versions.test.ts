@@ -39,6 +39,7 @@ it("reads the tables a statement writes, wherever the write sits in the text", (
   expect([...tablesWrittenBy("INSERT INTO knowledgebases (id) VALUES (?)")]).toEqual(["knowledgebases"])
   expect([...tablesWrittenBy("UPDATE api_keys SET revoked_at = ? WHERE id = ?")]).toEqual(["api_keys"])
   expect([...tablesWrittenBy('DELETE FROM "members" WHERE id = ?')]).toEqual(["members"])
+  expect([...tablesWrittenBy('UPDATE main."api_keys" SET name = ?')]).toEqual(["api_keys"])
   expect([...tablesWrittenBy("WITH x AS (SELECT 1) UPDATE organizations SET plan = 'pro' RETURNING id")]).toEqual(["organizations"])
   expect([...tablesWrittenBy("SELECT * FROM api_keys WHERE id = ?")]).toEqual([])
   expect([...tablesWrittenBy("COMMIT")]).toEqual([])

@@ -13,7 +13,7 @@ import type Database from "better-sqlite3"
 type Table = string
 
 const everyTable = "*"
-const writeTarget = /\b(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+["`[]?(\w+)/gi
+const writeTarget = /\b(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+(?:["`[]?\w+["`\]]?\s*\.\s*)?["`[]?(\w+)/gi
 const readOnlyStart = /^\s*(?:select|with|pragma\s+(?:data_version|foreign_key_list|table_info|index_list)|explain)\b/i
 const transactionControl = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i
 const ddl = /^\s*(?:create|drop|alter|vacuum|reindex|analyze|attach|detach|pragma)\b/i
