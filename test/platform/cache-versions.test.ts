@@ -14,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { CacheVersions } from "../../server/platform/sql/cache-versions.js"
 import { databaseFile, DatabaseLive } from "../../server/platform/sql/database.js"
 import { txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
+import { ReadConnection } from "../../server/platform/sql/read-connection.js"
 import { tablesWrittenBy } from "../../server/platform/sql/write-tracking.js"
 
 let dataDir: string
@@ -160,4 +161,14 @@ it("an own commit that wrote other tables, through @effect/sql or the fast path,
   )
   expect(seen.afterOther).toBe(seen.before)
   expect(seen.afterKeys).not.toBe(seen.afterOther)
+})
+
+it("without the SQLite writer (another backend) every reading is a new version, so nothing is served kept", async () => {
+  const readings = await Effect.runPromise(
+    Effect.gen(function* () {
+      const version = (yield* CacheVersions).of(["api_keys"])
+      return [version(), version()]
+    }).pipe(Effect.provide(CacheVersions.DefaultWithoutDependencies), Effect.provideService(ReadConnection, {} as ReadConnection))
+  )
+  expect(readings[0]).not.toBe(readings[1])
 })

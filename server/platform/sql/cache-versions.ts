@@ -11,8 +11,11 @@
  * is observed while the writer holds the write lock (no other connection can commit then), so
  * the reading just before it takes in everything committed until then and the reading just after
  * it only this commit. Everything else (a change seen between two readings) counts as another's.
+ *
+ * Without the SQLite writer (another backend) every reading is a new version: nothing is served
+ * from these caches until that backend gives its own form of this seam.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { ReadConnection } from "./read-connection.js"
 import { SqliteWriter } from "./sqlite-connection.js"
 
@@ -22,7 +25,12 @@ export type CacheVersion = () => number
 /** Cache versions over the tables a cache reads. */
 export class CacheVersions extends Effect.Service<CacheVersions>()("svc/CacheVersions", {
   effect: Effect.gen(function* () {
-    const writer = yield* SqliteWriter
+    const sqliteWriter = yield* Effect.serviceOption(SqliteWriter)
+    if (Option.isNone(sqliteWriter)) {
+      let reading = 0
+      return { of: (_tables: ReadonlyArray<string>): CacheVersion => () => ++reading }
+    }
+    const writer = sqliteWriter.value
     const reader = yield* ReadConnection
     let accountedFor = reader.dataVersion()
     let othersEpoch = 0
