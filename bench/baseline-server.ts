@@ -1,5 +1,5 @@
 /**
- * The benchmark's BASELINE: `GET` and `POST /api/v1/knowledgebases` written by hand on `node:http`
+ * The benchmark's BASELINE: `GET` and `POST /api/v1/knowledgebases` and a page `PATCH` written by hand on `node:http`
  * and better-sqlite3, over the same SQLite file as the svc server, doing the same work per request:
  *
  * - parse `Authorization: Bearer <key>`, check the key's shape, sha256-hash it and look the key up
@@ -11,6 +11,12 @@
  *   database-held secret, so the bodies are byte-identical);
  * - POST: read the body (4.5 MB cap), validate `name`/`description` like the contract, and in one
  *   transaction check the plan cap and insert the row; answer 201 with the same envelope;
+ * - PATCH `/knowledgebases/:id/pages/:pageId` (`{patch?, description?}`): check the Knowledgebase and
+ *   read the page, apply the operations with svc's own `applyPatch` and resolve the body's links with
+ *   its `extractLinks`/`resolveLinks` (the same pure functions), then in one transaction re-read the
+ *   page (revision unchanged), look the link targets up, update the page, store the revision, replace
+ *   the links, append the change and touch the Knowledgebase; answer the same `PageWrite` JSON. (The
+ *   review gate is not implemented: the benchmark's organization has it off.)
  * - set `x-request-id` on every response; errors are `{error:{code,message}}`.
  *
  * What it leaves out on purpose: the rate limiter (svc runs its limiter in the benchmark, with the
@@ -24,6 +30,8 @@ import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { parseArgs } from "node:util"
+import { extractLinks, resolveLinks } from "../server/knowledge/pages/links.js"
+import { applyPatch, type PatchOperation } from "../server/knowledge/pages/patch.js"
 import type { BaselineReady } from "./protocol.js"
 
 const { values } = parseArgs({ options: { db: { type: "string" }, port: { type: "string", default: "0" } } })
@@ -49,6 +57,8 @@ interface CredentialRow {
   readonly o_gates: string
   readonly m_role: string | null
   readonly m_removed_at: string | null
+  readonly m_email: string | null
+  readonly name: string
 }
 
 interface KnowledgebaseRow {
@@ -136,6 +146,7 @@ interface Caller {
   readonly keyId: string
   readonly organizationId: string
   readonly plan: string
+  readonly author: string
 }
 
 /** Authenticates the request and checks plan and `scope`, like svc's authentication middleware. */
@@ -164,7 +175,8 @@ const authenticate = (req: IncomingMessage, scope: string): Caller | Refusal => 
     listed.includes(scope) &&
     (row.kind === "organization" || (roleRank[row.m_role ?? ""] ?? -1) >= (roleRank[scopeMinimumRole[scope] ?? "admin"] ?? 2))
   if (!allowed) return refuse(403, "insufficient_scope", `This key lacks the scope '${scope}'.`)
-  return { keyId: row.id, organizationId: row.organization_id, plan: row.o_plan }
+  const author = row.kind === "personal" && row.m_email ? row.m_email : `key ${row.name} (${row.prefix}…)`
+  return { keyId: row.id, organizationId: row.organization_id, plan: row.o_plan, author }
 }
 
 const toKnowledgebase = (row: KnowledgebaseRow) => ({
@@ -290,6 +302,120 @@ const create = (req: IncomingMessage, res: ServerResponse, requestId: string): v
   })
 }
 
+interface PageRow {
+  readonly id: string
+  readonly knowledgebase_id: string
+  readonly parent_page_id: string | null
+  readonly title: string
+  readonly template_key: string
+  readonly description: string
+  readonly markdown: string
+  readonly revision: number
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+const knowledgebaseOf = db.prepare<[string, string], { id: string }>("SELECT id FROM knowledgebases WHERE organization_id = ? AND id = ?")
+const pageOf = db.prepare<[string, string], PageRow>("SELECT * FROM pages WHERE knowledgebase_id = ? AND id = ?")
+const updatePage = db.prepare("UPDATE pages SET markdown = ?, description = ?, hook = ?, revision = ?, updated_at = ? WHERE id = ?")
+const insertRevision = db.prepare(
+  `INSERT INTO page_revisions (id, organization_id, knowledgebase_id, page_id, number, kind, status, operation, title, description,
+     markdown, author, created_at, reviewed_at) VALUES (?, ?, ?, ?, ?, 'edit', 'applied', ?, ?, ?, ?, ?, ?, NULL)`
+)
+const deleteLinks = db.prepare("DELETE FROM page_links WHERE page_id = ?")
+const insertLink = db.prepare("INSERT INTO page_links (page_id, target_page_id) VALUES (?, ?)")
+const insertChange = db.prepare(
+  "INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at) VALUES (?, ?, 'page', ?, 'updated', ?)"
+)
+const touchKnowledgebase = db.prepare("UPDATE knowledgebases SET updated_at = ? WHERE id = ?")
+const hookOf = (markdown: string): string => {
+  const line = markdown
+    .split("\n")
+    .map((l) => l.replace(/^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)/, "").replace(/[*_`~[\]]/g, "").trim())
+    .find((l) => l.length > 0 && !/^(-{3,}|={3,})$/.test(l))
+  return (line ?? "").slice(0, 160)
+}
+const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ")
+
+const editInTransaction = db.transaction(
+  (caller: Caller, knowledgebaseId: string, pageId: string, revision: number, markdown: string, description: string, operation: string) => {
+    const row = pageOf.get(knowledgebaseId, pageId)
+    if (!row || row.revision !== revision) return null
+    const found = extractLinks(markdown)
+    const titles = found.pages.length === 0
+      ? []
+      : (db.prepare(`SELECT id, title FROM pages WHERE knowledgebase_id = ? AND id IN (${inList(found.pages.length)})`).all(knowledgebaseId, ...found.pages) as Array<{ id: string; title: string }>)
+    const names = found.sources.length === 0
+      ? []
+      : (db.prepare(`SELECT s.id, s.name FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id WHERE ks.knowledgebase_id = ? AND s.id IN (${inList(found.sources.length)})`).all(knowledgebaseId, ...found.sources) as Array<{ id: string; name: string }>)
+    const links = resolveLinks(found, { pages: new Map(titles.map((t) => [t.id, t.title])), sources: new Map(names.map((n) => [n.id, n.name])) })
+    const at = new Date().toISOString()
+    const next = row.revision + 1
+    updatePage.run(markdown, description, hookOf(markdown), next, at, row.id)
+    const revisionId = randomUUID()
+    insertRevision.run(revisionId, caller.organizationId, knowledgebaseId, row.id, next, operation, row.title, description, markdown, caller.author, at)
+    deleteLinks.run(row.id)
+    for (const page of links.pages) insertLink.run(row.id, page.id)
+    insertChange.run(caller.organizationId, knowledgebaseId, row.id, at)
+    touchKnowledgebase.run(at, knowledgebaseId)
+    const page = {
+      id: row.id,
+      knowledgebaseId,
+      title: row.title,
+      templateKey: row.template_key,
+      parentPageId: row.parent_page_id,
+      createdAt: row.created_at,
+      updatedAt: at,
+      description,
+      isFolder: row.template_key === "folder"
+    }
+    return { status: "applied", page, revisionId, reviewPath: null, links }
+  }
+)
+
+const patchPage = (req: IncomingMessage, res: ServerResponse, requestId: string, knowledgebaseId: string, pageId: string): void => {
+  const caller = authenticate(req, "knowledge:write")
+  if (isRefusal(caller)) {
+    req.resume()
+    return fail(res, requestId, caller.status, caller.code, caller.message)
+  }
+  const chunks: Array<Buffer> = []
+  let size = 0
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length
+    if (size <= maxBodyBytes) chunks.push(chunk)
+  })
+  req.on("end", () => {
+    if (size > maxBodyBytes) return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
+    let body: { patch?: Array<PatchOperation>; description?: string }
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof body
+    } catch {
+      return fail(res, requestId, 400, "invalid_request", "The request body is not valid JSON.")
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return fail(res, requestId, 400, "invalid_request", "Expected an object.")
+    const patch = body.patch ?? []
+    if (!Array.isArray(patch) || patch.some((op) => typeof op !== "object" || op === null || typeof op.op !== "string")) {
+      return fail(res, requestId, 400, "invalid_request", "patch: expected an array of operations")
+    }
+    if (body.description !== undefined && typeof body.description !== "string") return fail(res, requestId, 400, "invalid_request", "description: expected a string")
+    if (!knowledgebaseOf.get(caller.organizationId, knowledgebaseId)) return fail(res, requestId, 404, "not_found", `No Knowledgebase '${knowledgebaseId}' in this organization.`)
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const current = pageOf.get(knowledgebaseId, pageId)
+      if (!current) return fail(res, requestId, 404, "not_found", `No page '${pageId}' in this Knowledgebase.`)
+      const patched = patch.length === 0 ? { _tag: "Applied" as const, markdown: current.markdown } : applyPatch(current.markdown, patch)
+      if (patched._tag !== "Applied") return fail(res, requestId, 400, "invalid_request", "The patch does not apply.")
+      const description = body.description ?? current.description
+      const operation = JSON.stringify({ kind: "edit", patch, description: body.description ?? null })
+      const written = editInTransaction(caller, knowledgebaseId, pageId, current.revision, patched.markdown, description, operation)
+      if (written) return send(res, requestId, 200, JSON.stringify(written))
+    }
+    fail(res, requestId, 400, "invalid_request", "The page kept changing while this edit was applied; send it again.")
+  })
+}
+
+const pagePath = /^\/api\/v1\/knowledgebases\/([^/]+)\/pages\/([^/]+)$/
+
 const server = createServer((req, res) => {
   const requestId = `req_${randomUUID().replace(/-/g, "")}`
   try {
@@ -300,6 +426,8 @@ const server = createServer((req, res) => {
       if (req.method === "GET") return list(req, res, requestId, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)))
       if (req.method === "POST") return create(req, res, requestId)
     }
+    const page = req.method === "PATCH" ? pagePath.exec(path) : null
+    if (page) return patchPage(req, res, requestId, decodeURIComponent(page[1]!), decodeURIComponent(page[2]!))
     req.resume()
     fail(res, requestId, 404, "not_found", "No such endpoint.")
   } catch (error) {

@@ -1,7 +1,8 @@
 /**
  * Makes every `data_version` cache of the svc server miss, for the cache-miss figures of the
  * benchmarks. The server keeps credentials, Knowledgebase listing pages and page trees while
- * `PRAGMA data_version` on its read connection stays the same (server/platform/sql/read-connection.ts);
+ * `PRAGMA data_version` stays the same (on its read connection, read-connection.ts, or on its writer
+ * with the tables its own commits wrote, server/platform/sql/cache-versions.ts);
  * while misses are on, every reading of it in this process answers a value it never gave before,
  * exactly as if another connection had committed just before each check. SQLite's own page cache
  * stays warm, so a miss pays the queries and the work on their rows, not disk reads.

@@ -5,6 +5,7 @@
  *
  *   node dist/bench/run.js [--duration 10] [--warmup 2] [--connections 100]
  *                          [--post-connections 10] [--post-amount 180] [--post-warmup 20]
+ *                          [--patch-duration 5] [--patch-pages 100]
  *                          [--wait-quiet 0] [--cache-misses] [--cpu-prof] [--keep-data]
  *
  * --wait-quiet N: before each scenario, wait up to N seconds for the rest of the machine to go
@@ -24,7 +25,8 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, setSvcCaches, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
-import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad } from "./load.js"
+import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad as runLoadOf } from "./load.js"
+import { type DynamicLoadSpec, runDynamicLoad } from "./pages-load.js"
 import { reportProfile } from "./profile-summary.js"
 import type { BaselineReady, Ready, SvcReady } from "./protocol.js"
 
@@ -40,6 +42,8 @@ const { values: flags } = parseArgs({
     "post-connections": { type: "string", default: "10" },
     "post-amount": { type: "string", default: "180" },
     "post-warmup": { type: "string", default: "20" },
+    "patch-duration": { type: "string", default: "5" },
+    "patch-pages": { type: "string", default: "100" },
     "wait-quiet": { type: "string", default: "0" },
     "cache-misses": { type: "boolean", default: false },
     "cpu-prof": { type: "boolean", default: false },
@@ -54,6 +58,8 @@ const options = {
   postConnections: Number(flags["post-connections"]),
   postAmount: Number(flags["post-amount"]),
   postWarmup: Number(flags["post-warmup"]),
+  patchDurationS: Number(flags["patch-duration"]),
+  patchPages: Number(flags["patch-pages"]),
   seededKnowledgebases: 25,
   pageLimit: 20,
   waitQuietS: Number(flags["wait-quiet"]),
@@ -74,7 +80,7 @@ const serverLabel = (server: ServerName, caches: Caches): string => (caches === 
 const targets = { readRatioMin: 0.5, readP99MaxMs: 25 }
 
 type ServerName = "svc" | "baseline"
-type ScenarioName = "read" | "create"
+type ScenarioName = "read" | "create" | "patch"
 /** Whether svc's `data_version` caches kept their entries during a run, or missed on every request. */
 type Caches = "kept" | "missing"
 
@@ -152,10 +158,11 @@ const main = async (): Promise<number> => {
     name: ScenarioName,
     server: ServerName,
     description: string,
-    warmup: LoadSpec,
-    measured: LoadSpec,
+    warmup: LoadSpec | DynamicLoadSpec,
+    measured: LoadSpec | DynamicLoadSpec,
     caches: Caches = "kept"
   ) => {
+    const runLoad = (spec: LoadSpec | DynamicLoadSpec, pid: number) => ("next" in spec ? runDynamicLoad(spec, pid) : runLoadOf(spec, pid))
     const pid = targetsOf[server].ready.pid
     const otherCpuBefore = options.waitQuietS > 0 ? await waitForQuiet(options.waitQuietS * 1000) : null
     process.stdout.write(`${name.padEnd(6)} ${serverLabel(server, caches).padEnd(8)} ${description} ... `)
@@ -209,6 +216,47 @@ const main = async (): Promise<number> => {
     )
   }
 
+  // Page patches: one Knowledgebase of `patchPages` pages of about 3 KB, each request appending a
+  // line to the next page in turn (so no two requests of a run race on one page), svc then baseline.
+  const patchBase = `${svc.ready.baseUrl}/knowledgebases`
+  const patchKb = await fetch(patchBase, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ name: "Patched pages" })
+  })
+  const patchKbId = ((await patchKb.json()) as { knowledgebase: { id: string } }).knowledgebase.id
+  const pageIds: Array<string> = []
+  const paragraph = "A paragraph of the benchmark's page, long enough to be a real page body. ".repeat(6)
+  for (let i = 1; i <= options.patchPages; i++) {
+    const created = await fetch(`${patchBase}/${patchKbId}/pages`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ title: `Page ${i}`, bodyMarkdown: `# Page ${i}\n\n${Array.from({ length: 7 }, () => paragraph).join("\n\n")}\n` })
+    })
+    if (created.status !== 201) throw new Error(`seeding pages: POST answered ${created.status}: ${await created.text()}`)
+    pageIds.push(((await created.json()) as { page: { id: string } }).page.id)
+  }
+  for (const server of ["svc", "baseline"] as const) {
+    let patchAt = 0
+    const patch = {
+      origin: targetsOf[server].ready.origin,
+      headers: { ...auth, "content-type": "application/json" },
+      next: () => ({
+        method: "PATCH" as const,
+        path: `/api/v1/knowledgebases/${patchKbId}/pages/${pageIds[patchAt++ % pageIds.length]}`,
+        body: JSON.stringify({ patch: [{ op: "append", text: "\nA line appended by the benchmark.\n" }] })
+      }),
+      connections: options.postConnections
+    }
+    await scenario(
+      "patch",
+      server,
+      `PATCH /knowledgebases/:id/pages/:pageId (one append), ${options.postConnections} connections, ${options.patchDurationS} s after 1 s`,
+      { ...patch, durationS: 1 },
+      { ...patch, durationS: options.patchDurationS }
+    )
+  }
+
   const memory = (child: Child<Ready>) => ({
     peakRssMb: Number(((procStatusKb(child.ready.pid, "VmHWM") ?? 0) / 1024).toFixed(1)),
     rssMb: Number(((procStatusKb(child.ready.pid, "VmRSS") ?? 0) / 1024).toFixed(1))
@@ -229,7 +277,8 @@ const main = async (): Promise<number> => {
   const compared: ReadonlyArray<readonly [ScenarioName, Caches]> = [
     ["read", "kept"],
     ...(options.cacheMisses ? [["read", "missing"] as const] : []),
-    ["create", "kept"]
+    ["create", "kept"],
+    ["patch", "kept"]
   ]
   const ratios = compared.map(([s, caches]) => {
     const a = find(s, "svc", caches)!
@@ -298,6 +347,14 @@ const main = async (): Promise<number> => {
         (read.steadyLatencyMs.requests > 0 ? ` (${read.steadyLatencyMs.p99} ms without the first second)` : ""),
       met: read.latencyMs.p99 < targets.readP99MaxMs
     },
+    ...Object.fromEntries(
+      ratios
+        .filter((r) => r.scenario !== "read")
+        .map((r) => [
+          `${r.scenario}ThroughputAtLeastHalfOfBaseline`,
+          { target: `>= ${targets.readRatioMin * 100}%`, actual: `${(r.throughput * 100).toFixed(1)}%`, met: r.throughput >= targets.readRatioMin }
+        ])
+    ),
     noErrorResponses: {
       target: "0 non-2xx, 0 errors",
       actual: unexpected.length === 0 ? "none" : unexpected.map((r) => `${r.scenario}/${r.server}`).join(", "),

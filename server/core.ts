@@ -12,6 +12,7 @@ import { IdempotencyStore } from "./platform/idempotency.js"
 import { Cursors } from "./platform/pagination.js"
 import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
 import { DatabaseLive } from "./platform/sql/database.js"
+import { CacheVersions } from "./platform/sql/cache-versions.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
 import { ModelConfig, type ModelSettings } from "./runtime/config.js"
 import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
@@ -49,7 +50,8 @@ export const CoreLive = (
     IdempotencyStore.Default,
     RateLimiter.Default,
     mergeLayers(features.map((feature) => feature.services)),
-    ReadConnection.Default
+    ReadConnection.Default,
+    CacheVersions.Default
   ).pipe(
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),

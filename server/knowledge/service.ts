@@ -1,5 +1,4 @@
 /** Knowledgebases: create within the plan cap, list, read. Knows nothing of HTTP. */
-import { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
 import { planCaps, type Principal } from "../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../platform/clock.js"
@@ -8,14 +7,15 @@ import { exportRate, RateLimiter } from "../platform/rate-limiter.js"
 import { estimateExportBytes, exportArchiveStream, isExportTooLarge, safeName } from "./export/archive.js"
 import { newId } from "../platform/ids.js"
 import { Cursors, type Page } from "../platform/pagination.js"
-import { transactionsOn } from "../platform/sql/database.js"
+import { CacheVersions } from "../platform/sql/cache-versions.js"
 import { dataVersionCache } from "../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
+import { WriteTransactions } from "../platform/sql/write-fast-path.js"
 import type { CreateKnowledgebase, Knowledgebase, KnowledgebaseDetail } from "./knowledgebases/domain.js"
 import { PageRepo } from "./pages/repo.js"
 import { ActivityLog } from "./activity/service.js"
 import { MemoryService } from "./memories/service.js"
-import { KnowledgebaseRepo } from "./knowledgebases/repo.js"
+import { createKnowledgebaseTx, KnowledgebaseRepo } from "./knowledgebases/repo.js"
 import { SourceRepo, toSource } from "./sources/repo.js"
 import { buildIndex } from "./pages/tree.js"
 
@@ -30,43 +30,40 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
     const activity = yield* ActivityLog
     const memoryService = yield* MemoryService
     const limiter = yield* RateLimiter
-    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const cursors = yield* Cursors
     const clock = yield* AppClock
-    const reader = yield* ReadConnection
-    const listPages = dataVersionCache<string, Page<Knowledgebase>>(reader.dataVersion, listPagesKept)
+    const writes = yield* WriteTransactions
+    const listPages = dataVersionCache<string, Page<Knowledgebase>>((yield* CacheVersions).of(["knowledgebases"]), listPagesKept)
 
     const notFound = (id: string) => new NotFound({ message: `No Knowledgebase '${id}' in this organization.` })
 
     return {
       /** Creates a Knowledgebase unless the organization's plan cap is reached. */
       create: (actor: Principal, input: CreateKnowledgebase) =>
-        inTransaction(
-          Effect.gen(function* () {
-            const org = actor.organization
-            const cap = planCaps[org.plan].knowledgebases
-            if ((yield* repo.count(org.id)) >= cap) {
-              return yield* new PlanLimit({
-                message: `The ${org.plan} plan allows ${cap} Knowledgebases; this organization has reached it.`
-              })
-            }
-            const at = isoAt(clock.now())
-            const kb: Knowledgebase = {
-              id: newId(),
-              name: input.name,
-              description: input.description ?? "",
-              createdAt: at,
-              updatedAt: at,
-              counts: { sources: 0, pages: 0 }
-            }
-            yield* repo.insert(org.id, actor.key.id, kb)
-            return kb
-          })
-        ),
+        Effect.gen(function* () {
+          const org = actor.organization
+          const cap = planCaps[org.plan].knowledgebases
+          const at = isoAt(clock.now())
+          const kb: Knowledgebase = {
+            id: newId(),
+            name: input.name,
+            description: input.description ?? "",
+            createdAt: at,
+            updatedAt: at,
+            counts: { sources: 0, pages: 0 }
+          }
+          const outcome = yield* writes.run(() => createKnowledgebaseTx(org.id, actor.key.id, kb, cap))
+          if (outcome === "capReached") {
+            return yield* new PlanLimit({
+              message: `The ${org.plan} plan allows ${cap} Knowledgebases; this organization has reached it.`
+            })
+          }
+          return kb
+        }),
 
       /**
        * One page of the organization's Knowledgebases, oldest first. Pages are kept while nothing
-       * was committed since (`data_version`), so a client polling its list costs no query.
+       * wrote Knowledgebases since (`CacheVersions`), so a client polling its list costs no query.
        */
       list: (actor: Principal, params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
         listPages.get(
@@ -140,5 +137,5 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
         })
     }
   }),
-  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default, ReadConnection.Default]
+  dependencies: [KnowledgebaseRepo.Default, PageRepo.Default, SourceRepo.Default, ActivityLog.Default, MemoryService.Default, Cursors.Default, RateLimiter.Default, ReadConnection.Default, CacheVersions.Default, WriteTransactions.Default]
 }) {}

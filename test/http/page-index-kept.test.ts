@@ -1,7 +1,8 @@
 /**
- * Page index answers are kept while nothing commits: a write from any connection (another
- * process, here the admin handle) shows on the very next listing, each `fields` and query gets its
- * own answer, and a kept answer is never served to another organization.
+ * Page index answers are kept while no page, Knowledgebase or source is written: a write from any
+ * connection (another process, here the admin handle) or through the server's own API shows on the
+ * very next listing, each `fields` and query gets its own answer, and a kept answer is never served
+ * to another organization.
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, sql } from "../support/fixtures.js"
@@ -34,6 +35,21 @@ it("shows a write committed by another connection on the next listing", async ()
   await sql(server, (db) => db`UPDATE pages SET title = 'Returns' WHERE knowledgebase_id = ${kb} AND title = 'Refunds'`)
   expect(await titles()).toEqual(["Policies", "Returns"])
   await sql(server, (db) => db`UPDATE pages SET title = 'Refunds' WHERE knowledgebase_id = ${kb} AND title = 'Returns'`)
+  expect(await titles()).toEqual(["Policies", "Refunds"])
+})
+
+it("shows a write through the server's own API on the next listing, after commits to other tables", async () => {
+  expect(await titles()).toEqual(["Policies", "Refunds"])
+  expect((await server.request("POST", "/knowledgebases", { body: { name: "Unrelated" } })).status).toBe(201)
+  expect(await titles()).toEqual(["Policies", "Refunds"])
+  const made = await server.request("POST", `/knowledgebases/${kb}/pages`, { body: { title: "Shipping", parentPageId: folder } })
+  expect(made.status).toBe(201)
+  expect(await titles()).toEqual(["Policies", "Refunds", "Shipping"])
+  const renamed = await server.request("PATCH", `/knowledgebases/${kb}/pages/${made.body.page.id}`, { body: { description: "How parcels travel." } })
+  expect(renamed.status).toBe(200)
+  const described = await server.request("GET", `/knowledgebases/${kb}/pages?parentPageId=${folder}`)
+  expect(described.body.pages.find((page: { title: string }) => page.title === "Shipping")).toMatchObject({ description: "How parcels travel." })
+  await sql(server, (db) => db`DELETE FROM pages WHERE id = ${made.body.page.id}`)
   expect(await titles()).toEqual(["Policies", "Refunds"])
 })
 

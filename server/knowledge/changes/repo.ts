@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { statementsOn, type TxBody, txRun } from "../../platform/sql/write-fast-path.js"
 import type { Change } from "./domain.js"
 
 /** The changes feed in SQL. */
@@ -10,11 +11,10 @@ export class ChangeRepo extends Effect.Service<ChangeRepo>()("svc/ChangeRepo", {
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
     const orDie = Effect.orDie
+    const statements = statementsOn(sql)
     return {
       /** Appends a change of an object to the feed (every change is kept, in write order; inside a write). */
-      record: (organizationId: string, change: Change) =>
-        orDie(sql`INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
-          VALUES (${organizationId}, ${change.knowledgebaseId}, ${change.type}, ${change.id}, ${change.change}, ${change.changedAt})`),
+      record: (organizationId: string, change: Change) => statements(recordChangeTx(organizationId, change)),
       /** The organization's latest feed sequence (0 when empty; read connection). */
       lastSequence: (organizationId: string) =>
         orDie(
@@ -42,3 +42,11 @@ export class ChangeRepo extends Effect.Service<ChangeRepo>()("svc/ChangeRepo", {
   }),
   dependencies: [ReadConnection.Default]
 }) {}
+
+/** Appends a change of an object to the feed, as a transaction body step (`WriteTransactions`). */
+export function* recordChangeTx(organizationId: string, change: Change): TxBody<void> {
+  yield* txRun(
+    `INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    [organizationId, change.knowledgebaseId, change.type, change.id, change.change, change.changedAt]
+  )
+}

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { NotFound } from "../../platform/errors.js"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { Knowledgebase } from "./domain.js"
 
 interface KnowledgebaseRow {
@@ -80,17 +81,28 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
       found: (organizationId: string, id: string) =>
         Effect.flatMap(byId(organizationId, id), (kb) =>
           kb ? Effect.succeed(kb) : Effect.fail(new NotFound({ message: `No Knowledgebase '${id}' in this organization.` }))
-        ),
-      count: (organizationId: string) =>
-        Effect.orDie(
-          sql<{ n: number }>`SELECT count(*) AS n FROM knowledgebases WHERE organization_id = ${organizationId}`.pipe(
-            Effect.map((rows) => rows[0]?.n ?? 0)
-          )
-        ),
-      insert: (organizationId: string, keyId: string | null, kb: Knowledgebase) =>
-        Effect.orDie(sql`INSERT INTO knowledgebases (id, organization_id, name, description, created_by_key_id, created_at, updated_at)
-          VALUES (${kb.id}, ${organizationId}, ${kb.name}, ${kb.description}, ${keyId}, ${kb.createdAt}, ${kb.updatedAt})`)
+        )
     }
   }),
   dependencies: [ReadConnection.Default]
 }) {}
+
+/**
+ * A create's transaction body (`WriteTransactions`): counts the organization's Knowledgebases
+ * against `cap` and inserts `kb` below it; `"capReached"` writes nothing.
+ */
+export function* createKnowledgebaseTx(
+  organizationId: string,
+  keyId: string | null,
+  kb: Knowledgebase,
+  cap: number
+): TxBody<"created" | "capReached"> {
+  const [count] = yield* txAll<{ n: number }>("SELECT count(*) AS n FROM knowledgebases WHERE organization_id = ?", [organizationId])
+  if ((count?.n ?? 0) >= cap) return "capReached"
+  yield* txRun(
+    `INSERT INTO knowledgebases (id, organization_id, name, description, created_by_key_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    [kb.id, organizationId, kb.name, kb.description, keyId, kb.createdAt, kb.updatedAt]
+  )
+  return "created"
+}

@@ -5,7 +5,7 @@ import { PagesContract } from "./api.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
-import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { CacheVersions } from "../../platform/sql/cache-versions.js"
 import type { PageIndexList } from "./api.js"
 import { pageIndexFields, revisionFields } from "./domain.js"
 import { PageService } from "./service.js"
@@ -13,16 +13,16 @@ import { PageService } from "./service.js"
 /** A page write as `create` declares it: 201, or 202 waiting for review (stored for idempotent replays). */
 const createdPage = declaredAnswer(PagesContract.groups["pages"]!.endpoints["create"]!.successSchema)
 
-/** How many page index answers are kept at most (all are dropped when anything commits). */
+/** How many page index answers are kept at most (all are dropped when a Knowledgebase, page or source is written). */
 const keptIndexAnswers = 256
 
 /** Handlers of the `pages` group. */
 export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* PageService
-    const reader = yield* ReadConnection
+    const answersVersion = (yield* CacheVersions).of(["knowledgebases", "pages", "sources"])
     /**
-     * Page index answers, kept while nothing commits (`data_version`), by organization,
+     * Page index answers, kept while no Knowledgebase, page or source is written (`CacheVersions`), by organization,
      * Knowledgebase, query and fields: a polled tree is neither rebuilt nor encoded again (the
      * declared `KeptJson` schema encodes each answer once). Each is kept under the version read
      * before its queries, so an answer that may predate a commit is never served after it.
@@ -34,7 +34,7 @@ export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handl
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal
           const fields = yield* parseFields(urlParams.fields, pageIndexFields)
-          const version = reader.dataVersion()
+          const version = answersVersion()
           if (version !== answersAtVersion) {
             indexAnswers.clear()
             answersAtVersion = version

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { PageRow as TreeRow } from "./tree.js"
 import type { Source } from "../knowledgebases/domain.js"
 import { folderTemplate, type PageRevision, type PageSummary } from "./domain.js"
@@ -39,6 +40,15 @@ interface RevisionRow {
   readonly author: string | null
   readonly created_at: string
   readonly reviewed_at: string | null
+}
+
+/** A page's new body, description and revision number. */
+export interface ContentChange {
+  readonly markdown: string
+  readonly description: string
+  readonly hook: string
+  readonly revision: number
+  readonly at: string
 }
 
 /** A revision as stored (its insertion sequence is assigned by the database), with what it proposes to do. */
@@ -83,6 +93,7 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
     const orDie = Effect.orDie
+    const statements = statementsOn(sql)
 
     return {
       /** A page of the Knowledgebase (read connection). */
@@ -120,24 +131,9 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             .pipe(Effect.map((rows) => rows[0]?.markdown ?? ""))
         ),
       /** A page of the Knowledgebase, read inside the current transaction. */
-      findForUpdate: (knowledgebaseId: string, pageId: string) =>
-        orDie(
-          sql<PageRow>`SELECT * FROM pages WHERE knowledgebase_id = ${knowledgebaseId} AND id = ${pageId}`.pipe(
-            Effect.map((rows) => rows[0] ?? null)
-          )
-        ),
+      findForUpdate: (knowledgebaseId: string, pageId: string) => statements(findPageTx(knowledgebaseId, pageId)),
       /** Titles of the given pages that belong to the Knowledgebase (inside the transaction). */
-      titlesOf: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed(new Map<string, string>())
-          : orDie(
-              sql
-                .unsafe<{ id: string; title: string }>(
-                  `SELECT id, title FROM pages WHERE knowledgebase_id = ? AND id IN (${placeholders(ids.length)})`,
-                  [knowledgebaseId, ...ids]
-                )
-                .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row.title]))))
-            ),
+      titlesOf: (knowledgebaseId: string, ids: ReadonlyArray<string>) => statements(titlesOfTx(knowledgebaseId, ids)),
       /** The page and every page above it, nearest first (inside the transaction). */
       ancestorsOf: (pageId: string) =>
         orDie(
@@ -209,28 +205,17 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
             ([next]) => sql`INSERT INTO pages ${sql.insert({ ...row, fts_key: next!.key } as unknown as Record<string, unknown>)}`
           )
         ),
-      updateContent: (pageId: string, change: { markdown: string; description: string; hook: string; revision: number; at: string }) =>
-        orDie(sql`UPDATE pages SET markdown = ${change.markdown}, description = ${change.description}, hook = ${change.hook},
-          revision = ${change.revision}, updated_at = ${change.at} WHERE id = ${pageId}`),
+      updateContent: (pageId: string, change: ContentChange) => statements(updateContentTx(pageId, change)),
       moveTo: (pageId: string, parentPageId: string | null, at: string) =>
         orDie(sql`UPDATE pages SET parent_page_id = ${parentPageId}, updated_at = ${at} WHERE id = ${pageId}`),
-      insertRevision: (row: StoredRevision) =>
-        orDie(sql`INSERT INTO page_revisions ${sql.insert(row as unknown as Record<string, unknown>)}`),
+      insertRevision: (row: StoredRevision) => statements(insertRevisionTx(row)),
       settleRevision: (revisionId: string, status: "applied" | "rejected", number: number | null, at: string) =>
         orDie(sql`UPDATE page_revisions SET status = ${status}, number = ${number}, reviewed_at = ${at} WHERE id = ${revisionId}`),
       /** Replaces the page's outgoing links with `targets` (pages of the same Knowledgebase). */
-      setLinks: (pageId: string, targets: ReadonlyArray<string>) =>
-        orDie(
-          Effect.zipRight(
-            sql`DELETE FROM page_links WHERE page_id = ${pageId}`,
-            Effect.forEach(targets, (target) => sql`INSERT INTO page_links (page_id, target_page_id) VALUES (${pageId}, ${target})`, {
-              discard: true
-            })
-          )
-        ),
+      setLinks: (pageId: string, targets: ReadonlyArray<string>) => statements(setLinksTx(pageId, targets)),
       /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
       touchKnowledgebase: (knowledgebaseId: string, pagesDelta: number, at: string) =>
-        orDie(sql`UPDATE knowledgebases SET pages_count = pages_count + ${pagesDelta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
+        statements(touchKnowledgebaseTx(knowledgebaseId, pagesDelta, at)),
       /** Sources filed under a page or folder (its attached files; read connection). */
       sourcesFiledUnder: (pageId: string) =>
         orDie(
@@ -240,16 +225,87 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
           )
         ),
       /** Names of the given sources attached to the Knowledgebase (`svcsource://` links in a page body). */
-      sourceNamesIn: (knowledgebaseId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed(new Map<string, string>())
-          : orDie(
-              sql<{ id: string; name: string }>`SELECT s.id, s.name FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
-                WHERE ks.knowledgebase_id = ${knowledgebaseId} AND s.id IN ${sql.in(ids)}`.pipe(
-                Effect.map((rows) => new Map(rows.map((row) => [row.id, row.name])))
-              )
-            )
+      sourceNamesIn: (knowledgebaseId: string, ids: ReadonlyArray<string>) => statements(sourceNamesInTx(knowledgebaseId, ids))
     }
   }),
   dependencies: [ReadConnection.Default]
 }) {}
+
+/*
+ * Transaction body steps (`WriteTransactions`): each is the only copy of its SQL; the repository's
+ * Effect methods run the same steps inside the caller's `@effect/sql` transaction.
+ */
+
+/** The page row, read inside the write's transaction. */
+export function* findPageTx(knowledgebaseId: string, pageId: string): TxBody<PageRow | null> {
+  const rows = yield* txAll<PageRow>("SELECT * FROM pages WHERE knowledgebase_id = ? AND id = ?", [knowledgebaseId, pageId])
+  return rows[0] ?? null
+}
+
+/** Titles of the given pages that belong to the Knowledgebase. */
+export function* titlesOfTx(knowledgebaseId: string, ids: ReadonlyArray<string>): TxBody<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = yield* txAll<{ id: string; title: string }>(
+    `SELECT id, title FROM pages WHERE knowledgebase_id = ? AND id IN (${placeholders(ids.length)})`,
+    [knowledgebaseId, ...ids]
+  )
+  return new Map(rows.map((row) => [row.id, row.title]))
+}
+
+/** Names of the given sources attached to the Knowledgebase. */
+export function* sourceNamesInTx(knowledgebaseId: string, ids: ReadonlyArray<string>): TxBody<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = yield* txAll<{ id: string; name: string }>(
+    `SELECT s.id, s.name FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
+     WHERE ks.knowledgebase_id = ? AND s.id IN (${placeholders(ids.length)})`,
+    [knowledgebaseId, ...ids]
+  )
+  return new Map(rows.map((row) => [row.id, row.name]))
+}
+
+/** Sets a page's body, description, hook and revision. */
+export function* updateContentTx(pageId: string, change: ContentChange): TxBody<void> {
+  yield* txRun("UPDATE pages SET markdown = ?, description = ?, hook = ?, revision = ?, updated_at = ? WHERE id = ?", [
+    change.markdown,
+    change.description,
+    change.hook,
+    change.revision,
+    change.at,
+    pageId
+  ])
+}
+
+/** Stores a revision. */
+export function* insertRevisionTx(row: StoredRevision): TxBody<void> {
+  yield* txRun(
+    `INSERT INTO page_revisions (id, organization_id, knowledgebase_id, page_id, number, kind, status, operation, title, description,
+       markdown, author, created_at, reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      row.id,
+      row.organization_id,
+      row.knowledgebase_id,
+      row.page_id,
+      row.number,
+      row.kind,
+      row.status,
+      row.operation,
+      row.title,
+      row.description,
+      row.markdown,
+      row.author,
+      row.created_at,
+      row.reviewed_at
+    ]
+  )
+}
+
+/** Replaces the page's outgoing links with `targets` (pages of the same Knowledgebase). */
+export function* setLinksTx(pageId: string, targets: ReadonlyArray<string>): TxBody<void> {
+  yield* txRun("DELETE FROM page_links WHERE page_id = ?", [pageId])
+  for (const target of targets) yield* txRun("INSERT INTO page_links (page_id, target_page_id) VALUES (?, ?)", [pageId, target])
+}
+
+/** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
+export function* touchKnowledgebaseTx(knowledgebaseId: string, pagesDelta: number, at: string): TxBody<void> {
+  yield* txRun("UPDATE knowledgebases SET pages_count = pages_count + ?, updated_at = ? WHERE id = ?", [pagesDelta, at, knowledgebaseId])
+}

@@ -13,8 +13,10 @@ import { InvalidRequest, NotFound, PayloadTooLarge } from "../../platform/errors
 import { newId } from "../../platform/ids.js"
 import { Cursors } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
+import { CacheVersions } from "../../platform/sql/cache-versions.js"
 import { dataVersionCache } from "../../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { statementsOn, type TxBody, WriteTransactions } from "../../platform/sql/write-fast-path.js"
 import { extractLinks, type Links, resolveLinks } from "./links.js"
 import {
   type CreatePage,
@@ -23,11 +25,23 @@ import {
   type Page,
   type PageWrite
 } from "./domain.js"
-import { PageRepo, type PageRow, type StoredRevision, toSummary } from "./repo.js"
+import {
+  findPageTx,
+  insertRevisionTx,
+  PageRepo,
+  type PageRow,
+  setLinksTx,
+  sourceNamesInTx,
+  type StoredRevision,
+  titlesOfTx,
+  toSummary,
+  touchKnowledgebaseTx,
+  updateContentTx
+} from "./repo.js"
 import { applyPatch, describeRefusal, describeTooLarge, fitsPageBody, maxPageBodyBytes, type PatchOperation } from "./patch.js"
 import { ActivityLog } from "../activity/service.js"
 import type { Change } from "../changes/domain.js"
-import { ChangeRepo } from "../changes/repo.js"
+import { ChangeRepo, recordChangeTx } from "../changes/repo.js"
 import { reviewPathOf } from "../knowledgebases/domain.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { buildIndex, type IndexParentOption, type PageForest, pageForest, pageOfItems, resolveParent } from "./tree.js"
@@ -61,8 +75,10 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     const pages = yield* PageRepo
     const feed = yield* ChangeRepo
     const activity = yield* ActivityLog
-    const reader = yield* ReadConnection
-    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
+    const sql = yield* SqlClient.SqlClient
+    const inTransaction = transactionsOn(sql)
+    const statements = statementsOn(sql)
+    const writes = yield* WriteTransactions
     const knowledgebases = yield* KnowledgebaseRepo
     const cursors = yield* Cursors
     const clock = yield* AppClock
@@ -72,22 +88,16 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     const pageNotFound = (id: string) => new NotFound({ message: `No page '${id}' in this Knowledgebase.` })
 
     /**
-     * Arranged page trees of recently listed Knowledgebases, valid while nothing was committed since
-     * (`data_version` of the read connection), so repeated listings skip reading every row.
+     * Arranged page trees of recently listed Knowledgebases, valid while no page was written since
+     * (`CacheVersions`), so repeated listings skip reading every row.
      */
-    const forests = dataVersionCache<string, PageForest>(reader.dataVersion, forestCacheSize)
+    const forests = dataVersionCache<string, PageForest>((yield* CacheVersions).of(["pages"]), forestCacheSize)
     const forestOf = (knowledgebaseId: string) => forests.get(knowledgebaseId, Effect.map(pages.treeRows(knowledgebaseId), pageForest))
     const livePage = (knowledgebaseId: string, pageId: string) =>
       Effect.flatMap(pages.find(knowledgebaseId, pageId), (row) => (row ? Effect.succeed(row) : Effect.fail(pageNotFound(pageId))))
 
     /** Resolves a body's links against the Knowledgebase, inside the write's transaction. */
-    const linksOf = (knowledgebaseId: string, markdown: string) => {
-      const found = extractLinks(markdown)
-      return Effect.map(
-        Effect.zip(pages.titlesOf(knowledgebaseId, found.pages), pages.sourceNamesIn(knowledgebaseId, found.sources)),
-        ([titles, names]): Links => resolveLinks(found, { pages: titles, sources: names })
-      )
-    }
+    const linksOf = (knowledgebaseId: string, markdown: string) => statements(linksOfTx(knowledgebaseId, markdown))
 
     /** A review item still waiting, read inside the approving or rejecting transaction. */
     const pendingRevision = (organizationId: string, revisionId: string) =>
@@ -166,39 +176,38 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           if (patched._tag === "TooLarge") return yield* new PayloadTooLarge({ message: describeTooLarge(patched) })
           if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
           const nextDescription = description ?? current.description
-          const result = yield* inTransaction(
-            Effect.gen(function* () {
-              const row = yield* pages.findForUpdate(knowledgebaseId, pageId)
-              if (!row) return yield* pageNotFound(pageId)
-              if (row.revision !== current.revision) return null
-              const links = yield* linksOf(knowledgebaseId, patched.markdown)
-              const at = now()
-              const operation: Operation = { kind, patch, description }
-              if (reviews(actor, row)) {
-                const revision = storedRevision(
-                  actor,
-                  row,
-                  { kind, status: "pending_review", number: null, title: row.title, description: nextDescription, markdown: patched.markdown, operation },
-                  at
-                )
-                yield* pages.insertRevision(revision)
-                return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: reviewPathOf(knowledgebaseId, revision.id), links } satisfies PageWrite
-              }
-              const updated = withBody(row, patched.markdown, nextDescription, at)
-              yield* pages.updateContent(row.id, { markdown: updated.markdown, description: updated.description, hook: updated.hook, revision: updated.revision, at })
+          const result = yield* writes.run(function* () {
+            const row = yield* findPageTx(knowledgebaseId, pageId)
+            if (!row) return "notFound" as const
+            if (row.revision !== current.revision) return null
+            const links = yield* linksOfTx(knowledgebaseId, patched.markdown)
+            const at = now()
+            const operation: Operation = { kind, patch, description }
+            if (reviews(actor, row)) {
               const revision = storedRevision(
                 actor,
-                updated,
-                { kind, status: "applied", number: updated.revision, title: row.title, description: nextDescription, markdown: patched.markdown, operation },
+                row,
+                { kind, status: "pending_review", number: null, title: row.title, description: nextDescription, markdown: patched.markdown, operation },
                 at
               )
-              yield* pages.insertRevision(revision)
-              yield* pages.setLinks(row.id, links.pages.map((page) => page.id))
-              yield* feed.record(actor.organization.id, change(updated, "updated", at))
-              yield* pages.touchKnowledgebase(knowledgebaseId, 0, at)
-              return { status: "applied", page: toSummary(updated), revisionId: revision.id, reviewPath: null, links } satisfies PageWrite
-            })
-          )
+              yield* insertRevisionTx(revision)
+              return { status: "pending_review", page: toSummary(row), revisionId: revision.id, reviewPath: reviewPathOf(knowledgebaseId, revision.id), links } satisfies PageWrite
+            }
+            const updated = withBody(row, patched.markdown, nextDescription, at)
+            yield* updateContentTx(row.id, { markdown: updated.markdown, description: updated.description, hook: updated.hook, revision: updated.revision, at })
+            const revision = storedRevision(
+              actor,
+              updated,
+              { kind, status: "applied", number: updated.revision, title: row.title, description: nextDescription, markdown: patched.markdown, operation },
+              at
+            )
+            yield* insertRevisionTx(revision)
+            yield* setLinksTx(row.id, links.pages.map((page) => page.id))
+            yield* recordChangeTx(actor.organization.id, change(updated, "updated", at))
+            yield* touchKnowledgebaseTx(knowledgebaseId, 0, at)
+            return { status: "applied", page: toSummary(updated), revisionId: revision.id, reviewPath: null, links } satisfies PageWrite
+          })
+          if (result === "notFound") return yield* pageNotFound(pageId)
           if (result) return result
           if (attempt >= attempts) {
             return yield* new InvalidRequest({ message: "The page kept changing while this edit was applied; send it again." })
@@ -468,5 +477,13 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
         )
     }
   }),
-  dependencies: [PageRepo.Default, ChangeRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default]
+  dependencies: [PageRepo.Default, ChangeRepo.Default, ActivityLog.Default, KnowledgebaseRepo.Default, Cursors.Default, ReadConnection.Default, WriteTransactions.Default, CacheVersions.Default]
 }) {}
+
+/** Resolves a body's links against the Knowledgebase, as a transaction body step. */
+function* linksOfTx(knowledgebaseId: string, markdown: string): TxBody<Links> {
+  const found = extractLinks(markdown)
+  const titles = yield* titlesOfTx(knowledgebaseId, found.pages)
+  const names = yield* sourceNamesInTx(knowledgebaseId, found.sources)
+  return resolveLinks(found, { pages: titles, sources: names })
+}

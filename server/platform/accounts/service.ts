@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { AppClock, isoAt } from "../clock.js"
 import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../errors.js"
 import { newId, randomToken, sha256Hex } from "../ids.js"
+import { CacheVersions } from "../sql/cache-versions.js"
 import { dataVersionCache } from "../sql/data-version-cache.js"
 import { ReadConnection } from "../sql/read-connection.js"
 import { transactionsOn } from "../sql/database.js"
@@ -77,10 +78,13 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
     const repo = yield* AccountsRepo
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const clock = yield* AppClock
-    const reader = yield* ReadConnection
     const lastTouched = new Map<string, number>()
-    /** Credentials by secret hash, each reused only while nothing was committed since its query. */
-    const credentials = dataVersionCache<string, Credential | null>(reader.dataVersion, credentialCacheSize)
+    /**
+     * Credentials by secret hash, each reused only while no other process committed and no commit
+     * of this one wrote the tables they are read from.
+     */
+    const credentialsVersion = (yield* CacheVersions).of(["organizations", "members", "api_keys"])
+    const credentials = dataVersionCache<string, Credential | null>(credentialsVersion, credentialCacheSize)
     const credentialByHash = (secretHash: string) =>
       credentials.get(secretHash, repo.credentialByHash(secretHash), (credential) => credential !== null)
     const now = () => isoAt(clock.now())
@@ -336,5 +340,5 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
         })
     }
   }),
-  dependencies: [AccountsRepo.Default, ReadConnection.Default]
+  dependencies: [AccountsRepo.Default, ReadConnection.Default, CacheVersions.Default]
 }) {}

@@ -16,14 +16,18 @@ export interface DataVersionCache<K, V> {
   readonly get: <E, R>(key: K, load: Effect.Effect<V, E, R>, keep?: (value: V) => boolean) => Effect.Effect<V, E, R>
 }
 
-/** A cache of at most `capacity` entries over `dataVersion` (see `ReadConnection.dataVersion`). */
-export const dataVersionCache = <K, V>(dataVersion: () => number, capacity: number): DataVersionCache<K, V> => {
+/**
+ * A cache of at most `capacity` entries over `dataVersion` (`CacheVersions.of`, or
+ * `ReadConnection.dataVersion`); while it reads `null` every `get` loads and nothing is kept.
+ */
+export const dataVersionCache = <K, V>(dataVersion: () => number | null, capacity: number): DataVersionCache<K, V> => {
   const entries = new Map<K, { readonly version: number; readonly value: V }>()
   let seenVersion = -1
   return {
     get: (key, load, keep = () => true) =>
       Effect.suspend(() => {
         const version = dataVersion()
+        if (version === null) return load
         if (version !== seenVersion) {
           entries.clear()
           seenVersion = version

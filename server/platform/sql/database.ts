@@ -20,6 +20,7 @@ import migration0010 from "./migrations/0010_webhooks.js"
 import migration0011 from "./migrations/0011_portal_sign_in.js"
 import migration0012 from "./migrations/0012_credit_renewal.js"
 import migration0013 from "./migrations/0013_mcp_sign_in.js"
+import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
 export const migrations = {
@@ -66,14 +67,14 @@ const configure = Effect.gen(function* () {
 })
 
 /** Opens (creating if needed) the data directory's database and brings its schema up to date. */
-export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, unknown> =>
+export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient | SqliteWriter, unknown> =>
   Layer.effectDiscard(configure).pipe(
     Layer.provideMerge(
       Layer.unwrapEffect(
         Effect.try({
           try: () => {
             ensureDirectory(dataDir)
-            return SqliteClient.layer({ filename: databaseFile(dataDir), prepareCacheSize: 500 })
+            return SqliteConnectionLive({ filename: databaseFile(dataDir), prepareCacheSize: 500 })
           },
           catch: (cause) => cause
         })

@@ -9,6 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 
 /** Whose credits a run spends. */
 export type CreditSource = { readonly kind: "organization" } | { readonly kind: "subscription"; readonly endUserId: string }
@@ -27,49 +28,18 @@ export class CreditRepo extends Effect.Service<CreditRepo>()("svc/CreditRepo", {
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
 
-    const takeFromPool = (organizationId: string, endUserId: string, pool: "bonus" | "allowance") => {
-      const has = pool === "bonus" ? sql`bonus_credits > 0` : sql`credits_used < credit_allowance`
-      const spend = pool === "bonus" ? sql`bonus_credits = bonus_credits - 1` : sql`credits_used = credits_used + 1`
-      return sql<{ id: string }>`UPDATE subscriptions SET ${spend}
-        WHERE id = (SELECT id FROM subscriptions WHERE organization_id = ${organizationId} AND end_user_id = ${endUserId} AND ${has}
-          ORDER BY created_at, id LIMIT 1) AND ${has} RETURNING id`.pipe(Effect.map((rows) => rows[0]?.id ?? null))
-    }
+    const statements = statementsOn(sql)
 
     return {
       /** Takes one credit from `source`; null when none is left (nothing changed). */
       take: (organizationId: string, source: CreditSource): Effect.Effect<CreditCharge | null> =>
-        Effect.orDie(
-          Effect.gen(function* () {
-            if (source.kind === "organization") {
-              const rows = yield* sql<{ id: string }>`UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1
-                WHERE id = ${organizationId} AND credits_remaining > 0 RETURNING id`
-              return rows.length === 1 ? { kind: "organization", organizationId } : null
-            }
-            for (const pool of ["bonus", "allowance"] as const) {
-              const subscriptionId = yield* takeFromPool(organizationId, source.endUserId, pool)
-              if (subscriptionId !== null) return { kind: "subscription", subscriptionId, pool }
-            }
-            return null
-          })
-        ),
+        statements(takeCreditTx(organizationId, source)),
 
       /** Gives back the credit `charge` took (a subscription removed since keeps nothing). */
-      giveBack: (charge: CreditCharge): Effect.Effect<void> =>
-        Effect.orDie(
-          charge.kind === "organization"
-            ? sql`UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = ${charge.organizationId}`
-            : charge.pool === "bonus"
-              ? sql`UPDATE subscriptions SET bonus_credits = bonus_credits + 1 WHERE id = ${charge.subscriptionId}`
-              : sql`UPDATE subscriptions SET credits_used = credits_used - 1 WHERE id = ${charge.subscriptionId} AND credits_used > 0`
-        ).pipe(Effect.asVoid),
+      giveBack: (charge: CreditCharge): Effect.Effect<void> => statements(giveBackCreditTx(charge)),
 
       /** Records on a `running` execution which subscription pool paid for it (the organization's credits need no record). */
-      recordCharge: (executionId: string, charge: CreditCharge): Effect.Effect<void> =>
-        charge.kind === "organization"
-          ? Effect.void
-          : Effect.orDie(
-              sql`UPDATE executions SET credit_subscription_id = ${charge.subscriptionId}, credit_pool = ${charge.pool} WHERE id = ${executionId}`
-            ).pipe(Effect.asVoid),
+      recordCharge: (executionId: string, charge: CreditCharge): Effect.Effect<void> => statements(recordChargeTx(executionId, charge)),
 
       /** Credits `source` has left (read connection). */
       left: (organizationId: string, source: CreditSource): Effect.Effect<number> =>
@@ -90,3 +60,44 @@ export class CreditRepo extends Effect.Service<CreditRepo>()("svc/CreditRepo", {
   }),
   dependencies: [ReadConnection.Default]
 }) {}
+
+/** Takes one credit from `source` (a transaction body step); null when none is left (nothing changed). */
+export function* takeCreditTx(organizationId: string, source: CreditSource): TxBody<CreditCharge | null> {
+  if (source.kind === "organization") {
+    const rows = yield* txAll<{ id: string }>(
+      "UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0 RETURNING id",
+      [organizationId]
+    )
+    return rows.length === 1 ? { kind: "organization", organizationId } : null
+  }
+  for (const pool of ["bonus", "allowance"] as const) {
+    const has = pool === "bonus" ? "bonus_credits > 0" : "credits_used < credit_allowance"
+    const spend = pool === "bonus" ? "bonus_credits = bonus_credits - 1" : "credits_used = credits_used + 1"
+    const rows = yield* txAll<{ id: string }>(
+      `UPDATE subscriptions SET ${spend}
+       WHERE id = (SELECT id FROM subscriptions WHERE organization_id = ? AND end_user_id = ? AND ${has} ORDER BY created_at, id LIMIT 1)
+         AND ${has} RETURNING id`,
+      [organizationId, source.endUserId]
+    )
+    const subscriptionId = rows[0]?.id
+    if (subscriptionId !== undefined) return { kind: "subscription", subscriptionId, pool }
+  }
+  return null
+}
+
+/** Gives back the credit `charge` took (a transaction body step). */
+export function* giveBackCreditTx(charge: CreditCharge): TxBody<void> {
+  if (charge.kind === "organization") {
+    yield* txRun("UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = ?", [charge.organizationId])
+  } else if (charge.pool === "bonus") {
+    yield* txRun("UPDATE subscriptions SET bonus_credits = bonus_credits + 1 WHERE id = ?", [charge.subscriptionId])
+  } else {
+    yield* txRun("UPDATE subscriptions SET credits_used = credits_used - 1 WHERE id = ? AND credits_used > 0", [charge.subscriptionId])
+  }
+}
+
+/** Records on a `running` execution which subscription pool paid for it (a transaction body step). */
+export function* recordChargeTx(executionId: string, charge: CreditCharge): TxBody<void> {
+  if (charge.kind === "organization") return
+  yield* txRun("UPDATE executions SET credit_subscription_id = ?, credit_pool = ? WHERE id = ?", [charge.subscriptionId, charge.pool, executionId])
+}

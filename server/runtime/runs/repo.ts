@@ -3,6 +3,16 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
+import {
+  appendMessageTx,
+  finishExecutionTx,
+  historyTx,
+  insertConversationTx,
+  insertExecutionTx,
+  type NewMessage,
+  touchConversationTx
+} from "./turn-writes.js"
 import type { ExecutionKind, ExecutionStatus, TargetKind } from "./domain.js"
 
 /** A conversation row. */
@@ -69,6 +79,7 @@ export interface ExecutionOutcome {
 export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(sql)
     const reader = yield* ReadConnection
     const first = <A>(rows: ReadonlyArray<A>) => rows[0] ?? null
 
@@ -90,29 +101,19 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
         ),
 
       /** Inserts a conversation. */
-      insertConversation: (row: ConversationRow) => Effect.orDie(sql`INSERT INTO conversations ${sql.insert({ ...row })}`),
+      insertConversation: (row: ConversationRow) => statements(insertConversationTx(row)),
 
       /** Marks a conversation changed. */
-      touchConversation: (id: string, at: string) => Effect.orDie(sql`UPDATE conversations SET updated_at = ${at} WHERE id = ${id}`),
+      touchConversation: (id: string, at: string) => statements(touchConversationTx(id, at)),
 
       /** Every message of a conversation, oldest first (write connection, inside the turn). */
-      history: (conversationId: string) =>
-        Effect.orDie(
-          sql<MessageRow>`SELECT id, sequence, role, text, execution_id, created_at FROM messages
-            WHERE conversation_id = ${conversationId} ORDER BY sequence`
-        ),
+      history: (conversationId: string) => statements(historyTx(conversationId)),
 
       /**
        * Appends a message at the conversation's next position. The position is unique per
        * conversation, so a second writer that read the same maximum fails instead of interleaving.
        */
-      appendMessage: (message: { id: string; conversationId: string; role: "user" | "assistant"; text: string; executionId: string; at: string }) =>
-        Effect.orDie(
-          sql`INSERT INTO messages (id, conversation_id, sequence, role, text, execution_id, created_at)
-            SELECT ${message.id}, ${message.conversationId}, COALESCE(MAX(sequence), 0) + 1, ${message.role}, ${message.text},
-              ${message.executionId}, ${message.at}
-            FROM messages WHERE conversation_id = ${message.conversationId}`
-        ),
+      appendMessage: (message: NewMessage) => statements(appendMessageTx(message)),
 
       /** Up to `limit + 1` messages of a conversation after a position, oldest first (read connection). */
       messages: (conversationId: string, page: PageRequest) =>
@@ -125,33 +126,10 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
         ),
 
       /** Inserts a `running` execution. */
-      insertExecution: (execution: NewExecution) =>
-        Effect.orDie(
-          sql`INSERT INTO executions ${sql.insert({
-            id: execution.id,
-            organization_id: execution.organizationId,
-            kind: execution.kind,
-            target_id: execution.targetId,
-            version: execution.version,
-            draft: execution.draft ? 1 : 0,
-            conversation_id: execution.conversationId,
-            status: "running",
-            steps: "[]",
-            tools_called: "[]",
-            credits_charged: execution.creditsCharged,
-            started_at: execution.startedAt,
-            finished_at: null,
-            error: null
-          })}`
-        ),
+      insertExecution: (execution: NewExecution) => statements(insertExecutionTx(execution)),
 
       /** Records how an execution ended. */
-      finishExecution: (id: string, outcome: ExecutionOutcome) =>
-        Effect.orDie(
-          sql`UPDATE executions SET status = ${outcome.status}, steps = ${outcome.steps}, tools_called = ${outcome.toolsCalled},
-            credits_charged = ${outcome.creditsCharged}, finished_at = ${outcome.finishedAt}, error = ${outcome.error}
-            WHERE id = ${id}`
-        ),
+      finishExecution: (id: string, outcome: ExecutionOutcome) => statements(finishExecutionTx(id, outcome)),
 
       /** Executions still `running` (write connection): at start-up, runs a stopped server never finished. */
       running: () =>

@@ -17,6 +17,7 @@ import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunCa
 import { newId } from "../../platform/ids.js"
 import { Cursors, type Page } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
+import { WriteTransactions } from "../../platform/sql/write-fast-path.js"
 import { SearchService } from "../../knowledge/search/service.js"
 import { AgentRepo } from "../../builder/agents/repo.js"
 import { parseAgentDefinition } from "../../builder/agents/definition.js"
@@ -31,7 +32,8 @@ import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { makeTurnLocks } from "./turn-locks.js"
 import { AgentFlowTools } from "./agent-tools.js"
 import type { RunEvent, RunSink } from "./events.js"
-import { type CreditCharge, CreditRepo, type CreditSource, organizationCredits } from "./credits.js"
+import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credits.js"
+import { appendMessageTx, finishExecutionTx, historyTx, insertConversationTx, insertExecutionTx, touchConversationTx } from "./turn-writes.js"
 
 export type { RunEvent, RunSink } from "./events.js"
 
@@ -160,6 +162,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
+    const writes = yield* WriteTransactions
     const locks = makeTurnLocks()
     const running = makeRunningTurns()
     const credits = yield* CreditRepo
@@ -199,15 +202,15 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
 
     /** Writes the execution `running` and, in a conversation, the user's message, reserving the credit; answers the history before it. */
     const begin = (run: RunTarget, conversationId: string | null, executionId: string) =>
-      inTransaction(
-        Effect.gen(function* () {
+      Effect.flatMap(
+        writes.run(function* () {
           const org = run.actor.organization.id
-          const charge = yield* credits.take(org, run.credit ?? organizationCredits)
-          if (charge === null) return yield* noCreditsFor(run.credit ?? organizationCredits)
+          const charge = yield* takeCreditTx(org, run.credit ?? organizationCredits)
+          if (charge === null) return null
           const at = now()
           const isNew = run.conversation !== null && run.conversation.id === null && conversationId !== null
           if (isNew) {
-            yield* repo.insertConversation({
+            yield* insertConversationTx({
               id: conversationId,
               organization_id: org,
               target_kind: run.conversation.targetKind,
@@ -216,8 +219,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               updated_at: at
             })
           }
-          const history = conversationId === null || isNew ? [] : yield* repo.history(conversationId)
-          yield* repo.insertExecution({
+          const history = conversationId === null || isNew ? [] : yield* historyTx(conversationId)
+          yield* insertExecutionTx({
             id: executionId,
             organizationId: org,
             kind: run.kind,
@@ -228,13 +231,14 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             creditsCharged: 1,
             startedAt: at
           })
-          yield* credits.recordCharge(executionId, charge)
+          yield* recordChargeTx(executionId, charge)
           if (conversationId !== null) {
-            yield* repo.appendMessage({ id: newId(), conversationId, role: "user", text: run.message, executionId, at })
-            if (!isNew) yield* repo.touchConversation(conversationId, at)
+            yield* appendMessageTx({ id: newId(), conversationId, role: "user", text: run.message, executionId, at })
+            if (!isNew) yield* touchConversationTx(conversationId, at)
           }
           return { charge, history: history.map((row): ChatTurn => ({ role: row.role, text: row.text })) }
-        })
+        }),
+        (begun) => (begun === null ? Effect.fail(noCreditsFor(run.credit ?? organizationCredits)) : Effect.succeed(begun))
       )
 
     /** Finishes the execution; in a conversation a reply (whole or partial) is stored as the assistant's message; a run not succeeded gives its credit back. */
@@ -251,25 +255,23 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         readonly error: string | null
       }
     ) =>
-      inTransaction(
-        Effect.gen(function* () {
-          const at = now()
-          const succeeded = outcome.status === "succeeded"
-          if (!succeeded) yield* credits.giveBack(charge)
-          if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
-            yield* repo.appendMessage({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
-            yield* repo.touchConversation(conversationId, at)
-          }
-          yield* repo.finishExecution(executionId, {
-            status: outcome.status,
-            steps: JSON.stringify(outcome.steps),
-            toolsCalled: JSON.stringify(outcome.toolsCalled),
-            creditsCharged: succeeded ? 1 : 0,
-            finishedAt: at,
-            error: outcome.error
-          })
+      writes.run(function* () {
+        const at = now()
+        const succeeded = outcome.status === "succeeded"
+        if (!succeeded) yield* giveBackCreditTx(charge)
+        if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
+          yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
+          yield* touchConversationTx(conversationId, at)
+        }
+        yield* finishExecutionTx(executionId, {
+          status: outcome.status,
+          steps: JSON.stringify(outcome.steps),
+          toolsCalled: JSON.stringify(outcome.toolsCalled),
+          creditsCharged: succeeded ? 1 : 0,
+          finishedAt: at,
+          error: outcome.error
         })
-      )
+      })
 
     /**
      * Runs one execution: reserves its credit and records it (in a conversation, holding the
@@ -454,5 +456,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default]
+  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default, WriteTransactions.Default]
 }) {}

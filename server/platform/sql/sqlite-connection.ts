@@ -1,0 +1,212 @@
+/**
+ * The SQLite client, built here rather than by `SqliteClient.layer` so that the one writer
+ * connection and the lock `@effect/sql` serializes it with are reachable: the write fast path
+ * (`write-fast-path.ts`) runs whole transactions synchronously on that connection under that lock,
+ * and the caches (`cache-versions.ts`) read the connection's own `PRAGMA data_version` and the
+ * tables its commits wrote (`write-tracking.ts`). Everything else is what
+ * `@effect/sql-sqlite-node`'s `make` does: WAL, a prepared-statement cache, transactions through
+ * `@effect/sql`, the same `SqliteClient` and `SqlClient` tags; transaction control statements
+ * (BEGIN, COMMIT, savepoints) are prepared once instead of on every transaction.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqlClient } from "@effect/sql"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import Database from "better-sqlite3"
+import { Cache, Context, Duration, Effect, Layer, Option, Scope } from "effect"
+import { type WriteGenerations, writeGenerations } from "./write-tracking.js"
+
+/** The writer connection of this process and the lock every use of it takes. */
+export interface SqliteWriterShape {
+  /** The connection `@effect/sql` runs every statement of this process's writes on. */
+  readonly db: Database.Database
+  /**
+   * Runs `use` synchronously with the connection to itself: under the lock, or at once when the
+   * calling fiber already holds it through an `@effect/sql` transaction.
+   */
+  readonly withConnection: <A>(use: (db: Database.Database) => A) => Effect.Effect<A, SqlError>
+  /** The tables this process's commits changed (`write-tracking.ts`). */
+  readonly generations: WriteGenerations
+  /** Runs one statement with the write tracking (see `onWriter` in `makeSqliteClient`). */
+  readonly onWriter: <T>(text: string, use: () => T) => T
+}
+
+/** The writer connection, for the SQLite seams of this directory only. */
+export class SqliteWriter extends Context.Tag("svc/SqliteWriter")<SqliteWriter, SqliteWriterShape>() {}
+
+const isCommit = (text: string) => /^\s*(?:commit|end)\b/i.test(text)
+
+const sqlError = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+
+/** Opens the connection and builds the client over it (see the module comment). */
+export const makeSqliteClient = (options: { readonly filename: string; readonly prepareCacheSize: number }) =>
+  Effect.gen(function* () {
+    const compiler = Statement.makeCompilerSqlite()
+    const db = yield* Effect.acquireRelease(
+      Effect.sync(() => new Database(options.filename)),
+      (db) => Effect.sync(() => db.close())
+    )
+    db.pragma("journal_mode = WAL")
+    const generations = writeGenerations(db)
+
+    const prepareCache = yield* Cache.make({
+      capacity: options.prepareCacheSize,
+      timeToLive: Duration.minutes(10),
+      lookup: (text: string) =>
+        Effect.try({ try: () => db.prepare(text), catch: (cause) => new SqlError({ cause, message: "Failed to prepare statement " }) })
+    })
+    const control = new Map<string, Database.Statement>()
+    const prepareControl = (text: string) => {
+      let statement = control.get(text)
+      if (!statement) {
+        statement = db.prepare(text)
+        if (control.size < 64) control.set(text, statement)
+      }
+      return statement
+    }
+
+    const beginImmediate = db.prepare("BEGIN IMMEDIATE")
+    const commit = db.prepare("COMMIT")
+    const rollback = db.prepare("ROLLBACK")
+    /**
+     * Runs one statement on the writer with the write tracking: an observed COMMIT when its
+     * transaction wrote, and a row write outside any transaction in a transaction of its own that
+     * takes the write lock first, so that its commit is observed too. (DDL and PRAGMA run as they
+     * are: some are no-ops inside a transaction; they bump every table and are never observed.)
+     */
+    const onWriter = <T>(text: string, use: () => T): T => {
+      const writes = generations.noteStatement(text)
+      try {
+        if (writes === "rows" && !db.inTransaction) {
+          beginImmediate.run()
+          try {
+            const result = use()
+            generations.commits().beforeCommit()
+            commit.run()
+            generations.commits().afterCommit()
+            return result
+          } finally {
+            if (db.inTransaction) rollback.run()
+          }
+        }
+        if (writes === "none" && generations.hasWritten() && isCommit(text)) {
+          generations.commits().beforeCommit()
+          const result = use()
+          generations.commits().afterCommit()
+          return result
+        }
+        const result = use()
+        if (writes === "rows") generations.wroteInTransaction()
+        return result
+      } finally {
+        generations.settle()
+      }
+    }
+
+    const runStatement = (text: string, statement: Database.Statement, params: ReadonlyArray<unknown>, raw: boolean) =>
+      Effect.withFiberRuntime<unknown, SqlError>((fiber) => {
+        if (Context.get(fiber.currentContext, SqlClient.SafeIntegers)) statement.safeIntegers(true)
+        try {
+          return Effect.succeed(
+            onWriter(text, () => {
+              if (statement.reader) return statement.all(...params)
+              const result = statement.run(...params)
+              return raw ? result : []
+            })
+          )
+        } catch (cause) {
+          return Effect.fail(sqlError(cause))
+        }
+      })
+    const run = (text: string, params: ReadonlyArray<unknown>, raw = false) =>
+      Effect.flatMap(prepareCache.get(text), (statement) => runStatement(text, statement, params, raw))
+
+    const connection: Connection = {
+      execute: (text, params, transformRows) =>
+        (transformRows ? Effect.map(run(text, params), (rows) => transformRows(rows as ReadonlyArray<any>)) : run(text, params)) as Effect.Effect<
+          ReadonlyArray<any>,
+          SqlError
+        >,
+      executeRaw: (text, params) => run(text, params, true),
+      executeValues: (text, params) =>
+        Effect.acquireUseRelease(
+          prepareCache.get(text),
+          (statement) =>
+            Effect.try({
+              try: () =>
+                onWriter(text, () => {
+                  if (statement.reader) return statement.raw(true).all(...params) as Array<Array<unknown>>
+                  statement.run(...params)
+                  return []
+                }),
+              catch: sqlError
+            }),
+          (statement) => Effect.sync(() => statement.reader && statement.raw(false))
+        ),
+      executeUnprepared: (text, params, transformRows) => {
+        const effect = Effect.flatMap(
+          Effect.try({ try: () => prepareControl(text), catch: sqlError }),
+          (statement) => runStatement(text, statement, params ?? [], false)
+        ) as Effect.Effect<ReadonlyArray<any>, SqlError>
+        return transformRows ? Effect.map(effect, transformRows) : effect
+      },
+      executeStream: () => Effect.dieMessage("executeStream not implemented") as never
+    }
+
+    const semaphore = yield* Effect.makeSemaphore(1)
+    const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
+    const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
+      Effect.as(
+        Effect.zipRight(
+          restore(semaphore.take(1)),
+          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
+        ),
+        connection
+      )
+    )
+    const client = yield* SqlClient.make({
+      acquirer,
+      compiler,
+      transactionAcquirer,
+      spanAttributes: [["db.system.name", "sqlite"]]
+    })
+    const sqliteClient = Object.assign(client, {
+      [SqliteClient.TypeId]: SqliteClient.TypeId,
+      config: { filename: options.filename, prepareCacheSize: options.prepareCacheSize },
+      export: Effect.flatMap(acquirer, () => Effect.try({ try: () => db.serialize() as Uint8Array, catch: sqlError })),
+      backup: (destination: string) =>
+        Effect.flatMap(acquirer, () => Effect.tryPromise({ try: () => db.backup(destination), catch: sqlError })),
+      loadExtension: (path: string) =>
+        Effect.flatMap(acquirer, () =>
+          Effect.tap(Effect.try({ try: () => db.loadExtension(path), catch: sqlError }), () => prepareCache.invalidateAll)
+        )
+    }) as unknown as SqliteClient.SqliteClient
+
+    const withConnection = <A>(use: (db: Database.Database) => A): Effect.Effect<A, SqlError> => {
+      const runUse = Effect.try({
+        try: () => {
+          try {
+            return use(db)
+          } finally {
+            generations.settle()
+          }
+        },
+        catch: (cause) => (cause instanceof SqlError ? cause : sqlError(cause))
+      })
+      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) =>
+        Option.isSome(held) ? runUse : semaphore.withPermits(1)(runUse)
+      )
+    }
+    const writer: SqliteWriterShape = { db, withConnection, generations, onWriter }
+    return { client: sqliteClient, writer }
+  })
+
+/** The client's layer: `SqliteClient`, `SqlClient` and the `SqliteWriter` behind them. */
+export const SqliteConnectionLive = (options: { readonly filename: string; readonly prepareCacheSize: number }) =>
+  Layer.scopedContext(
+    Effect.map(makeSqliteClient(options), ({ client, writer }) =>
+      Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client), Context.add(SqliteWriter, writer))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))

@@ -1,0 +1,138 @@
+/**
+ * The write fast path: a hot write's whole transaction written once, as a generator over two
+ * statements (`txAll`, `txRun`: SQL text with `?` placeholders and its parameters), and driven by
+ * one of two forms.
+ *
+ * - SQLite: the body runs synchronously, start to COMMIT, as one better-sqlite3
+ *   `db.transaction(...)` on the connection `@effect/sql` writes with, under the lock `@effect/sql`
+ *   takes for it (`SqliteWriter.withConnection`), so it never interleaves with an `@effect/sql`
+ *   transaction and costs no span, scope, fiber or statement cache lookup per statement. Called
+ *   inside an `@effect/sql` transaction it runs as a savepoint of it.
+ * - Portable (any other `SqlClient`, PostgreSQL): each statement through `@effect/sql` in
+ *   `withTransaction`, placeholders numbered for PostgreSQL.
+ *
+ * Bodies must not do network, model or file I/O, and refuse (return a refusal) before they write:
+ * they cannot fail with a typed error. A statement error rolls the transaction back and dies, as
+ * `transactionsOn` does.
+ */
+import { SqlClient } from "@effect/sql"
+import type Database from "better-sqlite3"
+import { Effect, Option } from "effect"
+import { transactionsOn } from "./database.js"
+import { SqliteWriter, type SqliteWriterShape } from "./sqlite-connection.js"
+
+/** One statement a transaction body asks for. */
+export interface TxStatement {
+  readonly kind: "all" | "run"
+  readonly text: string
+  readonly params: ReadonlyArray<unknown>
+}
+
+/** A transaction body: yields statements, receives their rows, returns its result. */
+export type TxBody<A> = Generator<TxStatement, A, unknown>
+
+/** Every row of a query (also `INSERT … RETURNING`), inside a transaction body: `yield* txAll(…)`. */
+export function* txAll<Row>(text: string, params: ReadonlyArray<unknown>): Generator<TxStatement, ReadonlyArray<Row>, unknown> {
+  return (yield { kind: "all", text, params }) as ReadonlyArray<Row>
+}
+
+/** A statement run for its effect, inside a transaction body: `yield* txRun(…)`. */
+export function* txRun(text: string, params: ReadonlyArray<unknown>): Generator<TxStatement, void, unknown> {
+  yield { kind: "run", text, params }
+}
+
+/** Runs transaction bodies. */
+export interface WriteTransactionsShape {
+  /** Runs `body` as one transaction (a savepoint when one is already open on this fiber). */
+  readonly run: <A>(body: () => TxBody<A>) => Effect.Effect<A>
+}
+
+/** Steps `body`, answering each statement with `execute`'s result. */
+const driveSync = <A>(body: TxBody<A>, execute: (statement: TxStatement) => unknown): A => {
+  let step = body.next()
+  while (!step.done) step = body.next(execute(step.value))
+  return step.value
+}
+
+/** The SQLite form: one synchronous better-sqlite3 transaction under the writer's lock. */
+export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransactionsShape => {
+  const statements = new Map<string, Database.Statement>()
+  const prepare = (text: string) => {
+    let statement = statements.get(text)
+    if (!statement) {
+      statement = writer.db.prepare(text)
+      if (statements.size >= 500) statements.delete(statements.keys().next().value!)
+      statements.set(text, statement)
+    }
+    return statement
+  }
+  const { generations } = writer
+  const execute = (statement: TxStatement): unknown => {
+    const writes = generations.noteStatement(statement.text)
+    const prepared = prepare(statement.text)
+    let rows: unknown = undefined
+    if (statement.kind === "all") rows = prepared.all(...statement.params)
+    else prepared.run(...statement.params)
+    if (writes === "rows") generations.wroteInTransaction()
+    return rows
+  }
+  return {
+    run: <A>(body: () => TxBody<A>) =>
+      Effect.orDie(
+        writer.withConnection((db) => {
+          const outermost = !db.inTransaction
+          let observed = false
+          const result = db.transaction(() => {
+            const value = driveSync(body(), execute)
+            if (outermost && generations.hasWritten()) {
+              generations.commits().beforeCommit()
+              observed = true
+            }
+            return value
+          })()
+          if (observed) generations.commits().afterCommit()
+          return result
+        })
+      )
+  }
+}
+
+/** `?` placeholders as PostgreSQL's `$1, $2, …`, leaving quoted text alone. */
+export const numberPlaceholders = (text: string): string => {
+  let n = 0
+  return text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?/g, (match) => (match === "?" ? `$${++n}` : match))
+}
+
+/**
+ * Runs a body's statements through `@effect/sql` in whatever transaction the caller already holds
+ * (none is opened): the Effect methods of repositories over the same bodies the fast path runs.
+ */
+export const statementsOn =
+  (sql: SqlClient.SqlClient) =>
+  <A>(body: TxBody<A>): Effect.Effect<A> =>
+    Effect.gen(function* () {
+      let step = body.next()
+      while (!step.done) {
+        const statement = step.value
+        const text = sql.onDialectOrElse({ pg: () => numberPlaceholders(statement.text), orElse: () => statement.text })
+        const rows = yield* Effect.orDie(sql.unsafe(text, statement.params as Array<unknown>))
+        step = body.next(statement.kind === "all" ? rows : undefined)
+      }
+      return step.value
+    })
+
+/** The portable form: every statement through `@effect/sql` in one `withTransaction`. */
+export const portableWriteTransactions = (sql: SqlClient.SqlClient): WriteTransactionsShape => {
+  const inTransaction = transactionsOn(sql)
+  const statements = statementsOn(sql)
+  return { run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))) }
+}
+
+/** The write fast path of this process's database (see the module comment). */
+export class WriteTransactions extends Effect.Service<WriteTransactions>()("svc/WriteTransactions", {
+  effect: Effect.gen(function* () {
+    const writer = yield* Effect.serviceOption(SqliteWriter)
+    const sql = yield* SqlClient.SqlClient
+    return Option.isSome(writer) ? sqliteWriteTransactions(writer.value) : portableWriteTransactions(sql)
+  })
+}) {}

@@ -1,0 +1,169 @@
+/**
+ * Which tables this process's own commits changed: every statement run on the writer connection is
+ * read for the tables it writes (INSERT INTO, UPDATE, DELETE FROM, REPLACE INTO, anywhere in the
+ * text, so CTEs and RETURNING count), widened by the schema to the tables its triggers and cascading
+ * foreign keys may write too. The tables are noted while a transaction is open and their generations
+ * are bumped in the same synchronous step as the COMMIT, so a cache tagged before its query never
+ * serves what an earlier commit changed. A statement that cannot be read (DDL, anything unknown)
+ * bumps every table.
+ */
+import type Database from "better-sqlite3"
+
+/** A table name, lower case. */
+type Table = string
+
+const everyTable = "*"
+const writeTarget = /\b(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+(?:["`[]?\w+["`\]]?\s*\.\s*)?["`[]?(\w+)/gi
+const readOnlyStart = /^\s*(?:select|with|pragma\s+(?:data_version|foreign_key_list|table_info|index_list)|explain)\b/i
+const transactionControl = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i
+const ddl = /^\s*(?:create|drop|alter|vacuum|reindex|analyze|attach|detach|pragma)\b/i
+
+/** The tables a statement's text may write, before widening; `*` when it cannot tell. */
+export const tablesWrittenBy = (text: string): ReadonlySet<Table> => {
+  if (transactionControl.test(text)) return new Set()
+  const targets = new Set<Table>()
+  for (const match of text.matchAll(writeTarget)) targets.add(match[1]!.toLowerCase())
+  if (targets.size > 0) return targets
+  if (readOnlyStart.test(text)) return new Set()
+  if (ddl.test(text)) return new Set([everyTable])
+  return new Set([everyTable])
+}
+
+/** Told around each commit of a transaction that wrote, while the writer still holds the write lock. */
+export interface CommitObserver {
+  /** Just before COMMIT: no other connection can commit from here until `afterCommit`. */
+  readonly beforeCommit: () => void
+  /** Just after COMMIT: every change seen since `beforeCommit` is this commit's. */
+  readonly afterCommit: () => void
+}
+
+/** Per-table generations of this process's commits on one writer connection. */
+export interface WriteGenerations {
+  /**
+   * Notes the tables `text` writes; call before running it on the writer. `rows` for INSERT, UPDATE,
+   * DELETE or REPLACE, `other` for what cannot be read (DDL, PRAGMA: every table), `none` for reads.
+   */
+  readonly noteStatement: (text: string) => "none" | "rows" | "other"
+  /** Records that a write statement succeeded inside the open transaction (it holds the write lock). */
+  readonly wroteInTransaction: () => void
+  /** Whether the open transaction has written (so its COMMIT is observed). */
+  readonly hasWritten: () => boolean
+  /** Bumps what was noted once the writer is outside any transaction; call after every statement. */
+  readonly settle: () => void
+  /** The sum of the generations of `tables`: changes whenever a commit of this process wrote one. */
+  readonly generationOf: (tables: ReadonlyArray<string>) => number
+  /** Adds one told around commits (`cache-versions.ts`). */
+  readonly observeCommits: (observer: CommitObserver) => void
+  /** Tells every observer around a commit. */
+  readonly commits: () => CommitObserver
+}
+
+/** Tracks the writes made on `db`, which must be the connection every write of the process uses. */
+export const writeGenerations = (db: Database.Database): WriteGenerations => {
+  const generations = new Map<Table, number>()
+  let everything = 0
+  const pending = new Set<Table>()
+  const byText = new Map<string, ReadonlySet<Table>>()
+  let widening: Map<Table, ReadonlySet<Table>> | null = null
+
+  const widen = (): Map<Table, ReadonlySet<Table>> => {
+    const direct = new Map<Table, Set<Table>>()
+    const add = (from: Table, to: Table) => {
+      let set = direct.get(from)
+      if (!set) direct.set(from, (set = new Set()))
+      set.add(to)
+    }
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as Array<string>
+    for (const table of tables) {
+      const keys = db.prepare(`SELECT "table" AS parent, on_update, on_delete FROM pragma_foreign_key_list(?)`).all(table) as Array<{
+        parent: string
+        on_update: string
+        on_delete: string
+      }>
+      for (const key of keys) {
+        if (key.on_update !== "NO ACTION" || key.on_delete !== "NO ACTION") add(key.parent.toLowerCase(), table.toLowerCase())
+      }
+    }
+    const triggers = db.prepare("SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ tbl_name: string; sql: string }>
+    for (const trigger of triggers) {
+      const body = trigger.sql.replace(/^[\s\S]*?\bbegin\b/i, "")
+      for (const table of tablesWrittenBy(body)) add(trigger.tbl_name.toLowerCase(), table)
+    }
+    const closure = new Map<Table, ReadonlySet<Table>>()
+    for (const start of direct.keys()) {
+      const reached = new Set<Table>()
+      const queue = [start]
+      while (queue.length > 0) {
+        for (const next of direct.get(queue.pop()!) ?? []) {
+          if (!reached.has(next)) {
+            reached.add(next)
+            queue.push(next)
+          }
+        }
+      }
+      closure.set(start, reached)
+    }
+    return closure
+  }
+
+  const tablesOf = (text: string): ReadonlySet<Table> => {
+    let tables = byText.get(text)
+    if (tables) return tables
+    tables = tablesWrittenBy(text)
+    if (tables.has(everyTable)) {
+      widening = null
+      byText.clear()
+      return tables
+    }
+    if (tables.size > 0) {
+      widening ??= widen()
+      const wide = new Set(tables)
+      for (const table of tables) for (const reached of widening.get(table) ?? []) wide.add(reached)
+      tables = wide
+    }
+    if (byText.size > 5_000) byText.clear()
+    byText.set(text, tables)
+    return tables
+  }
+
+  let written = false
+  const observers: Array<CommitObserver> = []
+  const allObservers: CommitObserver = {
+    beforeCommit: () => {
+      for (const observer of observers) observer.beforeCommit()
+    },
+    afterCommit: () => {
+      for (const observer of observers) observer.afterCommit()
+    }
+  }
+  return {
+    noteStatement: (text) => {
+      const tables = tablesOf(text)
+      for (const table of tables) pending.add(table)
+      return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
+    },
+    wroteInTransaction: () => {
+      if (db.inTransaction) written = true
+    },
+    hasWritten: () => written,
+    settle: () => {
+      if (db.inTransaction) return
+      written = false
+      if (pending.size === 0) return
+      for (const table of pending) {
+        if (table === everyTable) everything++
+        else generations.set(table, (generations.get(table) ?? 0) + 1)
+      }
+      pending.clear()
+    },
+    generationOf: (tables) => {
+      let sum = everything
+      for (const table of tables) sum += generations.get(table) ?? 0
+      return sum
+    },
+    observeCommits: (observer) => {
+      observers.push(observer)
+    },
+    commits: () => allObservers
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The SQL of a turn's writes as transaction body steps (`WriteTransactions`): conversations,
+ * messages and executions. Each is the only copy of its statement; `RunRepo`'s Effect methods run
+ * the same steps inside their callers' `@effect/sql` transactions.
+ */
+import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
+import type { ConversationRow, ExecutionOutcome, MessageRow, NewExecution } from "./repo.js"
+
+/** A message to append to a conversation. */
+export interface NewMessage {
+  readonly id: string
+  readonly conversationId: string
+  readonly role: "user" | "assistant"
+  readonly text: string
+  readonly executionId: string
+  readonly at: string
+}
+
+/** Stores a new conversation. */
+export function* insertConversationTx(row: ConversationRow): TxBody<void> {
+  yield* txRun("INSERT INTO conversations (id, organization_id, target_kind, target_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)", [
+    row.id,
+    row.organization_id,
+    row.target_kind,
+    row.target_id,
+    row.created_at,
+    row.updated_at
+  ])
+}
+
+/** Marks a conversation changed. */
+export function* touchConversationTx(id: string, at: string): TxBody<void> {
+  yield* txRun("UPDATE conversations SET updated_at = ? WHERE id = ?", [at, id])
+}
+
+/** Every message of a conversation, oldest first (inside the turn). */
+export function* historyTx(conversationId: string): TxBody<ReadonlyArray<MessageRow>> {
+  return yield* txAll<MessageRow>(
+    "SELECT id, sequence, role, text, execution_id, created_at FROM messages WHERE conversation_id = ? ORDER BY sequence",
+    [conversationId]
+  )
+}
+
+/**
+ * Appends a message at the conversation's next position. The position is unique per
+ * conversation, so a second writer that read the same maximum fails instead of interleaving.
+ */
+export function* appendMessageTx(message: NewMessage): TxBody<void> {
+  yield* txRun(
+    `INSERT INTO messages (id, conversation_id, sequence, role, text, execution_id, created_at)
+     SELECT ?, ?, COALESCE(MAX(sequence), 0) + 1, ?, ?, ?, ? FROM messages WHERE conversation_id = ?`,
+    [message.id, message.conversationId, message.role, message.text, message.executionId, message.at, message.conversationId]
+  )
+}
+
+/** Stores an execution `running`. */
+export function* insertExecutionTx(execution: NewExecution): TxBody<void> {
+  yield* txRun(
+    `INSERT INTO executions (id, organization_id, kind, target_id, version, draft, conversation_id, status, steps, tools_called,
+       credits_charged, started_at, finished_at, error) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', '[]', '[]', ?, ?, NULL, NULL)`,
+    [
+      execution.id,
+      execution.organizationId,
+      execution.kind,
+      execution.targetId,
+      execution.version,
+      execution.draft ? 1 : 0,
+      execution.conversationId,
+      execution.creditsCharged,
+      execution.startedAt
+    ]
+  )
+}
+
+/** Records how an execution ended. */
+export function* finishExecutionTx(id: string, outcome: ExecutionOutcome): TxBody<void> {
+  yield* txRun("UPDATE executions SET status = ?, steps = ?, tools_called = ?, credits_charged = ?, finished_at = ?, error = ? WHERE id = ?", [
+    outcome.status,
+    outcome.steps,
+    outcome.toolsCalled,
+    outcome.creditsCharged,
+    outcome.finishedAt,
+    outcome.error,
+    id
+  ])
+}
