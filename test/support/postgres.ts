@@ -1,0 +1,125 @@
+/**
+ * PostgreSQL for the test matrix (`SVC_TEST_BACKEND=pg`): the global setup starts one cluster of
+ * Debian's `postgresql` per vitest run (as the `postgres` user when run as root, on a temp directory
+ * and a free port), migrates a template database once, and each test server gets its own database
+ * cloned from it (`CREATE DATABASE … TEMPLATE`, milliseconds).
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+
+/** The backend the suite runs on. */
+export const testBackend = (): "sqlite" | "pg" => (process.env.SVC_TEST_BACKEND === "pg" ? "pg" : "sqlite")
+
+const adminUrlVariable = "SVC_TEST_PG_ADMIN_URL"
+const templateName = "svc_template"
+
+const binDir = (): string => {
+  for (const version of ["17", "16", "15", "14"]) {
+    const dir = `/usr/lib/postgresql/${version}/bin`
+    if (existsSync(join(dir, "initdb"))) return dir
+  }
+  throw new Error("PostgreSQL is not installed (apt-get install -y postgresql)")
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const asPostgres = (command: string, args: ReadonlyArray<string>): void => {
+  const isRoot = process.getuid?.() === 0
+  const result = isRoot
+    ? spawnSync("runuser", ["-u", "postgres", "--", command, ...args], { encoding: "utf8" })
+    : spawnSync(command, [...args], { encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout}`)
+}
+
+/** A running cluster: its superuser URL and how to stop it. */
+export interface TestCluster {
+  readonly adminUrl: string
+  readonly stop: () => void
+}
+
+/** Starts a throwaway cluster on a temp directory and a free port. */
+export const startCluster = async (): Promise<TestCluster> => {
+  const bin = binDir()
+  const dir = mkdtempSync(join(tmpdir(), "svc-pg-"))
+  if (process.getuid?.() === 0) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim())
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
+    chownSync(dir, uid, gid)
+  }
+  const data = join(dir, "data")
+  const port = await freePort()
+  asPostgres(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"])
+  const settings = [
+    `-c listen_addresses=127.0.0.1`,
+    `-p ${port}`,
+    `-k ${dir}`,
+    `-c fsync=off`,
+    `-c synchronous_commit=off`,
+    `-c full_page_writes=off`,
+    `-c max_connections=400`,
+    `-c shared_buffers=64MB`
+  ].join(" ")
+  asPostgres(join(bin, "pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-o", settings, "-w", "start"])
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      try {
+        asPostgres(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"])
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  }
+}
+
+const withAdmin = async <A>(adminUrl: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    return await use(client)
+  } finally {
+    await client.end()
+  }
+}
+
+const urlOf = (adminUrl: string, database: string): string => adminUrl.replace(/\/[^/]*$/, `/${database}`)
+
+/**
+ * Vitest global setup: on the pg backend, a cluster and a migrated template database for the
+ * whole run (workers find it through `SVC_TEST_PG_ADMIN_URL`); on SQLite nothing.
+ */
+export default async function setup(): Promise<(() => void) | undefined> {
+  if (testBackend() !== "pg" || process.env[adminUrlVariable]) return undefined
+  const cluster = await startCluster()
+  await withAdmin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${templateName}`))
+  const { migrateDatabase } = await import("./postgres-migrate.js")
+  await migrateDatabase(urlOf(cluster.adminUrl, templateName))
+  process.env[adminUrlVariable] = cluster.adminUrl
+  return () => cluster.stop()
+}
+
+let created = 0
+
+/** A fresh database cloned from the migrated template; `drop` removes it. */
+export const createTestDatabase = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+  const adminUrl = process.env[adminUrlVariable]
+  if (!adminUrl) throw new Error("no test cluster: run with SVC_TEST_BACKEND=pg under vitest (test/support/postgres.ts is its global setup)")
+  const name = `t_${process.pid}_${++created}_${Date.now().toString(36)}`
+  await withAdmin(adminUrl, (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`))
+  return {
+    url: urlOf(adminUrl, name),
+    drop: () => withAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+  }
+}
