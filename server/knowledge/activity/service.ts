@@ -81,7 +81,7 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
       secret
         ? Effect.succeed(secret)
         : Effect.gen(function* () {
-            yield* sql`INSERT OR IGNORE INTO settings (name, value) VALUES (${secretSetting}, ${randomBytes(32).toString("hex")})`
+            yield* sql`INSERT INTO settings (name, value) VALUES (${secretSetting}, ${randomBytes(32).toString("hex")}) ON CONFLICT DO NOTHING`
             const rows = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = ${secretSetting}`
             secret = Buffer.from(rows[0]!.value, "hex")
             return secret

@@ -96,8 +96,8 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
       treeRows: (knowledgebaseId: string) =>
         orDie(
           reader.all<TreeRow>(
-            `SELECT id, parent_page_id AS parentPageId, title, description, template_key AS templateKey,
-               updated_at AS updatedAt, created_at AS createdAt, hook
+            `SELECT id, parent_page_id AS "parentPageId", title, description, template_key AS "templateKey",
+               updated_at AS "updatedAt", created_at AS "createdAt", hook
              FROM pages WHERE knowledgebase_id = ?`,
             [knowledgebaseId]
           )
@@ -107,7 +107,7 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
         orDie(
           reader
             .all<{ id: string; author: string | null; created_at: string; markdown_bytes: number }>(
-              "SELECT id, author, created_at, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
+              "SELECT id, author, created_at, octet_length(markdown) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
               [knowledgebaseId]
             )
             .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))))
@@ -131,11 +131,7 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
         ids.length === 0
           ? Effect.succeed(new Map<string, string>())
           : orDie(
-              sql
-                .unsafe<{ id: string; title: string }>(
-                  `SELECT id, title FROM pages WHERE knowledgebase_id = ? AND id IN (${placeholders(ids.length)})`,
-                  [knowledgebaseId, ...ids]
-                )
+              sql<{ id: string; title: string }>`SELECT id, title FROM pages WHERE knowledgebase_id = ${knowledgebaseId} AND ${sql.in("id", ids)}`
                 .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row.title]))))
             ),
       /** The page and every page above it, nearest first (inside the transaction). */

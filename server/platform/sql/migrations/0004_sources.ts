@@ -71,8 +71,15 @@ export default Effect.gen(function* () {
   // to, so a search narrows to its scope inside the index instead of joining every match.
   if (dialectOf(sql) === "pg") {
     // PostgreSQL: the words and scope tokens as stored tsvector columns with GIN indexes, and the
-    // passage count kept by a row trigger. (Pages and memories get theirs in 0005.)
-    yield* sql`ALTER TABLE passages ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED`
+    // passage count kept by a row trigger. (Pages and memories get theirs in 0005.) Sources get the
+    // insertion order SQLite's rowid gives them (a tie-break of listings).
+    yield* sql`ALTER TABLE sources ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY`
+    // English stemming without a stop-word list, as FTS5's \`porter unicode61\` indexes every word.
+    yield* sql`CREATE TEXT SEARCH DICTIONARY svc_stem (TEMPLATE = snowball, Language = english)`
+    yield* sql`CREATE TEXT SEARCH CONFIGURATION svc_english (COPY = english)`
+    yield* sql`ALTER TEXT SEARCH CONFIGURATION svc_english
+      ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH svc_stem`
+    yield* sql`ALTER TABLE passages ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('svc_english', text)) STORED`
     yield* sql`ALTER TABLE passages ADD COLUMN scope_search tsvector GENERATED ALWAYS AS (to_tsvector('simple', scope)) STORED`
     yield* sql`CREATE INDEX passages_search ON passages USING GIN (search)`
     yield* sql`CREATE INDEX passages_scope_search ON passages USING GIN (scope_search)`

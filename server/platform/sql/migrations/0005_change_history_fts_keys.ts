@@ -55,9 +55,9 @@ export default Effect.gen(function* () {
       yield* sql`CREATE TRIGGER ${sql(`${table}_fts_key`)} BEFORE INSERT ON ${sql(table)} FOR EACH ROW EXECUTE FUNCTION next_fts_key()`
     }
     yield* sql`ALTER TABLE pages ADD COLUMN search tsvector GENERATED ALWAYS AS
-      (setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', markdown), 'B')) STORED`
+      (setweight(to_tsvector('svc_english', title), 'A') || setweight(to_tsvector('svc_english', markdown), 'B')) STORED`
     yield* sql`CREATE INDEX pages_search ON pages USING GIN (search)`
-    yield* sql`ALTER TABLE memories ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED`
+    yield* sql`ALTER TABLE memories ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('svc_english', text)) STORED`
     yield* sql`CREATE INDEX memories_search ON memories USING GIN (search)`
     return
   }
