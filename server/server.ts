@@ -15,6 +15,7 @@ import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
+import { syncDataVersionFirst } from "./platform/http/data-version-sync.js"
 import { McpHttpLive } from "./mcp/http.js"
 import { PortalHttpLive } from "./portal/http.js"
 import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
@@ -57,7 +58,7 @@ export interface RunningServer {
 
 
 const HttpLive = (options: ServerOptions) =>
-  HttpApiBuilder.serve().pipe(
+  HttpApiBuilder.serve(syncDataVersionFirst).pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(RequestLogLive(options.requestLog)),
     Layer.provide(McpHttpLive),

@@ -30,6 +30,9 @@ export const testDatabaseFor = async (dataDir: string): Promise<string | undefin
   return database.url
 }
 
+/** The PostgreSQL database a test server on `dataDir` runs on (for the CLI's `SVC_DATABASE_URL`), if any. */
+export const knownTestDatabase = (dataDir: string): string | undefined => databases.get(dataDir)?.url
+
 /** Drops the PostgreSQL database of `dataDir`, if it has one. */
 export const dropTestDatabase = async (dataDir: string): Promise<void> => {
   const database = databases.get(dataDir)
@@ -90,7 +93,7 @@ export const startTestServer = async (
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "svc-test-"))
   const clock = options.clock ?? new ManualClock()
   const database = options.server?.database ?? (await testDatabaseFor(dataDir))
-  const server = await startServer({ logLevel: LogLevel.None, ...options.server, dataDir, database, port: 0, now: clock.now })
+  const server = await startServer({ logLevel: process.env.DBG ? LogLevel.Error : LogLevel.None, ...options.server, dataDir, database, port: 0, now: clock.now })
   const bootstrapKey = server.bootstrapKey ?? options.key ?? null
   const admin = openAdmin({ dataDir, database })
   const run = admin.run

@@ -5,7 +5,7 @@
  * `sql.onDialectOrElse`; the few services that need more (the read fast path, full-text search) read
  * `DatabaseBackend`.
  */
-import { Context } from "effect"
+import { Context, type Effect } from "effect"
 import type Pg from "pg"
 
 /** The SQL dialects the service runs on. */
@@ -20,6 +20,11 @@ export type Backend =
       readonly pool: Pg.Pool
       /** A counter that changes after this instance commits a write and when any other instance or process does. */
       readonly dataVersion: () => number
+      /**
+       * Moves `dataVersion` if any transaction committed anywhere since the last call: run before
+       * each request, so a commit acknowledged by any instance is seen by the next request here.
+       */
+      readonly syncDataVersion: Effect.Effect<void>
     }
 
 /** The backend in use. */

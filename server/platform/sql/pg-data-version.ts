@@ -8,6 +8,12 @@
  * - Other writers: a statement-level trigger on every table calls `pg_notify` on one channel (one
  *   notification per transaction, PostgreSQL folds duplicates), delivered at commit to a dedicated
  *   listening connection that bumps the counter.
+ * - Before each request (`syncDataVersion`, run by the HTTP server): the cluster's transaction
+ *   snapshot (`pg_current_snapshot()`), which changes whenever a transaction that wrote commits
+ *   (it leaves the in-progress list, or the horizon moves past it). A notification can arrive a
+ *   moment after a commit's acknowledgement; this reading cannot, so a key revoked through any
+ *   instance fails on the very next request to every other. It also moves for writes to other
+ *   databases of the cluster, which only costs cache misses.
  * - While the listening connection is down, every reading is new, so nothing cached is served.
  */
 import { Effect, type Scope } from "effect"
@@ -25,6 +31,8 @@ const statementText = (first: unknown): string | undefined =>
 /** The counter and the hooks that move it. */
 export interface DataVersionTracker {
   readonly dataVersion: () => number
+  /** Moves the counter if the cluster's transaction snapshot changed since the last call. */
+  readonly sync: Effect.Effect<void>
   /** Watches a pooled client's statements (install on the pool's `connect` event). */
   readonly watch: (client: pg.PoolClient) => void
 }
@@ -81,8 +89,22 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
         await listener?.end().catch(() => undefined)
       })
     )
+    let snapshot = ""
+    const sync = Effect.promise(() =>
+      pool.query({ name: "svc_snapshot", text: "SELECT pg_current_snapshot()::text AS s" }).then(
+        (result) => {
+          const current = String(result.rows[0]?.s ?? "")
+          if (current !== snapshot) {
+            snapshot = current
+            bump()
+          }
+        },
+        () => bump()
+      )
+    )
     return {
       dataVersion: () => (listening ? version : ++version),
+      sync,
       watch
     }
   })

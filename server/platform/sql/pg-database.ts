@@ -81,7 +81,7 @@ export const PgDatabaseLive = (
       pool.on("error", () => undefined)
       const tracker = yield* trackDataVersion(pool, config)
       const client = PgClient.layerFromPool({ acquire: Effect.succeed(pool) as never })
-      const backend = Layer.succeed(DatabaseBackend, { dialect: "pg", pool, dataVersion: tracker.dataVersion })
+      const backend = Layer.succeed(DatabaseBackend, { dialect: "pg", pool, dataVersion: tracker.dataVersion, syncDataVersion: tracker.sync })
       return Layer.effectDiscard(migrate(migrations)).pipe(Layer.provideMerge(Layer.merge(client, backend)))
     })
   )
