@@ -154,23 +154,32 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     ) =>
       Effect.gen(function* () {
         yield* knowledgebase(actor, knowledgebaseId)
+        /** The patched body of `page`, or why the patch does not apply. */
+        const patchedBody = (page: { readonly template_key: string; readonly markdown: string }) =>
+          Effect.gen(function* () {
+            if (page.template_key === folderTemplate && patch.length > 0) {
+              return yield* new InvalidRequest({
+                message: "A folder has no content of its own: it takes only a description."
+              })
+            }
+            const patched = patch.length === 0 ? { _tag: "Applied" as const, markdown: page.markdown } : applyPatch(page.markdown, patch)
+            if (patched._tag === "Refused") return yield* new InvalidRequest({ message: describeRefusal(patched) })
+            if (patched._tag === "TooLarge") return yield* new PayloadTooLarge({ message: describeTooLarge(patched) })
+            if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
+            return patched
+          })
         for (let attempt = 1; ; attempt++) {
           const current = yield* livePage(knowledgebaseId, pageId)
-          if (current.template_key === folderTemplate && patch.length > 0) {
-            return yield* new InvalidRequest({
-              message: "A folder has no content of its own: it takes only a description."
-            })
-          }
-          const patched = patch.length === 0 ? { _tag: "Applied" as const, markdown: current.markdown } : applyPatch(current.markdown, patch)
-          if (patched._tag === "Refused") return yield* new InvalidRequest({ message: describeRefusal(patched) })
-          if (patched._tag === "TooLarge") return yield* new PayloadTooLarge({ message: describeTooLarge(patched) })
-          if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
-          const nextDescription = description ?? current.description
+          const patchedFirst = yield* patchedBody(current)
           const result = yield* inTransaction(
             Effect.gen(function* () {
               const row = yield* pages.findForUpdate(knowledgebaseId, pageId)
               if (!row) return yield* pageNotFound(pageId)
-              if (row.revision !== current.revision) return null
+              // The last attempt patches the page as it is under the write lock: concurrent writers
+              // (other instances on PostgreSQL) cannot starve it.
+              if (row.revision !== current.revision && attempt < attempts) return null
+              const patched = row.revision === current.revision ? patchedFirst : yield* patchedBody(row)
+              const nextDescription = description ?? row.description
               const links = yield* linksOf(knowledgebaseId, patched.markdown)
               const at = now()
               const operation: Operation = { kind, patch, description }
