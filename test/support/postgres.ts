@@ -123,3 +123,9 @@ export const createTestDatabase = async (): Promise<{ readonly url: string; read
     drop: () => withAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
   }
 }
+
+/**
+ * Whether this run is the SQLite half of the matrix: tests of SQLite itself (its file, `PRAGMA`s,
+ * its triggers used to inject faults, `VACUUM`) run only there, each saying why.
+ */
+export const onSqlite = testBackend() === "sqlite"
