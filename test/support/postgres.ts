@@ -1,5 +1,5 @@
 /**
- * PostgreSQL for the test matrix (`SVC_TEST_BACKEND=pg`): the global setup starts one cluster of
+ * PostgreSQL for the test matrix (the `pg` project of vitest.config.ts, `SVC_TEST_BACKEND=pg`): the global setup starts one cluster of
  * Debian's `postgresql` per vitest run (as the `postgres` user when run as root, on a temp directory
  * and a free port), migrates a template database once, and each test server gets its own database
  * cloned from it (`CREATE DATABASE … TEMPLATE`, milliseconds).
@@ -10,6 +10,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { inject } from "vitest"
 
 /** The backend the suite runs on. */
 export const testBackend = (): "sqlite" | "pg" => (process.env.SVC_TEST_BACKEND === "pg" ? "pg" : "sqlite")
@@ -96,17 +97,34 @@ const withAdmin = async <A>(adminUrl: string, use: (client: pg.Client) => Promis
 
 const urlOf = (adminUrl: string, database: string): string => adminUrl.replace(/\/[^/]*$/, `/${database}`)
 
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The superuser URL of the pg project's cluster. */
+    readonly svcPgAdminUrl: string
+  }
+}
+
 /**
- * Vitest global setup: on the pg backend, a cluster and a migrated template database for the
- * whole run (workers find it through `SVC_TEST_PG_ADMIN_URL`); on SQLite nothing.
+ * Vitest global setup of the pg project: a cluster and a migrated template database for the whole
+ * run, handed to the workers with `provide`. `SVC_TEST_PG_ADMIN_URL` names an already running
+ * cluster with a migrated `svc_template` instead (debugging with the server's log at hand).
  */
-export default async function setup(): Promise<(() => void) | undefined> {
-  if (testBackend() !== "pg" || process.env[adminUrlVariable]) return undefined
+export default async function setup(project: { provide: (key: "svcPgAdminUrl", value: string) => void }): Promise<(() => void) | undefined> {
+  const given = process.env[adminUrlVariable]
+  if (given) {
+    project.provide("svcPgAdminUrl", given)
+    return undefined
+  }
   const cluster = await startCluster()
-  await withAdmin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${templateName}`))
-  const { migrateDatabase } = await import("./postgres-migrate.js")
-  await migrateDatabase(urlOf(cluster.adminUrl, templateName))
-  process.env[adminUrlVariable] = cluster.adminUrl
+  try {
+    await withAdmin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${templateName}`))
+    const { migrateDatabase } = await import("./postgres-migrate.js")
+    await migrateDatabase(urlOf(cluster.adminUrl, templateName))
+  } catch (error) {
+    cluster.stop()
+    throw error
+  }
+  project.provide("svcPgAdminUrl", cluster.adminUrl)
   return () => cluster.stop()
 }
 
@@ -114,8 +132,8 @@ let created = 0
 
 /** A fresh database cloned from the migrated template; `drop` removes it. */
 export const createTestDatabase = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
-  const adminUrl = process.env[adminUrlVariable]
-  if (!adminUrl) throw new Error("no test cluster: run with SVC_TEST_BACKEND=pg under vitest (test/support/postgres.ts is its global setup)")
+  const adminUrl = inject("svcPgAdminUrl")
+  if (!adminUrl) throw new Error("no test cluster: run the pg project (npx vitest run --project pg …)")
   const name = `t_${process.pid}_${++created}_${Date.now().toString(36)}`
   await withAdmin(adminUrl, (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`))
   return {
