@@ -87,3 +87,29 @@ describe("three instances on one database", () => {
     expect(read.body.source.status).toBe("ready")
   })
 })
+
+describe("three instances at the spec's rate of 120 requests a minute per key", () => {
+  let limited: Array<TestServer> = []
+  beforeAll(async () => {
+    const clock = new ManualClock()
+    const key = instances[0]!.key
+    limited = await Promise.all([0, 1, 2].map(() => startTestServer({ clock, key, server: { database: database.url } })))
+  })
+  afterAll(async () => {
+    for (const instance of limited) await instance.stop()
+  })
+
+  it("the limit is exact across them: 120 of 130 concurrent requests pass, 10 are 429 with Retry-After", async () => {
+    const { secret } = await createKeyRecord(limited[0]!, { name: "rated", scopes: "all" })
+    const responses = await Promise.all(
+      Array.from({ length: 130 }, (_, i) => limited[i % 3]!.request("GET", "/knowledgebases", { key: secret }))
+    )
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(120)
+    const refused = responses.filter((r) => r.status !== 200)
+    expect(refused).toHaveLength(10)
+    for (const response of refused) {
+      expectError(response, 429, "rate_limited")
+      expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0)
+    }
+  })
+})

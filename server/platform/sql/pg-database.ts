@@ -35,7 +35,11 @@ const installChangeNotifications = (sql: SqlClient.SqlClient) =>
   Effect.gen(function* () {
     yield* sql.unsafe(`CREATE OR REPLACE FUNCTION svc_data_changed() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_notify('${dataChangedChannel}', ''); RETURN NULL; END $$`)
-    const tables = yield* sql<{ name: string }>`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()`
+    // The shared rate-limit log (pg-rate-limiter.ts); counting a request changes no data, so no notification.
+    yield* sql`CREATE TABLE IF NOT EXISTS rate_limit_hits (bucket TEXT NOT NULL, at BIGINT NOT NULL)`
+    yield* sql`CREATE INDEX IF NOT EXISTS rate_limit_hits_bucket ON rate_limit_hits (bucket, at)`
+    const tables = yield* sql<{ name: string }>`SELECT tablename AS name FROM pg_tables
+      WHERE schemaname = current_schema() AND tablename NOT IN ('rate_limit_hits', 'schema_migrations')`
     for (const { name } of tables) {
       yield* sql.unsafe(`CREATE OR REPLACE TRIGGER svc_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${pg.escapeIdentifier(name)}
         FOR EACH STATEMENT EXECUTE FUNCTION svc_data_changed()`)
