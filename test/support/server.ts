@@ -2,6 +2,7 @@
  * Test harness: a real server on an ephemeral port over a temp SQLite file (or, with
  * `SVC_TEST_BACKEND=pg`, its own PostgreSQL database cloned from the migrated template), a
  * hand-driven clock, admin access to the same database, and a small HTTP helper over real sockets.
+ * `SVC_TEST_LOG=1` prints the servers' error logs.
  */
 import { Effect, LogLevel } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -93,7 +94,7 @@ export const startTestServer = async (
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "svc-test-"))
   const clock = options.clock ?? new ManualClock()
   const database = options.server?.database ?? (await testDatabaseFor(dataDir))
-  const server = await startServer({ logLevel: process.env.DBG ? LogLevel.Error : LogLevel.None, ...options.server, dataDir, database, port: 0, now: clock.now })
+  const server = await startServer({ logLevel: process.env.SVC_TEST_LOG ? LogLevel.Error : LogLevel.None, ...options.server, dataDir, database, port: 0, now: clock.now })
   const bootstrapKey = server.bootstrapKey ?? options.key ?? null
   const admin = openAdmin({ dataDir, database })
   const run = admin.run
