@@ -7,11 +7,12 @@ import type { AdminServices } from "../server/admin.js"
 import type { AccountsService } from "../server/platform/accounts/service.js"
 import { describe, failure, fromCause } from "./errors.js"
 import type { CliIo } from "./io.js"
-import { type DataDirOptions, resolveDataDir } from "./options.js"
+import { type DataDirOptions, resolveDatabase, resolveDataDir } from "./options.js"
 
 /**
- * Runs one admin effect on the command's data directory; expected failures become exit 1. A directory
- * without a database is refused, and nothing is created: only `svc serve` makes a data directory.
+ * Runs one admin effect on the command's data directory (or its `--database`); expected failures
+ * become exit 1. A directory without a database is refused, and nothing is created: only `svc serve`
+ * makes a data directory. A PostgreSQL database is opened (and migrated) as it is.
  */
 export const admin = async <A, E>(
   io: CliIo,
@@ -20,11 +21,12 @@ export const admin = async <A, E>(
 ): Promise<A> => {
   const [{ isDataDirectory, runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
   const dataDir = resolveDataDir(io, options.dataDir)
-  if (!isDataDirectory(dataDir)) {
+  const database = resolveDatabase(io, options.database)
+  if (database === undefined && !isDataDirectory(dataDir)) {
     throw failure(`no data directory at ${dataDir}; pass --data-dir (svc serve creates one there).`, "no_data_directory")
   }
-  const exit = await runAdmin(dataDir, Effect.exit(effect)).catch((error: unknown) => {
-    throw failure(`cannot open the data directory ${dataDir}: ${describe(error)}`)
+  const exit = await runAdmin({ dataDir, database }, Effect.exit(effect)).catch((error: unknown) => {
+    throw failure(database === undefined ? `cannot open the data directory ${dataDir}: ${describe(error)}` : `cannot open the database: ${describe(error)}`)
   })
   if (Exit.isSuccess(exit)) return exit.value
   throw fromCause(exit.cause)

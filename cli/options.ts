@@ -15,19 +15,31 @@ export interface CommonOptions {
 /** Options of commands that act on a data directory. */
 export interface DataDirOptions extends CommonOptions {
   readonly dataDir?: string | undefined
+  readonly database?: string | undefined
 }
 
 /** The data directory: `--data-dir`, else `SVC_DATA_DIR`, else `./.svc`, made absolute. */
 export const resolveDataDir = (io: CliIo, option: string | undefined): string =>
   resolve(io.cwd, option ?? (io.env.SVC_DATA_DIR || undefined) ?? ".svc")
 
+/**
+ * The PostgreSQL URL to run on: `--database`, else `SVC_DATABASE_URL`; undefined means the data
+ * directory's SQLite file.
+ */
+export const resolveDatabase = (io: CliIo, option: string | undefined): string | undefined =>
+  option || io.env.SVC_DATABASE_URL || undefined
+
 /** Adds `--json` to a command. */
 export const withJson = (command: Command): Command =>
   command.option("--json", "print one machine-readable JSON document on stdout")
 
-/** Adds `--data-dir` and `--json` to a command. */
+/** Adds `--data-dir`, `--database` and `--json` to a command. */
 export const withDataDir = (command: Command): Command =>
-  withJson(command.option("--data-dir <dir>", "data directory (default: $SVC_DATA_DIR or ./.svc)"))
+  withJson(
+    command
+      .option("--data-dir <dir>", "data directory (default: $SVC_DATA_DIR or ./.svc)")
+      .option("--database <url>", "a postgres:// URL to keep the data in PostgreSQL (default: $SVC_DATABASE_URL, else SQLite in the data directory)")
+  )
 
 /** Splits `a,b , c` into `["a", "b", "c"]`, dropping empty entries. */
 export const parseList = (value: string): Array<string> =>

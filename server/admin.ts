@@ -20,32 +20,37 @@ import { WebhookSettings } from "./webhooks/domain.js"
  */
 export const isDataDirectory = (dataDir: string): boolean => existsSync(databaseFile(dataDir))
 
+/** Where administration acts: a data directory, and a `postgres://` URL when the service runs on PostgreSQL. */
+export type AdminTarget = string | { readonly dataDir: string; readonly database?: string | undefined }
+
+const targetOf = (target: AdminTarget) => (typeof target === "string" ? { dataDir: target, database: undefined } : target)
+
 /** Services available to administration. */
-export const AdminLive = (dataDir: string) =>
+export const AdminLive = (target: AdminTarget) =>
   Layer.merge(AccountsService.Default, mergeLayers(features.map((feature) => feature.services))).pipe(
     Layer.provideMerge(IngestionConfig.layer()),
     Layer.provideMerge(ModelConfig.fromEnv()),
     Layer.provideMerge(WebhookSettings.layer()),
     Layer.provideMerge(AppClock.system),
-    Layer.provideMerge(DatabaseLive(dataDir)),
+    Layer.provideMerge(DatabaseLive(targetOf(target).dataDir, targetOf(target).database)),
     Layer.provide(StderrLogger())
   )
 
 /** Services available to an admin effect. */
 export type AdminServices = Layer.Layer.Success<ReturnType<typeof AdminLive>>
 
-/** A handle on a data directory for running admin effects; close it when done. */
-export const openAdmin = (dataDir: string) => {
-  const runtime = ManagedRuntime.make(AdminLive(dataDir))
+/** A handle on a data directory (or database) for running admin effects; close it when done. */
+export const openAdmin = (target: AdminTarget) => {
+  const runtime = ManagedRuntime.make(AdminLive(target))
   return {
     run: <A, E>(effect: Effect.Effect<A, E, AdminServices>): Promise<A> => runtime.runPromise(effect),
     close: () => runtime.dispose()
   }
 }
 
-/** Runs one admin effect on a data directory, opening and closing the database around it. */
-export const runAdmin = async <A, E>(dataDir: string, effect: Effect.Effect<A, E, AdminServices>): Promise<A> => {
-  const admin = openAdmin(dataDir)
+/** Runs one admin effect on a data directory (or database), opening and closing the database around it. */
+export const runAdmin = async <A, E>(target: AdminTarget, effect: Effect.Effect<A, E, AdminServices>): Promise<A> => {
+  const admin = openAdmin(target)
   try {
     return await admin.run(effect)
   } finally {

@@ -21,6 +21,8 @@ import { WebhookSettings, type WebhookSettingsShape } from "./webhooks/domain.js
 /** What the core is built from. */
 export interface CoreOptions {
   readonly dataDir: string
+  /** A `postgres://` URL to run on PostgreSQL (`--database`, `SVC_DATABASE_URL`); the data directory's SQLite file when absent. */
+  readonly database?: string | undefined
   /** The clock (milliseconds since the epoch); tests drive it by hand. */
   readonly now?: (() => number) | undefined
   /** Lets `url` sources and webhooks reach loopback and private addresses (local development). */
@@ -64,7 +66,7 @@ export const CoreLive = (
       })
     ),
     Layer.provideMerge(options.now ? AppClock.from(options.now) : AppClock.system),
-    Layer.provideMerge(DatabaseLive(options.dataDir))
+    Layer.provideMerge(DatabaseLive(options.dataDir, options.database))
   )
 
 /** The services the core provides. */

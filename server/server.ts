@@ -15,6 +15,7 @@ import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
+import { syncDataVersionFirst } from "./platform/http/data-version-sync.js"
 import { McpBranchLive } from "./mcp/http.js"
 import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
@@ -65,7 +66,7 @@ export interface RunningServer {
 const HttpLive = (options: ServerOptions) => {
   const server = withProtocolErrorEnvelopes(createServer())
   const front = withFrontBranches(server)
-  return HttpApiBuilder.serve().pipe(
+  return HttpApiBuilder.serve(syncDataVersionFirst).pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(RequestLogLive(options.requestLog)),
     Layer.provide(McpBranchLive(front, options.requestLog)),

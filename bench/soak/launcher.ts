@@ -29,11 +29,9 @@ const { values } = parseArgs({
 })
 const dataDir = values["data-dir"]
 if (!dataDir) throw new Error("--data-dir is required")
-// The PostgreSQL backend reads its URL from SVC_DATABASE_URL (issue 13); SQLite ignores it.
-if (values.database) process.env.SVC_DATABASE_URL = values.database
-
 const server = await startServer({
   dataDir,
+  ...(values.database ? { database: values.database } : {}),
   host: "127.0.0.1",
   port: Number(values.port),
   requestsPerMinute: Number(values["requests-per-minute"])

@@ -8,10 +8,11 @@ import type { Command } from "commander"
 import { type Readable, Writable } from "node:stream"
 import { failure, usage } from "../errors.js"
 import type { CliIo } from "../io.js"
-import { resolveDataDir } from "../options.js"
+import { resolveDatabase, resolveDataDir } from "../options.js"
 
 interface McpOptions {
   readonly dataDir?: string | undefined
+  readonly database?: string | undefined
   readonly url?: string | undefined
   readonly apiKey?: string | undefined
   readonly tools?: string | undefined
@@ -65,9 +66,10 @@ const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
   const families = parseFamilies(options.tools ?? null)
   if ("_tag" in families) throw usage(`--tools: ${families.message.replace(/^tools: /, "")}`)
   const dataDir = resolveDataDir(io, options.dataDir)
-  if (!isDataDirectory(dataDir)) throw failure(`no data directory at ${dataDir} (start 'svc serve' there once, or pass --data-dir).`)
+  const database = resolveDatabase(io, options.database)
+  if (database === undefined && !isDataDirectory(dataDir)) throw failure(`no data directory at ${dataDir} (start 'svc serve' there once, or pass --data-dir).`)
   const logger = StderrLogger()
-  const core = Layer.provideMerge(CoreLive({ dataDir }), logger)
+  const core = Layer.provideMerge(CoreLive({ dataDir, database }), logger)
   const workers = mergeLayers(features.map((feature) => feature.workers))
   const runtime = ManagedRuntime.make(Layer.provideMerge(workers, core))
   try {
@@ -108,6 +110,7 @@ export const mcpCommand = (program: Command, io: CliIo): void => {
     .command("mcp")
     .description("the MCP server on stdio for desktop AI clients (personal key from --api-key or $SVC_API_KEY)")
     .option("--data-dir <dir>", "serve in this process on this data directory (default: $SVC_DATA_DIR or ./.svc)")
+    .option("--database <url>", "with --data-dir: the postgres:// URL the data is kept in (default: $SVC_DATABASE_URL)")
     .option("--url <mcp-url>", "bridge to a running server's MCP address instead (like http://127.0.0.1:8787/mcp)")
     .option("--api-key <key>", "a personal API key (default: $SVC_API_KEY)")
     .option("--tools <families>", "tool families: run, authoring, knowledge, provisioning, agents (default: all)")

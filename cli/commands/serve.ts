@@ -5,7 +5,7 @@
 import type { Command } from "commander"
 import type { RunningServer } from "../../server/server.js"
 import { type CliError, describe, errnoCode, failure } from "../errors.js"
-import { type DataDirOptions, parsePort, parseRetryDelays, resolveDataDir, withDataDir } from "../options.js"
+import { type DataDirOptions, parsePort, parseRetryDelays, resolveDatabase, resolveDataDir, withDataDir } from "../options.js"
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
@@ -103,6 +103,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
   const stop = stopRequested(io)
   try {
     const dataDir = resolveDataDir(io, options.dataDir)
+    const database = resolveDatabase(io, options.database)
     const [{ startServer }, { isDataDirectory }, { ensureDirectory }] = await Promise.all([
       import("../../server/server.js"),
       import("../../server/admin.js"),
@@ -110,9 +111,11 @@ const serve = async (io: CliIo, options: ServeOptions) => {
     ])
     let server: RunningServer
     try {
-      recordPending(dataDir, !isDataDirectory(dataDir), ensureDirectory)
+      // On PostgreSQL whether the database is new is known only once open: no pending record.
+      recordPending(dataDir, database === undefined && !isDataDirectory(dataDir), ensureDirectory)
       server = await startServer({
         dataDir,
+        database,
         host: options.host,
         port: options.port,
         allowPrivateUrls: options.allowPrivateUrls,

@@ -81,8 +81,7 @@ export class McpSession {
   /** The key's rate limit (one request per call), then scope and trial rules. */
   private admission(call: CallContext, scopes: McpTool["scopes"], run: boolean | undefined, gate?: McpTool["gate"]) {
     return Effect.gen(function* () {
-      const limited = (yield* RateLimiter).tryTake(yield* RequestRate, call.principal.key.id)
-      if (limited) return yield* limited
+      yield* (yield* RateLimiter).take(yield* RequestRate, call.principal.key.id)
       if (gate !== undefined && !call.principal.organization.gates.has(gate)) return yield* gateError(gate)
       const refusal = scopes.length === 0 ? null : scopeRefusal(call.principal, scopes)
       if (refusal) return yield* refusal

@@ -1,10 +1,14 @@
 /**
  * Sliding-window rate limits per key: a log of the last N request times per bucket, so the window is
- * exact (no fixed-window bursts) and memory is bounded by the limit.
+ * exact (no fixed-window bursts) and memory is bounded by the limit. On PostgreSQL the log is a
+ * table shared by every instance (`pg-rate-limiter.ts`), so a key's limit holds across them.
  */
+import { SqlClient } from "@effect/sql"
 import { Context, Effect } from "effect"
 import { AppClock } from "./clock.js"
 import { RateLimited } from "./errors.js"
+import { pgTake } from "./pg-rate-limiter.js"
+import { DatabaseBackend } from "./sql/dialect.js"
 
 /** A named limit: `limit` requests per `windowMs`. */
 export interface RateLimit {
@@ -27,6 +31,7 @@ export const exportRate: RateLimit = { name: "exports", limit: 3, windowMs: 60_0
 export class RateLimiter extends Effect.Service<RateLimiter>()("svc/RateLimiter", {
   effect: Effect.gen(function* () {
     const clock = yield* AppClock
+    const shared = (yield* DatabaseBackend).dialect === "pg" ? pgTake(yield* SqlClient.SqlClient) : null
     const logs = new Map<string, Array<number>>()
     let checks = 0
 
@@ -60,13 +65,14 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("svc/RateLimiter"
     }
 
     return {
-      tryTake,
       /** Counts one request against `rate` for `subject`, or fails with `rate_limited` and `Retry-After`. */
-      take: (rate: RateLimit, subject: string) =>
-        Effect.suspend(() => {
-          const refusal = tryTake(rate, subject)
-          return refusal ? Effect.fail(refusal) : Effect.void
-        })
+      take: (rate: RateLimit, subject: string): Effect.Effect<void, RateLimited> =>
+        shared !== null
+          ? Effect.suspend(() => shared(rate, subject, clock.now()))
+          : Effect.suspend(() => {
+              const refusal = tryTake(rate, subject)
+              return refusal ? Effect.fail(refusal) : Effect.void
+            })
     }
   })
 }) {}

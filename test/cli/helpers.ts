@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { expect } from "vitest"
 import type { CliIo } from "../../cli/io.js"
 import { runCli } from "../../cli/program.js"
+import { knownTestDatabase } from "../support/server.js"
 import { runAdmin } from "../../server/admin.js"
 
 /** The repository root: the CLI runs from here. */
@@ -57,6 +58,8 @@ const cliEnv = (dataDir: string | undefined, extra: CliEnv = {}): NodeJS.Process
   delete env.SVC_BASE_URL
   delete env.SVC_API_KEY
   if (dataDir !== undefined) env.SVC_DATA_DIR = dataDir
+  const database = dataDir === undefined ? undefined : knownTestDatabase(dataDir)
+  if (database !== undefined) env.SVC_DATABASE_URL = database
   return { ...env, ...extra }
 }
 
@@ -81,7 +84,12 @@ const inProcess = (dataDir: string | undefined, env: CliEnv = {}, cwd = repoRoot
   let stderr = ""
   const listeners = new Set<() => void>()
   const io: CliIo = {
-    env: { CI: "true", ...(dataDir === undefined ? {} : { SVC_DATA_DIR: dataDir }), ...env },
+    env: {
+      CI: "true",
+      ...(dataDir === undefined ? {} : { SVC_DATA_DIR: dataDir }),
+      ...(dataDir === undefined || knownTestDatabase(dataDir) === undefined ? {} : { SVC_DATABASE_URL: knownTestDatabase(dataDir) }),
+      ...env
+    },
     cwd,
     stdout: { write: (text) => (stdout += text), isTTY: false },
     stderr: { write: (text) => (stderr += text), isTTY: false },

@@ -27,6 +27,7 @@ import {
   waitForSource
 } from "../support/source-helpers.js"
 import { readZipBuffer } from "../support/zip.js"
+import { onSqlite } from "../support/postgres.js"
 
 let server: TestServer
 let orgId: string
@@ -734,7 +735,8 @@ describe("memories", () => {
   })
 })
 
-describe("full-text keys survive VACUUM and renumbered rowids", () => {
+// SQLite only: VACUUM and renumbered rowids are SQLite's (PostgreSQL keys its rows by fts_key alone).
+describe.runIf(onSqlite)("full-text keys survive VACUUM and renumbered rowids", () => {
   /**
    * What `VACUUM` may do to a table without an INTEGER PRIMARY KEY: give the remaining rows new
    * rowids, dense and in order (SQLite 3.53 happens to keep them for tables with an index, so the

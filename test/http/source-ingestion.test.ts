@@ -30,6 +30,7 @@ import {
   waitForStatus,
   type WebServer
 } from "../support/sources.js"
+import { onSqlite } from "../support/postgres.js"
 
 const fast = { requestsPerMinute: 1_000_000 } as const
 
@@ -305,7 +306,8 @@ const serve = (dataDir: string, args: ReadonlyArray<string>): Promise<Serve> =>
     void exited.then(({ code }) => reject(new Error(`svc serve exited with ${code} before it was ready: ${stderr}`)))
   })
 
-describe("a real `svc serve` process killed mid-job", () => {
+// SQLite only: the `svc serve` process runs on the data directory's SQLite file.
+describe.runIf(onSqlite)("a real `svc serve` process killed mid-job", () => {
   const children: Array<ChildProcess> = []
   afterEach(() => {
     for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")

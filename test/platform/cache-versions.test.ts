@@ -163,12 +163,18 @@ it("an own commit that wrote other tables, through @effect/sql or the fast path,
   expect(seen.afterKeys).not.toBe(seen.afterOther)
 })
 
-it("without the SQLite writer (another backend) every reading is a new version, so nothing is served kept", async () => {
+it("without the SQLite writer (PostgreSQL) the version is the backend's data version, whatever the tables", async () => {
+  let dataVersion = 7
   const readings = await Effect.runPromise(
     Effect.gen(function* () {
       const version = (yield* CacheVersions).of(["api_keys"])
-      return [version(), version()]
-    }).pipe(Effect.provide(CacheVersions.DefaultWithoutDependencies), Effect.provideService(ReadConnection, {} as ReadConnection))
+      const first = [version(), version()]
+      dataVersion = 8
+      return [...first, version()]
+    }).pipe(
+      Effect.provide(CacheVersions.DefaultWithoutDependencies),
+      Effect.provideService(ReadConnection, { dataVersion: () => dataVersion } as unknown as ReadConnection)
+    )
   )
-  expect(readings[0]).not.toBe(readings[1])
+  expect(readings).toEqual([7, 7, 8])
 })

@@ -1,6 +1,7 @@
 /** Helpers of the run suites: Agents made over HTTP, SSE reading, database counts. */
 import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
+import { numberPlaceholders } from "../../server/platform/sql/pg-read-connection.js"
 import { expect } from "vitest"
 import type { TestServer } from "../support/server.js"
 
@@ -80,7 +81,9 @@ export const openStream = async (server: TestServer, path: string, body: unknown
 /** Rows counted by a SQL query on the server's database. */
 export const count = (server: TestServer, query: string, params: ReadonlyArray<unknown> = []) =>
   server.admin(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<{ n: number }>(query, params as Array<unknown>)).pipe(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.unsafe<{ n: number }>(sql.onDialectOrElse({ pg: () => numberPlaceholders(query), orElse: () => query }), params as Array<unknown>)
+    ).pipe(
       Effect.map((rows) => Number(rows[0]?.n ?? 0)),
       Effect.orDie
     )

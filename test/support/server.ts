@@ -1,6 +1,8 @@
 /**
- * Test harness: a real server on an ephemeral port over a temp SQLite file, a hand-driven clock,
- * admin access to the same data directory, and a small HTTP helper over real sockets.
+ * Test harness: a real server on an ephemeral port over a temp SQLite file (or, with
+ * `SVC_TEST_BACKEND=pg`, its own PostgreSQL database cloned from the migrated template), a
+ * hand-driven clock, admin access to the same database, and a small HTTP helper over real sockets.
+ * `SVC_TEST_LOG=1` prints the servers' error logs.
  */
 import { Effect, LogLevel } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -10,6 +12,34 @@ import { type AdminServices, openAdmin } from "../../server/admin.js"
 import type { Role } from "../../server/platform/accounts/domain.js"
 import { AccountsService, type KeyRequest } from "../../server/platform/accounts/service.js"
 import { type RunningServer, type ServerOptions, startServer } from "../../server/server.js"
+import { createTestDatabase, testBackend } from "./postgres.js"
+
+/** The PostgreSQL database of each data directory a test server ran on (a restart finds it again). */
+const databases = new Map<string, { readonly url: string; readonly drop: () => Promise<void> }>()
+
+/**
+ * The database URL for a server on `dataDir`: undefined on SQLite (the data directory's file), else
+ * the data directory's own PostgreSQL database, created on first use.
+ */
+export const testDatabaseFor = async (dataDir: string): Promise<string | undefined> => {
+  if (testBackend() !== "pg") return undefined
+  let database = databases.get(dataDir)
+  if (database === undefined) {
+    database = await createTestDatabase()
+    databases.set(dataDir, database)
+  }
+  return database.url
+}
+
+/** The PostgreSQL database a test server on `dataDir` runs on (for the CLI's `SVC_DATABASE_URL`), if any. */
+export const knownTestDatabase = (dataDir: string): string | undefined => databases.get(dataDir)?.url
+
+/** Drops the PostgreSQL database of `dataDir`, if it has one. */
+export const dropTestDatabase = async (dataDir: string): Promise<void> => {
+  const database = databases.get(dataDir)
+  databases.delete(dataDir)
+  await database?.drop()
+}
 
 /** A clock the test moves by hand. */
 export class ManualClock {
@@ -63,9 +93,10 @@ export const startTestServer = async (
 ): Promise<TestServer> => {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "svc-test-"))
   const clock = options.clock ?? new ManualClock()
-  const server = await startServer({ logLevel: LogLevel.None, ...options.server, dataDir, port: 0, now: clock.now })
+  const database = options.server?.database ?? (await testDatabaseFor(dataDir))
+  const server = await startServer({ logLevel: process.env.SVC_TEST_LOG ? LogLevel.Error : LogLevel.None, ...options.server, dataDir, database, port: 0, now: clock.now })
   const bootstrapKey = server.bootstrapKey ?? options.key ?? null
-  const admin = openAdmin(dataDir)
+  const admin = openAdmin({ dataDir, database })
   const run = admin.run
   const request: TestServer["request"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers }
@@ -105,7 +136,10 @@ export const startTestServer = async (
     stop: async () => {
       await admin.close()
       await server.close()
-      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true })
+      if (options.dataDir === undefined) {
+        rmSync(dataDir, { recursive: true, force: true })
+        await dropTestDatabase(dataDir)
+      }
     }
   }
 }

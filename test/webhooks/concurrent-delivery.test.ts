@@ -57,7 +57,7 @@ describe("the webhook delivery worker", () => {
     }
     server.clock.advance(60_000)
     const states = () =>
-      sql(server, (db) => db<{ status: string; attempts: number; codes: string }>`SELECT d.status, d.attempts, group_concat(a.status_code) AS codes
+      sql(server, (db) => db<{ status: string; attempts: number; codes: string }>`SELECT d.status, d.attempts, string_agg(CAST(a.status_code AS TEXT), ',') AS codes
         FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id GROUP BY d.id ORDER BY d.end_user_id`)
     await expect.poll(states, { timeout: 5_000 }).toEqual([
       { status: "delivered", attempts: 1, codes: "200" },

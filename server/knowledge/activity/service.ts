@@ -81,7 +81,7 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
       secret
         ? Effect.succeed(secret)
         : Effect.gen(function* () {
-            yield* sql`INSERT OR IGNORE INTO settings (name, value) VALUES (${secretSetting}, ${randomBytes(32).toString("hex")})`
+            yield* sql`INSERT INTO settings (name, value) VALUES (${secretSetting}, ${randomBytes(32).toString("hex")}) ON CONFLICT DO NOTHING`
             const rows = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = ${secretSetting}`
             secret = Buffer.from(rows[0]!.value, "hex")
             return secret
@@ -95,8 +95,14 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
     const pending: Array<PendingEntry> = []
     const wake = yield* Queue.sliding<true>(1)
 
-    /** Writes every waiting entry in one transaction, then trims each key to {@link activityKept}. */
-    const flush = Effect.suspend(() => {
+    const writing = yield* Effect.makeSemaphore(1)
+    /**
+     * Writes every waiting entry in one transaction, then trims each key to {@link activityKept}.
+     * One flush at a time: a listing's flush waits for the batch in flight, so it reads every entry
+     * and batches are numbered in the order they were taken (on PostgreSQL two transactions could
+     * otherwise commit in either order).
+     */
+    const flush = writing.withPermits(1)(Effect.suspend(() => {
       if (pending.length === 0) return Effect.void
       const batch = pending.splice(0)
       return inTransaction(
@@ -112,13 +118,15 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
           }
         })
       ).pipe(Effect.orDie)
-    })
+    }))
 
     yield* Effect.forkScoped(
       Effect.forever(
         Queue.take(wake).pipe(
           Effect.zipRight(Effect.sleep(Duration.millis(flushDelayMs))),
-          Effect.zipRight(flush),
+          // A batch taken from \`pending\` is written whole even when shutdown interrupts the loop
+          // (on PostgreSQL the write is asynchronous, so an interruption could land inside it).
+          Effect.zipRight(Effect.uninterruptible(flush)),
           Effect.catchAllCause((cause) => Effect.logError("activity not recorded", cause))
         )
       )

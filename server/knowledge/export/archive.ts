@@ -205,7 +205,7 @@ const manifestOf = (
 /** What {@link estimateExportBytes} needs of a page: its metadata and the size of its body. */
 export interface ExportSizePage extends Omit<ExportPage, "markdown"> {
   /**
-   * UTF-8 byte length of the body (SQLite: `length(CAST(markdown AS BLOB))`). When only the UTF-16
+   * UTF-8 byte length of the body (`octet_length(markdown)`). When only the UTF-16
    * length is at hand, 3 × that length is still an upper bound. Ignored for folders.
    */
   readonly markdownBytes: number

@@ -107,8 +107,8 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
       treeRows: (knowledgebaseId: string) =>
         orDie(
           reader.all<TreeRow>(
-            `SELECT id, parent_page_id AS parentPageId, title, description, template_key AS templateKey,
-               updated_at AS updatedAt, created_at AS createdAt, hook
+            `SELECT id, parent_page_id AS "parentPageId", title, description, template_key AS "templateKey",
+               updated_at AS "updatedAt", created_at AS "createdAt", hook
              FROM pages WHERE knowledgebase_id = ?`,
             [knowledgebaseId]
           )
@@ -118,7 +118,7 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
         orDie(
           reader
             .all<{ id: string; author: string | null; created_at: string; markdown_bytes: number }>(
-              "SELECT id, author, created_at, length(CAST(markdown AS BLOB)) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
+              "SELECT id, author, created_at, octet_length(markdown) AS markdown_bytes FROM pages WHERE knowledgebase_id = ?",
               [knowledgebaseId]
             )
             .pipe(Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))))

@@ -164,22 +164,30 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
     ) =>
       Effect.gen(function* () {
         yield* knowledgebase(actor, knowledgebaseId)
+        /** The patched body of `page`, or the refusal to answer with. */
+        const patchedBody = (page: { readonly template_key: string; readonly markdown: string }) => {
+          if (page.template_key === folderTemplate && patch.length > 0) {
+            return new InvalidRequest({ message: "A folder has no content of its own: it takes only a description." })
+          }
+          const patched = patch.length === 0 ? { _tag: "Applied" as const, markdown: page.markdown } : applyPatch(page.markdown, patch)
+          if (patched._tag === "Refused") return new InvalidRequest({ message: describeRefusal(patched) })
+          if (patched._tag === "TooLarge") return new PayloadTooLarge({ message: describeTooLarge(patched) })
+          if (!fitsPageBody(patched.markdown)) return tooLarge()
+          return patched
+        }
         for (let attempt = 1; ; attempt++) {
           const current = yield* livePage(knowledgebaseId, pageId)
-          if (current.template_key === folderTemplate && patch.length > 0) {
-            return yield* new InvalidRequest({
-              message: "A folder has no content of its own: it takes only a description."
-            })
-          }
-          const patched = patch.length === 0 ? { _tag: "Applied" as const, markdown: current.markdown } : applyPatch(current.markdown, patch)
-          if (patched._tag === "Refused") return yield* new InvalidRequest({ message: describeRefusal(patched) })
-          if (patched._tag === "TooLarge") return yield* new PayloadTooLarge({ message: describeTooLarge(patched) })
-          if (!fitsPageBody(patched.markdown)) return yield* tooLarge()
-          const nextDescription = description ?? current.description
+          const patchedFirst = patchedBody(current)
+          if (patchedFirst._tag !== "Applied") return yield* patchedFirst
           const result = yield* writes.run(function* () {
             const row = yield* findPageTx(knowledgebaseId, pageId)
             if (!row) return "notFound" as const
-            if (row.revision !== current.revision) return null
+            // The last attempt patches the page as it is under the write lock: concurrent writers
+            // (other instances on PostgreSQL) cannot starve it.
+            if (row.revision !== current.revision && attempt < attempts) return null
+            const patched = row.revision === current.revision ? patchedFirst : patchedBody(row)
+            if (patched._tag !== "Applied") return { refused: patched }
+            const nextDescription = description ?? row.description
             const links = yield* linksOfTx(knowledgebaseId, patched.markdown)
             const at = now()
             const operation: Operation = { kind, patch, description }
@@ -208,6 +216,7 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
             return { status: "applied", page: toSummary(updated), revisionId: revision.id, reviewPath: null, links } satisfies PageWrite
           })
           if (result === "notFound") return yield* pageNotFound(pageId)
+          if (result && "refused" in result) return yield* result.refused
           if (result) return result
           if (attempt >= attempts) {
             return yield* new InvalidRequest({ message: "The page kept changing while this edit was applied; send it again." })

@@ -1,7 +1,7 @@
 /**
  * Knowledgebase search: documents (indexed passages of ready, enabled sources), pages and, for a
- * personal key, the member's own memories; BM25 over SQLite FTS5 on the read connection, merged by
- * score, with snippets and a citation on every hit. One credit per call that searches documents,
+ * personal key, the member's own memories; BM25 over SQLite FTS5 on the read connection (on
+ * PostgreSQL its tsvector form, `pg-index.ts`), merged by score, with snippets and a citation on every hit. One credit per call that searches documents,
  * charged only after the search succeeded; recorded in the key's activity (query as a fingerprint).
  */
 import { SqlClient } from "@effect/sql"
@@ -9,10 +9,12 @@ import { Effect } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { InsufficientCredits, InvalidRequest, NotFound } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
+import { DatabaseBackend } from "../../platform/sql/dialect.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { ActivityLog } from "../activity/service.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
+import { pgSearchIndex } from "./pg-index.js"
 import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./query.js"
 import { ftsRowCount, idfRescaling, perWordRanking } from "./rank.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
@@ -64,6 +66,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const knowledgebases = yield* KnowledgebaseRepo
     const cursors = yield* Cursors
     const activity = yield* ActivityLog
+    const pg = (yield* DatabaseBackend).dialect === "pg" ? pgSearchIndex(reader) : null
 
     const hits = (text: string, params: ReadonlyArray<unknown>) => Effect.orDie(reader.all<Hit>(text, params))
     const count = (text: string, params: ReadonlyArray<unknown>) =>
@@ -105,14 +108,18 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
 
     /** Document frequencies of stems (for skipping words most passages hold), kept a minute. */
     const frequencies = new Map<string, { df: number; at: number }>()
-    const frequencyOf = (stem: string, fresh = false) =>
+    const frequencyOf = (term: string, fresh = false) =>
       Effect.gen(function* () {
+        const stem = stemOf(term)
         const cached = frequencies.get(stem)
         if (cached && !fresh && Date.now() - cached.at < frequencyTtlMs) return cached.df
-        const rows = yield* Effect.orDie(reader.all<{ doc: number }>("SELECT doc FROM passages_vocab WHERE term = ?", [stem]))
+        const df =
+          pg !== null
+            ? yield* pg.passageFrequency(term)
+            : ((yield* Effect.orDie(reader.all<{ doc: number }>("SELECT doc FROM passages_vocab WHERE term = ?", [stem])))[0]?.doc ?? 0)
         if (frequencies.size >= frequenciesKept) frequencies.clear()
-        frequencies.set(stem, { df: rows[0]?.doc ?? 0, at: Date.now() })
-        return rows[0]?.doc ?? 0
+        frequencies.set(stem, { df, at: Date.now() })
+        return df
       })
 
     /**
@@ -127,12 +134,12 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
         const total = (yield* Effect.orDie(reader.all<{ value: number }>("SELECT value FROM search_counters WHERE name = 'passages'", [])))[0]?.value ?? 0
         const cutoff = Math.max(commonWordMinimum, total * commonWordShare)
         if (total <= cutoff) {
-          return { terms, ranked: true, total, frequencies: yield* Effect.forEach(terms, (term) => frequencyOf(stemOf(term), true)) }
+          return { terms, ranked: true, total, frequencies: yield* Effect.forEach(terms, (term) => frequencyOf(term, true)) }
         }
         const kept: Array<string> = []
         const frequencies: Array<number> = []
         for (const term of terms) {
-          const df = yield* frequencyOf(stemOf(term))
+          const df = yield* frequencyOf(term)
           if (df <= cutoff) {
             kept.push(term)
             frequencies.push(df)
@@ -146,7 +153,11 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
         const plan = yield* rankingPlan(terms)
         const scope = knowledgebaseId === null ? organizationScope(organizationId) : knowledgebaseScope(knowledgebaseId)
         const matchOf = (words: ReadonlyArray<string>) => `{text}: (${matchExpression(words)}) AND {scope}: "${scope}"`
-        const found = plan.ranked
+        const found = pg !== null
+          ? plan.ranked
+            ? yield* pg.documents(scope, plan.terms, plan.frequencies, plan.total, depth)
+            : yield* pg.documentsUnranked(scope, plan.terms, depth)
+          : plan.ranked
           ? yield* rankedHits(
               "SELECT rowid, rowid AS key, bm25(passages_fts, 1.0, 0.0) AS score FROM passages_fts WHERE passages_fts MATCH ?",
               [],
@@ -173,7 +184,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const pageHits = (knowledgebaseIds: ReadonlyArray<string>, terms: ReadonlyArray<string>, depth: number) =>
       Effect.gen(function* () {
         if (knowledgebaseIds.length === 0) return []
-        const found = yield* rankedHits(
+        const found = pg !== null ? yield* pg.pages(knowledgebaseIds, terms, depth) : yield* rankedHits(
           `SELECT f.rowid AS rowid, p.id AS key, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
            WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'`,
           knowledgebaseIds,
@@ -195,7 +206,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
 
     const memoryHits = (memberId: string, terms: ReadonlyArray<string>, depth: number) =>
       Effect.gen(function* () {
-        const found = yield* rankedHits(
+        const found = pg !== null ? yield* pg.memories(memberId, terms, depth) : yield* rankedHits(
           `SELECT f.rowid AS rowid, m.id AS key, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
            WHERE memories_fts MATCH ? AND m.member_id = ?`,
           [memberId],

@@ -123,7 +123,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         orDie(
           reader.all<AttachedSourceRow>(
             `SELECT ${attachedColumns} FROM knowledgebase_sources ks JOIN sources s ON s.id = ks.source_id
-             WHERE ks.knowledgebase_id = ? AND max(s.updated_at, ks.attached_at) >= ? ${page.after === null ? "" : "AND (ks.attached_at, ks.source_id) > (?, ?)"}
+             WHERE ks.knowledgebase_id = ? AND (CASE WHEN s.updated_at > ks.attached_at THEN s.updated_at ELSE ks.attached_at END) >= ? ${page.after === null ? "" : "AND (ks.attached_at, ks.source_id) > (?, ?)"}
              ORDER BY ks.attached_at, ks.source_id LIMIT ?`,
             [
               knowledgebaseId,
@@ -156,7 +156,8 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
       touchKnowledgebase: (knowledgebaseId: string, delta: number, at: string) =>
         orDie(sql`UPDATE knowledgebases SET sources_count = sources_count + ${delta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
       keepOriginal: (sourceId: string, contentType: string, bytes: Uint8Array) =>
-        orDie(sql`INSERT OR REPLACE INTO source_originals (source_id, content_type, bytes) VALUES (${sourceId}, ${contentType}, ${bytes})`),
+        orDie(sql`INSERT INTO source_originals (source_id, content_type, bytes) VALUES (${sourceId}, ${contentType}, ${bytes})
+          ON CONFLICT (source_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes`),
       /** The kept original of a source (read connection). */
       original: (sourceId: string) =>
         orDie(
@@ -181,7 +182,8 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         ),
 
       enqueue: (sourceId: string, at: string) =>
-        orDie(sql`INSERT OR REPLACE INTO ingestion_jobs (source_id, state, attempts, queued_at) VALUES (${sourceId}, 'queued', 0, ${at})`),
+        orDie(sql`INSERT INTO ingestion_jobs (source_id, state, attempts, queued_at) VALUES (${sourceId}, 'queued', 0, ${at})
+          ON CONFLICT (source_id) DO UPDATE SET state = 'queued', attempts = 0, queued_at = excluded.queued_at, started_at = NULL, deadline_at = NULL`),
       /** Claims the oldest queued job: it becomes `running` until `deadline`. */
       claimJob: (at: string, deadline: string) =>
         orDie(

@@ -87,11 +87,12 @@ export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
             if (!policy?.scope) return Effect.dieMessage(`no scope declared for ${route.method} ${route.path}`)
             const token = bearerToken(request.headers["authorization"])
             if (token === null) return Effect.fail(unauthorized)
-            return Effect.flatMap(accounts.authenticate(token), (principal) => {
-              const refusal =
-                limiter.tryTake(requestRate, principal.key.id) ?? authorize(principal, policy as EndpointPolicy & { scope: RequiredScopes })
-              return refusal ? Effect.fail(refusal) : Effect.succeed(principal)
-            })
+            return Effect.flatMap(accounts.authenticate(token), (principal) =>
+              Effect.flatMap(limiter.take(requestRate, principal.key.id), () => {
+                const refusal = authorize(principal, policy as EndpointPolicy & { scope: RequiredScopes })
+                return refusal ? Effect.fail(refusal) : Effect.succeed(principal)
+              })
+            )
           })
       }
     })

@@ -12,8 +12,8 @@
  * the reading just before it takes in everything committed until then and the reading just after
  * it only this commit. Everything else (a change seen between two readings) counts as another's.
  *
- * Without the SQLite writer (another backend) every reading is a new version: nothing is served
- * from these caches until that backend gives its own form of this seam.
+ * Without the SQLite writer (PostgreSQL) the version is the backend's own data version
+ * (`pg-data-version.ts`): it moves with any commit of any instance, whatever the tables.
  */
 import { Effect, Option } from "effect"
 import { ReadConnection } from "./read-connection.js"
@@ -26,12 +26,11 @@ export type CacheVersion = () => number
 export class CacheVersions extends Effect.Service<CacheVersions>()("svc/CacheVersions", {
   effect: Effect.gen(function* () {
     const sqliteWriter = yield* Effect.serviceOption(SqliteWriter)
+    const reader = yield* ReadConnection
     if (Option.isNone(sqliteWriter)) {
-      let reading = 0
-      return { of: (_tables: ReadonlyArray<string>): CacheVersion => () => ++reading }
+      return { of: (_tables: ReadonlyArray<string>): CacheVersion => () => reader.dataVersion() }
     }
     const writer = sqliteWriter.value
-    const reader = yield* ReadConnection
     let accountedFor = reader.dataVersion()
     let othersEpoch = 0
     const others = (): number => {

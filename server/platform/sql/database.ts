@@ -1,12 +1,15 @@
 /**
- * The SQLite database: one file under the data directory, WAL, foreign keys on, a busy timeout, and
- * the numbered static migrations applied at open.
+ * The database: by default the SQLite file under the data directory (WAL, foreign keys on, a busy
+ * timeout), or the PostgreSQL database of a `postgres://` URL (`pg-database.ts`); either way the
+ * numbered static migrations are applied at open.
  */
 import { Migrator, SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Duration, Effect, Layer } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
+import { DatabaseBackend, isPostgresUrl } from "./dialect.js"
 import migration0001 from "./migrations/0001_platform.js"
 import migration0002 from "./migrations/0002_apps.js"
 import migration0003 from "./migrations/0003_pages.js"
@@ -20,6 +23,7 @@ import migration0010 from "./migrations/0010_webhooks.js"
 import migration0011 from "./migrations/0011_portal_sign_in.js"
 import migration0012 from "./migrations/0012_credit_renewal.js"
 import migration0013 from "./migrations/0013_mcp_sign_in.js"
+import { PgDatabaseLive } from "./pg-database.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
@@ -66,8 +70,8 @@ const configure = Effect.gen(function* () {
   yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
 })
 
-/** Opens (creating if needed) the data directory's database and brings its schema up to date. */
-export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient | SqliteWriter, unknown> =>
+/** Opens (creating if needed) the data directory's SQLite database and brings its schema up to date. */
+const SqliteDatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient | SqliteWriter, unknown> =>
   Layer.effectDiscard(configure).pipe(
     Layer.provideMerge(
       Layer.unwrapEffect(
@@ -82,6 +86,29 @@ export const DatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteCl
     )
   )
 
+/**
+ * The service's database, schema up to date: the PostgreSQL database at `url` when it is a
+ * `postgres://` URL, else the data directory's SQLite file (created if needed).
+ */
+export const DatabaseLive = (dataDir: string, url?: string): Layer.Layer<SqlClient.SqlClient | DatabaseBackend, unknown> => {
+  if (url !== undefined && url !== "") {
+    if (!isPostgresUrl(url)) return Layer.fail(new Error(`unsupported database URL (expected postgres://…): ${url.replace(/:[^:@/]*@/, ":***@")}`))
+    return PgDatabaseLive(url, migrations)
+  }
+  return Layer.merge(SqliteDatabaseLive(dataDir), Layer.succeed(DatabaseBackend, { dialect: "sqlite", filename: databaseFile(dataDir) }))
+}
+
+/** The advisory lock key that serializes write transactions on PostgreSQL. */
+const writeLock = 7_134_002
+
+/**
+ * Write transactions run one at a time, as on SQLite (one writer): on PostgreSQL the first
+ * statement of each takes a transaction-scoped advisory lock shared by every instance, so a
+ * read-then-write inside a transaction is never interleaved with another instance's.
+ */
+const serializeWrites = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
+  sql.onDialectOrElse({ pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${writeLock})`), orElse: () => Effect.void })
+
 /** Longest a transaction may hold the single connection before it is rolled back. */
 export const transactionTimeout = Duration.seconds(5)
 
@@ -92,7 +119,7 @@ export const transactionTimeout = Duration.seconds(5)
 export const transactionsOn =
   (sql: SqlClient.SqlClient) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    sql.withTransaction(effect).pipe(
+    sql.withTransaction(Effect.zipRight(serializeWrites(sql), effect)).pipe(
       Effect.timeoutFail({ duration: transactionTimeout, onTimeout: () => new TransactionTimeout() }),
       Effect.catchTag("TransactionTimeout", (e) => Effect.die(e)),
       Effect.catchTag("SqlError", (e) => Effect.die(e))

@@ -9,19 +9,37 @@
  * process (the server's writer, the CLI) commits: caches of authentication data check it on every
  * request (`data-version-cache.ts`, each entry tagged with the version read before its query), so a
  * key revoked with the CLI fails on the very next request.
+ *
+ * On PostgreSQL the same queries run on the shared pool (`pg-read-connection.ts`) and the data
+ * version is the counter of `pg-data-version.ts`.
  */
 import { SqlError } from "@effect/sql/SqlError"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { busyTimeoutMs } from "./database.js"
+import { DatabaseBackend } from "./dialect.js"
+import { pgReads } from "./pg-read-connection.js"
+
+/** What the read fast path offers, on either backend. */
+export interface Reads {
+  /** Every row of a `?`-parameterized query. */
+  readonly all: <Row>(text: string, params: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Row>, SqlError>
+  /**
+   * Every row of a query as an array of column values, in select order: for hot listings, where
+   * building one object per row only to copy it into the answer costs more than the query.
+   */
+  readonly values: <Row extends ReadonlyArray<unknown>>(text: string, params: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Row>, SqlError>
+  /** A counter that changes whenever another connection commits; compare with an earlier reading. */
+  readonly dataVersion: () => number
+}
 
 /** Plain prepared-statement reads on a dedicated read-only connection. */
 export class ReadConnection extends Effect.Service<ReadConnection>()("svc/ReadConnection", {
   scoped: Effect.gen(function* () {
-    const client = yield* SqliteClient.SqliteClient
+    const backend = yield* DatabaseBackend
+    if (backend.dialect === "pg") return { ...pgReads(backend.pool), dataVersion: backend.dataVersion } satisfies Reads as Reads
     const db = yield* Effect.acquireRelease(
-      Effect.sync(() => new Database(client.config.filename, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs })),
+      Effect.sync(() => new Database(backend.filename, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs })),
       (db) => Effect.sync(() => db.close())
     )
     const statements = new Map<string, Database.Statement>()
@@ -62,6 +80,6 @@ export class ReadConnection extends Effect.Service<ReadConnection>()("svc/ReadCo
         }),
       /** A counter that changes whenever another connection commits; compare with an earlier reading. */
       dataVersion: (): number => dataVersion.get() as number
-    }
+    } satisfies Reads as Reads
   })
 }) {}

@@ -9,9 +9,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { dialectOf } from "../dialect.js"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const dialect = dialectOf(sql)
 
   yield* sql`CREATE TABLE change_history (
     sequence INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -22,13 +24,43 @@ export default Effect.gen(function* () {
     change TEXT NOT NULL,
     changed_at TEXT NOT NULL
   ) STRICT`
-  yield* sql`INSERT INTO sqlite_sequence (name, seq) SELECT 'change_history', seq FROM sqlite_sequence WHERE name = 'changes'`
+  if (dialect === "sqlite") {
+    yield* sql`INSERT INTO sqlite_sequence (name, seq) SELECT 'change_history', seq FROM sqlite_sequence WHERE name = 'changes'`
+  }
   yield* sql`INSERT INTO change_history (sequence, organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
     SELECT sequence, organization_id, knowledgebase_id, object_type, object_id, change, changed_at FROM changes ORDER BY sequence`
   yield* sql`DROP TABLE changes`
   yield* sql`ALTER TABLE change_history RENAME TO changes`
+  if (dialect === "pg") {
+    yield* sql`SELECT setval(pg_get_serial_sequence('changes', 'sequence'), (SELECT coalesce(max(sequence), 0) + 1 FROM changes), false)`
+  }
   yield* sql`CREATE INDEX changes_knowledgebase ON changes (knowledgebase_id, sequence)`
   yield* sql`CREATE INDEX changes_organization ON changes (organization_id, sequence)`
+
+  if (dialect === "pg") {
+    // PostgreSQL: the same keys, numbered in creation order, assigned when an insert gives none; the
+    // words as stored, weighted tsvector columns with GIN indexes (replacing 0004's FTS5 tables).
+    yield* sql`CREATE FUNCTION next_fts_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF NEW.fts_key IS NULL THEN
+        EXECUTE format('SELECT coalesce(max(fts_key), 0) + 1 FROM %I', TG_TABLE_NAME) INTO NEW.fts_key;
+      END IF;
+      RETURN NEW;
+    END $$`
+    for (const table of ["pages", "memories"] as const) {
+      yield* sql`ALTER TABLE ${sql(table)} ADD COLUMN fts_key INTEGER`
+      yield* sql`UPDATE ${sql(table)} SET fts_key = numbered.n
+        FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM ${sql(table)}) AS numbered
+        WHERE ${sql(table)}.id = numbered.id`
+      yield* sql`CREATE UNIQUE INDEX ${sql(`${table}_fts_key`)} ON ${sql(table)} (fts_key)`
+      yield* sql`CREATE TRIGGER ${sql(`${table}_fts_key`)} BEFORE INSERT ON ${sql(table)} FOR EACH ROW EXECUTE FUNCTION next_fts_key()`
+    }
+    yield* sql`ALTER TABLE pages ADD COLUMN search tsvector GENERATED ALWAYS AS
+      (setweight(to_tsvector('svc_english', title), 'A') || setweight(to_tsvector('svc_english', markdown), 'B')) STORED`
+    yield* sql`CREATE INDEX pages_search ON pages USING GIN (search)`
+    yield* sql`ALTER TABLE memories ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('svc_english', text)) STORED`
+    yield* sql`CREATE INDEX memories_search ON memories USING GIN (search)`
+    return
+  }
 
   yield* sql`DROP TRIGGER pages_fts_insert`
   yield* sql`DROP TRIGGER pages_fts_update`

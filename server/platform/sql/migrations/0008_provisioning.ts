@@ -11,6 +11,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { dialectOf } from "../dialect.js"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -130,4 +131,8 @@ export default Effect.gen(function* () {
   ) STRICT`
   yield* sql`CREATE INDEX outbox_emails_recipient ON outbox_emails (recipient, created_at)`
   yield* sql`CREATE INDEX outbox_emails_unsent ON outbox_emails (sent_at, created_at)`
+  if (dialectOf(sql) === "pg") {
+    // The insertion order SQLite's rowid gives the outbox (mail sent in the order it was queued).
+    yield* sql`ALTER TABLE outbox_emails ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY`
+  }
 })

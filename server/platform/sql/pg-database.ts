@@ -1,0 +1,91 @@
+/**
+ * The PostgreSQL database (`--database postgres://…`): one pool shared by the `SqlClient` and the
+ * read fast path, integer and numeric columns read as JavaScript numbers (like SQLite's), the same
+ * numbered migrations as SQLite (`pg-ddl.ts`), and the data-version counter (`pg-data-version.ts`)
+ * with its change-notification triggers.
+ */
+import { Migrator, SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer } from "effect"
+import pg from "pg"
+import { DatabaseBackend } from "./dialect.js"
+import { dataChangedChannel, trackDataVersion } from "./pg-data-version.js"
+import { pgMigrationClient } from "./pg-ddl.js"
+
+/** `int8` (counts, sums, identity keys) and `numeric` read as numbers; every value the service keeps fits. */
+const numberTypes = new Set([20, 1700])
+
+const poolConfig = (url: string): pg.PoolConfig => ({
+  connectionString: url,
+  max: 10,
+  application_name: "svc",
+  types: {
+    getTypeParser: (oid, format) => (numberTypes.has(oid) ? Number : pg.types.getTypeParser(oid, format))
+  }
+})
+
+/** Advisory lock keys (an arbitrary constant pair per purpose). */
+const migrationLock = 7_134_001
+
+/**
+ * After the migrations: the `citext` extension, and on every table the statement-level trigger that
+ * notifies `dataChangedChannel`, so tables of later migrations get it with no edit.
+ */
+const installChangeNotifications = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function* () {
+    yield* sql.unsafe(`CREATE OR REPLACE FUNCTION svc_data_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_notify('${dataChangedChannel}', ''); RETURN NULL; END $$`)
+    // The shared rate-limit log (pg-rate-limiter.ts); counting a request changes no data, so no notification.
+    yield* sql`CREATE TABLE IF NOT EXISTS rate_limit_hits (bucket TEXT NOT NULL, at BIGINT NOT NULL)`
+    yield* sql`CREATE INDEX IF NOT EXISTS rate_limit_hits_bucket ON rate_limit_hits (bucket, at)`
+    const tables = yield* sql<{ name: string }>`SELECT tablename AS name FROM pg_tables
+      WHERE schemaname = current_schema() AND tablename NOT IN ('rate_limit_hits', 'schema_migrations')`
+    for (const { name } of tables) {
+      yield* sql.unsafe(`CREATE OR REPLACE TRIGGER svc_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${pg.escapeIdentifier(name)}
+        FOR EACH STATEMENT EXECUTE FUNCTION svc_data_changed()`)
+    }
+  })
+
+/** Brings the schema up to date, one instance at a time. */
+const migrate = (migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const ddl = pgMigrationClient(sql)
+    const translated = Object.fromEntries(
+      Object.entries(migrations).map(([name, migration]) => [name, Effect.provideService(migration, SqlClient.SqlClient, ddl)])
+    )
+    yield* sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`SELECT pg_advisory_xact_lock(${migrationLock})`
+        yield* sql`CREATE EXTENSION IF NOT EXISTS citext`
+        // The Migrator's own check (a failing \`::regclass\` cast) would abort this transaction.
+        yield* sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+          migration_id integer primary key,
+          created_at timestamp with time zone not null default now(),
+          name text not null
+        )`
+        yield* Migrator.make({})({ loader: Migrator.fromRecord(translated), table: "schema_migrations" })
+        yield* installChangeNotifications(sql)
+      })
+    )
+  })
+
+/** The PostgreSQL database at `url`, migrated, with its `DatabaseBackend`. */
+export const PgDatabaseLive = (
+  url: string,
+  migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
+): Layer.Layer<SqlClient.SqlClient | DatabaseBackend, unknown> =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const config = poolConfig(url)
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(() => new pg.Pool(config)),
+        (pool) => Effect.promise(() => pool.end())
+      )
+      pool.on("error", () => undefined)
+      const tracker = yield* trackDataVersion(pool, config)
+      const client = PgClient.layerFromPool({ acquire: Effect.succeed(pool) as never })
+      const backend = Layer.succeed(DatabaseBackend, { dialect: "pg", pool, dataVersion: tracker.dataVersion, syncDataVersion: tracker.sync })
+      return Layer.effectDiscard(migrate(migrations)).pipe(Layer.provideMerge(Layer.merge(client, backend)))
+    })
+  )
