@@ -31,14 +31,14 @@ export const readyJson = (server: RunningServer) => ({
 })
 
 /** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown. */
-const banner = (server: RunningServer, lostKey: string | null, quiet: boolean): Array<Block> => [
+const banner = (server: RunningServer, lostKey: string | null, quiet: boolean, database: string | undefined): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
     kind: "fields",
     rows: [
       ["Base URL", server.baseUrl],
       ["MCP URL", server.mcpUrl],
-      ["Data dir", server.dataDir],
+      database === undefined ? ["Data dir", server.dataDir] : ["Database", database.replace(/:[^:@/]*@/, ":***@")],
       ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"]
     ]
   },
@@ -132,7 +132,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
       server.bootstrapKey === null && server.organization !== null && isPending(dataDir)
         ? lostKeyNotice(server.organization.slug, dataDir)
         : null
-    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true) })
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true, database) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
     await stop.stopped
