@@ -10,7 +10,7 @@ import { openAdmin } from "../../server/admin.js"
 import { AccountsService } from "../../server/platform/accounts/service.js"
 import { svcProcess } from "../cli/helpers.js"
 import { createKeyRecord, expectError } from "../support/fixtures.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { knownTestDatabase, startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer
 beforeAll(async () => {
@@ -49,7 +49,7 @@ it("a role lowered by the svc CLI shows on the very next request, and raised aga
 })
 
 it("a key revoked and a role changed by the same process's writer show on its very next authentication", async () => {
-  const admin = openAdmin(server.dataDir)
+  const admin = openAdmin({ dataDir: server.dataDir, database: knownTestDatabase(server.dataDir) })
   try {
     const outcome = await admin.run(
       Effect.gen(function* () {
