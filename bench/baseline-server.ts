@@ -254,17 +254,8 @@ const createInTransaction = db.transaction((organizationId: string, plan: string
   return { id, name, description, createdAt: at, updatedAt: at, counts: { sources: 0, pages: 0 } }
 })
 
-const create = (req: IncomingMessage, res: ServerResponse, requestId: string): void => {
-  const caller = authenticate(req, "knowledge:write")
-  if (isRefusal(caller)) {
-    req.resume()
-    return fail(res, requestId, caller.status, caller.code, caller.message)
-  }
-  const { organizationId, plan, keyId } = caller
-  if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) {
-    req.resume()
-    return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
-  }
+/** Reads a JSON object body within the size limit and hands it on; answers 413 and 400 itself. */
+const readObjectBody = (req: IncomingMessage, res: ServerResponse, requestId: string, use: (body: Record<string, unknown>) => void): void => {
   const chunks: Array<Buffer> = []
   let size = 0
   req.on("data", (chunk: Buffer) => {
@@ -279,10 +270,23 @@ const create = (req: IncomingMessage, res: ServerResponse, requestId: string): v
     } catch {
       return fail(res, requestId, 400, "invalid_request", "The request body is not valid JSON.")
     }
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      return fail(res, requestId, 400, "invalid_request", "Expected an object.")
-    }
-    const input = body as Record<string, unknown>
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return fail(res, requestId, 400, "invalid_request", "Expected an object.")
+    use(body as Record<string, unknown>)
+  })
+}
+
+const create = (req: IncomingMessage, res: ServerResponse, requestId: string): void => {
+  const caller = authenticate(req, "knowledge:write")
+  if (isRefusal(caller)) {
+    req.resume()
+    return fail(res, requestId, caller.status, caller.code, caller.message)
+  }
+  const { organizationId, plan, keyId } = caller
+  if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) {
+    req.resume()
+    return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
+  }
+  readObjectBody(req, res, requestId, (input) => {
     const extra = Object.keys(input).find((k) => k !== "name" && k !== "description")
     if (extra !== undefined) return fail(res, requestId, 400, "invalid_request", `${extra}: is unexpected`)
     const name = typeof input.name === "string" ? input.name.trim() : null
@@ -379,21 +383,8 @@ const patchPage = (req: IncomingMessage, res: ServerResponse, requestId: string,
     req.resume()
     return fail(res, requestId, caller.status, caller.code, caller.message)
   }
-  const chunks: Array<Buffer> = []
-  let size = 0
-  req.on("data", (chunk: Buffer) => {
-    size += chunk.length
-    if (size <= maxBodyBytes) chunks.push(chunk)
-  })
-  req.on("end", () => {
-    if (size > maxBodyBytes) return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
-    let body: { patch?: Array<PatchOperation>; description?: string }
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof body
-    } catch {
-      return fail(res, requestId, 400, "invalid_request", "The request body is not valid JSON.")
-    }
-    if (typeof body !== "object" || body === null || Array.isArray(body)) return fail(res, requestId, 400, "invalid_request", "Expected an object.")
+  readObjectBody(req, res, requestId, (input) => {
+    const body = input as { patch?: Array<PatchOperation>; description?: string }
     const patch = body.patch ?? []
     if (!Array.isArray(patch) || patch.some((op) => typeof op !== "object" || op === null || typeof op.op !== "string")) {
       return fail(res, requestId, 400, "invalid_request", "patch: expected an array of operations")

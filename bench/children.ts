@@ -295,10 +295,16 @@ export const launchSvc = <R extends Ready>(options: {
 }
 
 /**
- * Makes every `data_version` cache of a running svc launcher miss (`"missing"`) or keep its entries
- * again (`"kept"`), and resolves once the launcher says it is in effect.
+ * Writes `command` to a child's stdin and waits for its answer: the first JSON line on its stdout
+ * for which `answer` gives `true` (resolve) or an `Error` (reject); other lines are passed over.
  */
-export const setSvcCaches = (child: Child<Ready>, mode: "missing" | "kept", timeoutMs = 5_000): Promise<void> =>
+export const askChild = <R extends Ready>(
+  child: Child<R>,
+  command: string,
+  answer: (line: unknown) => true | Error | undefined,
+  timeoutMs: number,
+  timeoutMessage: string
+): Promise<void> =>
   new Promise((resolve, reject) => {
     const stdout = child.process.stdout
     let buffer = ""
@@ -313,14 +319,31 @@ export const setSvcCaches = (child: Child<Ready>, mode: "missing" | "kept", time
       for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
         const line = buffer.slice(0, end)
         buffer = buffer.slice(end + 1)
+        let parsed: unknown
         try {
-          if ((JSON.parse(line) as { caches?: unknown }).caches === mode) return done()
+          parsed = JSON.parse(line)
         } catch {
-          // not the answer
+          continue
         }
+        const verdict = answer(parsed)
+        if (verdict === true) return done()
+        if (verdict instanceof Error) return done(verdict)
       }
     }
-    const timer = setTimeout(() => done(new Error(`${child.name}: caches not ${mode} within ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(() => done(new Error(timeoutMessage)), timeoutMs)
     stdout.on("data", onData)
-    child.process.stdin.write(`caches ${mode}\n`)
+    child.process.stdin.write(`${command}\n`)
   })
+
+/**
+ * Makes every `data_version` cache of a running svc launcher miss (`"missing"`) or keep its entries
+ * again (`"kept"`), and resolves once the launcher says it is in effect.
+ */
+export const setSvcCaches = (child: Child<Ready>, mode: "missing" | "kept", timeoutMs = 5_000): Promise<void> =>
+  askChild(
+    child,
+    `caches ${mode}`,
+    (line) => ((line as { caches?: unknown } | null)?.caches === mode ? true : undefined),
+    timeoutMs,
+    `${child.name}: caches not ${mode} within ${timeoutMs} ms`
+  )

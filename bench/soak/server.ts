@@ -4,7 +4,7 @@
  */
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Child, spawnChild } from "../children.js"
+import { askChild, type Child, spawnChild } from "../children.js"
 import type { SoakReady } from "./protocol.js"
 
 /** Where and on what the servers of one part run. */
@@ -41,32 +41,17 @@ export const killHard = (child: Child<SoakReady>): Promise<void> =>
   })
 
 /** Switches the review gate of organization `slug` in the server process. */
-export const setReview = (child: Child<SoakReady>, slug: string, on: boolean): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const stdout = child.process.stdout
-    const want = on ? "on" : "off"
-    let buffer = ""
-    const onData = (chunk: Buffer) => {
-      buffer += chunk.toString("utf8")
-      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, end)
-        buffer = buffer.slice(end + 1)
-        try {
-          const review = (JSON.parse(line) as { review?: string }).review
-          if (review === want || review === "failed") {
-            clearTimeout(timer)
-            stdout.off("data", onData)
-            review === want ? resolve() : reject(new Error(`review ${want} ${slug} failed`))
-          }
-        } catch {
-          // another line
-        }
-      }
-    }
-    const timer = setTimeout(() => {
-      stdout.off("data", onData)
-      reject(new Error(`review ${want} ${slug}: no answer`))
-    }, 10_000)
-    stdout.on("data", onData)
-    child.process.stdin.write(`review ${want} ${slug}\n`)
-  })
+export const setReview = (child: Child<SoakReady>, slug: string, on: boolean): Promise<void> => {
+  const want = on ? "on" : "off"
+  return askChild(
+    child,
+    `review ${want} ${slug}`,
+    (line) => {
+      const review = (line as { review?: string } | null)?.review
+      if (review === want) return true
+      return review === "failed" ? new Error(`review ${want} ${slug} failed`) : undefined
+    },
+    10_000,
+    `review ${want} ${slug}: no answer`
+  )
+}

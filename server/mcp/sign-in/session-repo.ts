@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { OrganizationRow } from "../../platform/accounts/repo.js"
+import type { JoinedOrganizationColumns } from "../../platform/accounts/repo.js"
 import type { Role } from "../../platform/accounts/domain.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 
@@ -25,7 +25,7 @@ export interface SessionRow {
 }
 
 /** What authentication of an access token reads in one indexed lookup. */
-export interface AccessRow extends SessionRow {
+export interface AccessRow extends SessionRow, JoinedOrganizationColumns {
   readonly client_name: string
   readonly m_email: string
   readonly m_role: Role
@@ -33,13 +33,6 @@ export interface AccessRow extends SessionRow {
   readonly k_name: string
   readonly k_prefix: string
   readonly k_created_at: string
-  readonly o_slug: string
-  readonly o_name: string
-  readonly o_plan: OrganizationRow["plan"]
-  readonly o_gates: string
-  readonly o_credits_remaining: number
-  readonly o_credits_used: number
-  readonly o_created_at: string
 }
 
 /** A session as the admin list shows it. */

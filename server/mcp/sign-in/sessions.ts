@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { effectiveScopes, type Principal } from "../../platform/accounts/domain.js"
-import { AccountsRepo, toOrganization } from "../../platform/accounts/repo.js"
+import { AccountsRepo, joinedOrganization } from "../../platform/accounts/repo.js"
 import { ApiKeyRevoked, InvalidApiKey, NotFound } from "../../platform/errors.js"
 import { newId, randomToken, sha256Hex } from "../../platform/ids.js"
 import { transactionsOn } from "../../platform/sql/database.js"
@@ -62,16 +62,7 @@ const toSession = (row: SessionListRow): SignInSession => ({
 const principalOf = (row: AccessRow): Principal => {
   const member = { id: row.member_id, organizationId: row.organization_id, email: row.m_email, role: row.m_role, createdAt: row.m_created_at }
   return {
-    organization: toOrganization({
-      id: row.organization_id,
-      slug: row.o_slug,
-      name: row.o_name,
-      plan: row.o_plan,
-      gates: row.o_gates,
-      credits_remaining: row.o_credits_remaining,
-      credits_used: row.o_credits_used,
-      created_at: row.o_created_at
-    }),
+    organization: joinedOrganization(row),
     key: {
       id: row.key_id,
       organizationId: row.organization_id,

@@ -37,8 +37,9 @@ interface KeyRow {
   readonly revoked_at: string | null
 }
 
-/** A key joined with its organization and member, as authentication reads it. */
-interface CredentialRow extends KeyRow {
+/** An organization's columns joined into another row under `o_` names, beside `organization_id`. */
+export interface JoinedOrganizationColumns {
+  readonly organization_id: string
   readonly o_slug: string
   readonly o_name: string
   readonly o_plan: Plan
@@ -46,6 +47,23 @@ interface CredentialRow extends KeyRow {
   readonly o_credits_remaining: number
   readonly o_credits_used: number
   readonly o_created_at: string
+}
+
+/** The organization of a row that joined it under `o_` names. */
+export const joinedOrganization = (row: JoinedOrganizationColumns): Organization =>
+  toOrganization({
+    id: row.organization_id,
+    slug: row.o_slug,
+    name: row.o_name,
+    plan: row.o_plan,
+    gates: row.o_gates,
+    credits_remaining: row.o_credits_remaining,
+    credits_used: row.o_credits_used,
+    created_at: row.o_created_at
+  })
+
+/** A key joined with its organization and member, as authentication reads it. */
+interface CredentialRow extends KeyRow, JoinedOrganizationColumns {
   readonly m_email: string | null
   readonly m_role: Role | null
   readonly m_created_at: string | null
@@ -181,16 +199,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
               if (!row) return null
               return {
                 key: toKey(row),
-                organization: toOrganization({
-                  id: row.organization_id,
-                  slug: row.o_slug,
-                  name: row.o_name,
-                  plan: row.o_plan,
-                  gates: row.o_gates,
-                  credits_remaining: row.o_credits_remaining,
-                  credits_used: row.o_credits_used,
-                  created_at: row.o_created_at
-                }),
+                organization: joinedOrganization(row),
                 member:
                   row.member_id && row.m_email && row.m_role && row.m_created_at
                     ? {
