@@ -3,7 +3,10 @@
  * first; with `SVC_SMTP_URL` set the server's worker sends unsent emails to a fake SMTP server on a
  * real socket (authenticating with the URL's credentials), recording each attempt and its error.
  */
+import { Duration, Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { deliverPending, type MailDeliverySettings } from "../../server/provisioning/outbox/delivery.js"
+import { OutboxRepo } from "../../server/provisioning/outbox/repo.js"
 import { sql } from "../support/fixtures.js"
 import { startFakeSmtp, type FakeSmtp } from "../support/fake-smtp.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -62,7 +65,7 @@ describe("SMTP delivery", () => {
     const attempts = (n: number) =>
       until(async () => {
         const found = await outboxRow("bounce@example.com")
-        return found && found.attempts >= n ? found : undefined
+        return found && found.attempts >= n && found.last_error !== null ? found : undefined
       }, `${n} attempts`)
     const first = await attempts(1)
     expect(first.sent_at).toBeNull()
@@ -77,6 +80,32 @@ describe("SMTP delivery", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     expect(await outboxRow("bounce@example.com")).toEqual({ attempts: 5, sent_at: null, last_error: expect.stringMatching(/550/) })
     expect(smtp.received.some((m) => m.to.includes("bounce@example.com"))).toBe(false)
+  })
+})
+
+describe("two delivery rounds at once (two instances on one database)", () => {
+  it("send each email once: every attempt is claimed before it is sent", async () => {
+    const quiet = await startTestServer()
+    try {
+      for (const name of ["one", "two", "three"]) {
+        expect((await quiet.request("POST", "/end-users", { body: { email: `${name}@claims.test`, sendEmail: true } })).status).toBe(201)
+      }
+      const sent: Array<string> = []
+      const settings: MailDeliverySettings = { smtpUrl: "smtp://unused", from: "svc <a@b.c>", pollInterval: Duration.seconds(1), retryDelaysMs: [10_000] }
+      const send = async (email: { readonly to: string }) => {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        sent.push(email.to)
+      }
+      const round = deliverPending(settings, send).pipe(Effect.provide(Layer.fresh(OutboxRepo.Default)))
+      const counts = await quiet.admin(Effect.all([round, round], { concurrency: 2 }))
+      const rows = await sql(quiet, (db) => db<{ recipient: string; attempts: number; sent: number }>`SELECT recipient, attempts, CASE WHEN sent_at IS NULL THEN 0 ELSE 1 END AS sent FROM outbox_emails ORDER BY recipient, id`)
+      expect(rows.length).toBeGreaterThanOrEqual(3)
+      expect(counts[0] + counts[1]).toBe(rows.length)
+      expect(sent.sort()).toEqual(rows.map((row) => row.recipient).sort())
+      expect(rows.every((row) => row.attempts === 1 && row.sent === 1)).toBe(true)
+    } finally {
+      await quiet.stop()
+    }
   })
 })
 

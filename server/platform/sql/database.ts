@@ -23,6 +23,7 @@ import migration0010 from "./migrations/0010_webhooks.js"
 import migration0011 from "./migrations/0011_portal_sign_in.js"
 import migration0012 from "./migrations/0012_credit_renewal.js"
 import migration0013 from "./migrations/0013_mcp_sign_in.js"
+import migration0014 from "./migrations/0014_outbox_claims.js"
 import { PgDatabaseLive } from "./pg-database.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
@@ -40,7 +41,8 @@ export const migrations = {
   "0010_webhooks": migration0010,
   "0011_portal_sign_in": migration0011,
   "0012_credit_renewal": migration0012,
-  "0013_mcp_sign_in": migration0013
+  "0013_mcp_sign_in": migration0013,
+  "0014_outbox_claims": migration0014
 }
 
 /**

@@ -23,6 +23,9 @@ export interface MailDeliverySettings {
   readonly retryDelaysMs: ReadonlyArray<number>
 }
 
+/** How long a claimed attempt keeps other processes off an email (longer than any SMTP exchange). */
+const claimMs = 120_000
+
 /** Retries of a failed email: 10 s, 1 min, 5 min and 30 min apart. */
 export const defaultRetryDelaysMs = [10_000, 60_000, 300_000, 1_800_000] as const
 
@@ -37,7 +40,10 @@ export const mailDeliveryFromEnv = (env: NodeJS.ProcessEnv = process.env): MailD
   return { smtpUrl, from: env.SVC_SMTP_FROM?.trim() || "svc <no-reply@localhost>", pollInterval: Duration.seconds(1), retryDelaysMs: defaultRetryDelaysMs }
 }
 
-/** Sends every unsent email whose next attempt is due (oldest first, up to `batch`); answers how many were sent. */
+/**
+ * Sends every unsent email whose next attempt is due (oldest first, up to `batch`), each attempt
+ * claimed first so that two instances never send it twice; answers how many were sent.
+ */
 export const deliverPending = (settings: MailDeliverySettings, send: (email: OutboxEmail) => Promise<unknown>, batch = 50) =>
   Effect.gen(function* () {
     const repo = yield* OutboxRepo
@@ -48,9 +54,10 @@ export const deliverPending = (settings: MailDeliverySettings, send: (email: Out
       .slice(0, batch)
     let sent = 0
     for (const email of due) {
+      if (!(yield* repo.claimAttempt(email.id, email.attempts, isoAt(now), isoAt(now + claimMs)))) continue
       const outcome = yield* Effect.either(Effect.tryPromise(() => send(email)))
       if (outcome._tag === "Right") sent++
-      yield* repo.recordAttempt(
+      yield* repo.recordOutcome(
         email.id,
         outcome._tag === "Right"
           ? { sentAt: isoAt(clock.now()), error: null }

@@ -50,10 +50,20 @@ export class OutboxRepo extends Effect.Service<OutboxRepo>()("svc/OutboxRepo", {
       unsent: (maxAttempts: number, limit: number) =>
         Effect.orDie(sql<OutboxRow>`SELECT * FROM outbox_emails WHERE sent_at IS NULL AND attempts < ${maxAttempts}
           ORDER BY created_at, id LIMIT ${limit}`).pipe(Effect.map((rows) => rows.map(toEmail))),
-      /** Records one delivery attempt's outcome. */
-      recordAttempt: (id: string, outcome: { readonly sentAt: string | null; readonly error: string | null }) =>
-        Effect.orDie(sql`UPDATE outbox_emails SET attempts = attempts + 1, sent_at = ${outcome.sentAt}, last_error = ${outcome.error}
-          WHERE id = ${id}`)
+      /**
+       * Claims attempt `attempts + 1` of an unsent email before it is sent, until `until` (an ISO
+       * time): true for exactly one caller however many processes (instances on one PostgreSQL
+       * database) saw the same row, and never while another's claim runs, so an email is never sent
+       * twice by one attempt. A claimed attempt counts even if its process stops before sending; the
+       * next may be taken once the claim has passed and it is due.
+       */
+      claimAttempt: (id: string, attempts: number, at: string, until: string) =>
+        Effect.orDie(sql<{ id: string }>`UPDATE outbox_emails SET attempts = attempts + 1, claimed_until = ${until}
+          WHERE id = ${id} AND attempts = ${attempts} AND sent_at IS NULL AND (claimed_until IS NULL OR claimed_until < ${at})
+          RETURNING id`).pipe(Effect.map((rows) => rows.length === 1)),
+      /** Records the outcome of the claimed attempt. */
+      recordOutcome: (id: string, outcome: { readonly sentAt: string | null; readonly error: string | null }) =>
+        Effect.orDie(sql`UPDATE outbox_emails SET sent_at = ${outcome.sentAt}, last_error = ${outcome.error}, claimed_until = NULL WHERE id = ${id}`)
     }
   }),
   accessors: true
