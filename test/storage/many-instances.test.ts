@@ -86,36 +86,6 @@ describe("three instances on one database", () => {
     const read = await c().request("GET", `/knowledgebases/${kb}/sources/${source.id}`)
     expect(read.body.source.status).toBe("ready")
   })
-
-  it("a job another instance is running is left to it until its deadline, then taken back and indexed once", async () => {
-    const kb = (await a().request("POST", "/knowledgebases", { body: { name: "Leased jobs" } })).body.knowledgebase.id as string
-    const source = await readySource(a(), kb, { name: "lease.txt", text: "The harbourmaster keeps the tide tables." })
-    const now = a().clock.now()
-    const deadline = new Date(now + 60_000).toISOString()
-    await sql(a(), (db) => db`DELETE FROM passages WHERE source_id = ${source.id}`)
-    await sql(a(), (db) => db`UPDATE sources SET status = 'processing' WHERE id = ${source.id}`)
-    await sql(a(), (db) =>
-      db`INSERT INTO ingestion_jobs (source_id, state, attempts, queued_at, started_at, deadline_at)
-        VALUES (${source.id}, 'running', 1, ${new Date(now).toISOString()}, ${new Date(now).toISOString()}, ${deadline})`
-    )
-    const job = () => sql(a(), (db) => db<{ state: string; attempts: number }>`SELECT state, attempts FROM ingestion_jobs WHERE source_id = ${source.id}`)
-    const starting = await startTestServer({ clock: a().clock, key: a().key, server: { database: database.url, requestsPerMinute: 100_000 } })
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 2_500))
-      expect(await job()).toEqual([{ state: "running", attempts: 1 }])
-      a().clock.advance(61_000)
-      const deadlineAt = Date.now() + 15_000
-      while ((await job()).length > 0 && Date.now() < deadlineAt) await new Promise((resolve) => setTimeout(resolve, 100))
-      expect(await job()).toEqual([])
-      const [row] = await sql(a(), (db) => db<{ status: string }>`SELECT status FROM sources WHERE id = ${source.id}`)
-      expect(row!.status).toBe("ready")
-      const [passages] = await sql(a(), (db) => db<{ rows: number; numbers: number }>`SELECT count(*) AS rows, count(DISTINCT seq) AS numbers FROM passages WHERE source_id = ${source.id}`)
-      expect(passages!.rows).toBeGreaterThan(0)
-      expect(passages!.rows).toBe(passages!.numbers)
-    } finally {
-      await starting.stop()
-    }
-  })
 })
 
 describe("three instances at the spec's rate of 120 requests a minute per key", () => {

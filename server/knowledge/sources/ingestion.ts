@@ -11,7 +11,6 @@ import { createHash } from "node:crypto"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { safeFetchEffect } from "../../platform/net/safe-fetch.js"
 import { transactionsOn } from "../../platform/sql/database.js"
-import { dialectOf } from "../../platform/sql/dialect.js"
 import { chunkText } from "./chunk.js"
 import { detectType, ExtractionFailed, extractText } from "./extract.js"
 import { IngestionConfig, seconds } from "./ingestion-config.js"
@@ -40,10 +39,7 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
     const signal = yield* IngestionSignal
     const config = yield* IngestionConfig
     const clock = yield* AppClock
-    const sql = yield* SqlClient.SqlClient
-    const inTransaction = transactionsOn(sql)
-    /** Other instances share the queue (PostgreSQL): a `running` job may be theirs until its deadline. */
-    const sharedQueue = dialectOf(sql) === "pg"
+    const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const now = () => isoAt(clock.now())
 
     /** The original's bytes, fetching a `url` source first. */
@@ -124,33 +120,24 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
         )
       )
 
-    /**
-     * Requeues jobs a stopped process left running; fails those interrupted too often. With a shared
-     * queue only jobs past their deadline count as left (their process stopped, or their time limit
-     * passed): a live instance may still be running the others.
-     */
-    const recover = Effect.suspend(() => {
-      const at = clock.now()
-      return inTransaction(
-        Effect.gen(function* () {
-          const left = (yield* sources.runningJobs).filter(
-            (job) => !sharedQueue || job.deadline_at === null || Date.parse(job.deadline_at) < at
-          )
-          for (const job of left) {
-            if (job.attempts < config.maxAttempts) yield* sources.requeue(job.source_id, now())
-          }
-          return left.filter((job) => job.attempts >= config.maxAttempts)
-        })
-      ).pipe(
-        Effect.tap((exhausted) =>
-          Effect.forEach(
-            exhausted,
-            (job) => service.fail(job.source_id, `Indexing was interrupted ${job.attempts === 1 ? "once" : `${job.attempts} times`} (the server stopped while it ran); upload the document again.`),
-            { discard: true }
-          )
+    /** Requeues jobs a stopped process left running; fails those interrupted too often. */
+    const recover = inTransaction(
+      Effect.gen(function* () {
+        const left = yield* sources.runningJobs
+        for (const job of left) {
+          if (job.attempts < config.maxAttempts) yield* sources.requeue(job.source_id, now())
+        }
+        return left.filter((job) => job.attempts >= config.maxAttempts)
+      })
+    ).pipe(
+      Effect.tap((exhausted) =>
+        Effect.forEach(
+          exhausted,
+          (job) => service.fail(job.source_id, `Indexing was interrupted ${job.attempts === 1 ? "once" : `${job.attempts} times`} (the server stopped while it ran); upload the document again.`),
+          { discard: true }
         )
       )
-    })
+    )
 
     const loop = Effect.gen(function* () {
       yield* recover
@@ -161,7 +148,6 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
           yield* run(job)
           continue
         }
-        if (sharedQueue) yield* recover
         yield* Effect.raceFirst(signal.wait, Effect.sleep(Duration.millis(config.pollMs)))
       }
     })
