@@ -5,6 +5,7 @@
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { existsSync } from "node:fs"
 import { features } from "./features.js"
+import { McpSignInLive } from "./mcp/sign-in/feature.js"
 import { IngestionConfig } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
@@ -27,7 +28,7 @@ const targetOf = (target: AdminTarget) => (typeof target === "string" ? { dataDi
 
 /** Services available to administration. */
 export const AdminLive = (target: AdminTarget) =>
-  Layer.merge(AccountsService.Default, mergeLayers(features.map((feature) => feature.services))).pipe(
+  Layer.mergeAll(AccountsService.Default, mergeLayers(features.map((feature) => feature.services)), McpSignInLive).pipe(
     Layer.provideMerge(IngestionConfig.layer()),
     Layer.provideMerge(ModelConfig.fromEnv()),
     Layer.provideMerge(WebhookSettings.layer()),

@@ -18,7 +18,6 @@ import { userGroupsFeature } from "./provisioning/groups/feature.js"
 import { portalAdmissionsFeature } from "./provisioning/admissions/feature.js"
 import { webhooksFeature } from "./webhooks/feature.js"
 import { portalPagesFeature } from "./portal/feature.js"
-import { mcpSignInFeature } from "./mcp/sign-in/feature.js"
 
 /** Every feature, in the order the OpenAPI document lists their groups. */
 export const features = [
@@ -37,6 +36,5 @@ export const features = [
   userGroupsFeature,
   portalAdmissionsFeature,
   webhooksFeature,
-  portalPagesFeature,
-  mcpSignInFeature
+  portalPagesFeature
 ] as const

@@ -17,6 +17,7 @@ import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { syncDataVersionFirst } from "./platform/http/data-version-sync.js"
 import { McpBranchLive } from "./mcp/http.js"
+import { McpSignInLive } from "./mcp/sign-in/feature.js"
 import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
 import { withFrontBranches } from "./platform/http/front-branch.js"
@@ -108,7 +109,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
     const demo =
       options.demo && boot.secret !== null ? await Effect.runPromise(seedDemo(boot.secret).pipe(Effect.provide(core))) : null
     const http = await Effect.runPromise(
-      Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+      Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )
     const address = Context.get(http, HttpServer.HttpServer).address
     const host = address._tag === "TcpAddress" ? address.hostname : "127.0.0.1"

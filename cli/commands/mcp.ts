@@ -52,7 +52,7 @@ const log = (io: CliIo) => (line: string) => void io.stderr.write(`${line}\n`)
 
 /** Serves MCP in this process on the data directory until stdin ends. */
 const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
-  const [{ isDataDirectory }, { CoreLive }, { features }, { mergeLayers }, { StderrLogger }, { parseFamilies }, { serveStdioInProcess }, effect] = await Promise.all([
+  const [{ isDataDirectory }, { CoreLive }, { features }, { mergeLayers }, { StderrLogger }, { parseFamilies }, { serveStdioInProcess }, { McpSignInLive }, effect] = await Promise.all([
     import("../../server/admin.js"),
     import("../../server/core.js"),
     import("../../server/features.js"),
@@ -60,6 +60,7 @@ const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
     import("../../server/platform/logging.js"),
     import("../../server/mcp/families.js"),
     import("../../server/mcp/stdio.js"),
+    import("../../server/mcp/sign-in/feature.js"),
     import("effect")
   ])
   const { Layer, ManagedRuntime } = effect
@@ -71,7 +72,7 @@ const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
   const logger = StderrLogger()
   const core = Layer.provideMerge(CoreLive({ dataDir, database }), logger)
   const workers = mergeLayers(features.map((feature) => feature.workers))
-  const runtime = ManagedRuntime.make(Layer.provideMerge(workers, core))
+  const runtime = ManagedRuntime.make(Layer.provideMerge(Layer.merge(workers, McpSignInLive), core))
   try {
     await serveStdioInProcess({
       runtime: await runtime.runtime(),

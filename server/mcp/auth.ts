@@ -10,11 +10,11 @@ import { mcpPlans, type Principal } from "../platform/accounts/domain.js"
 import { AccountsService } from "../platform/accounts/service.js"
 import { FeatureNotAvailable, InsufficientScope, NotFound, Unauthorized } from "../platform/errors.js"
 import { bearerToken, gateError } from "../platform/http/authentication.js"
+import type { McpAddress } from "./address.js"
 import { addressPath, isAccessToken } from "./sign-in/domain.js"
 import { McpSessions } from "./sign-in/sessions.js"
 
-/** Which MCP address a request came to: `{mcp_url}` or a workspace's `{base_url}/orgs/<slug>/mcp`. */
-export type McpAddress = { readonly kind: "any" } | { readonly kind: "workspace"; readonly slug: string }
+export type { McpAddress } from "./address.js"
 
 /** Whether the organization may run Agents, Flows and Apps over MCP: not on a trial before the first payment. */
 export const runsAllowedFor = (principal: Principal): boolean => principal.organization.plan !== "trial"

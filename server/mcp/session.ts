@@ -15,13 +15,14 @@ import { gateError, scopeRefusal } from "../platform/http/authentication.js"
 import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import type * as z from "zod/v4"
 import type { CoreServices } from "../core.js"
+import type { McpSignInLive } from "./sign-in/feature.js"
 import { mapLegacyMessage } from "./names.js"
 import { pageResources, readPageResource } from "./resources.js"
 import { listFingerprint, toolsFor } from "./registry.js"
 import { type CallContext, type McpTool, toolEffect } from "./tool.js"
 
-/** The services MCP tools run on (the server's core). */
-export type McpServices = CoreServices
+/** The services MCP runs on: the server's core and MCP sign-in's (`McpSignInLive`). */
+export type McpServices = CoreServices | Layer.Layer.Success<typeof McpSignInLive>
 
 /** The server's name and version as MCP clients see them. */
 export const serverInfo = { name: "svc", version: "0.1.0" } as const

@@ -1,16 +1,13 @@
-/** The `mcpSignIn` feature: MCP sign-in connections (served in front of the API by `http.ts`; no REST endpoints). */
+/**
+ * The services of MCP sign-in connections (client registration, the sign-in pages, tokens and
+ * sessions), served in front of the API by `http.ts` and used by MCP authentication and the admin
+ * commands; no REST endpoints, so not a feature of `server/features.ts`.
+ */
 import { Layer } from "effect"
-import { defineFeature } from "../../platform/feature.js"
-import { featureContract } from "../../platform/http/contract.js"
 import { McpApproval } from "./approval.js"
 import { McpSignInRepo } from "./repo.js"
 import { McpSessionRepo } from "./session-repo.js"
 import { McpSessions } from "./sessions.js"
 
-/** MCP sign-in: client registration, the sign-in pages, tokens and sessions. */
-export const mcpSignInFeature = defineFeature({
-  name: "mcpSignIn",
-  contract: featureContract(),
-  http: Layer.empty,
-  services: Layer.mergeAll(McpApproval.Default, McpSessions.Default, McpSignInRepo.Default, McpSessionRepo.Default)
-})
+/** MCP sign-in's services over the core's database and clock. */
+export const McpSignInLive = Layer.mergeAll(McpApproval.Default, McpSessions.Default, McpSignInRepo.Default, McpSessionRepo.Default)

@@ -4,7 +4,7 @@
  * the same steps inside their callers' `@effect/sql` transactions.
  */
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
-import type { ConversationRow, ExecutionOutcome, MessageRow, NewExecution } from "./repo.js"
+import type { ConversationRow, ExecutionOutcome, MessageRow, NewExecution } from "./rows.js"
 
 /** A message to append to a conversation. */
 export interface NewMessage {
