@@ -61,11 +61,14 @@ const prepare = (slug: string) =>
     return prepared
   })
 
+/** Administration acts on the server's own database: the data directory's file, or the PostgreSQL URL. */
+const adminTarget = { dataDir, database: values.database }
+
 const organizations =
   server.bootstrapKey === null
     ? null
     : await runAdmin(
-        dataDir,
+        adminTarget,
         Effect.all(soakOrganizations.map(prepare)).pipe(Effect.map(([a, b]) => ({ a: a!, b: b! })))
       )
 
@@ -77,7 +80,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (!command) return
   const [, state, slug] = command as unknown as [string, "on" | "off", string]
   void runAdmin(
-    dataDir,
+    adminTarget,
     Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization(slug, state === "on" ? { enable: ["review"] } : { disable: ["review"] }))
   ).then(
     () => process.stdout.write(`${JSON.stringify({ review: state })}\n`),

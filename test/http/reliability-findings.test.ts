@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError } from "../support/fixtures.js"
+import { onSqlite } from "../support/postgres.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer
@@ -42,5 +43,28 @@ describe("a query parameter that takes one value", () => {
       const message = expectError(await server.request("GET", path), 400, "invalid_request")
       expect(message).toBe(`${name}: must be "${value}"`)
     }
+  })
+})
+
+describe("the NUL character (U+0000)", () => {
+  // fuzz on PostgreSQL: GET /flows/%00 (and every id slot) answered 500: PostgreSQL text cannot hold
+  // U+0000, so the lookup itself failed; SQLite answered 404
+  it("in the address is refused with 400 on both backends, before any lookup", async () => {
+    for (const [method, path] of [
+      ["GET", "/flows/%00"],
+      ["GET", `/knowledgebases/${kb}/pages/%00/revisions`],
+      ["DELETE", "/user-groups/%00"],
+      ["GET", "/end-users?email=a%00b%40example.com"]
+    ] as const) {
+      const message = expectError(await server.request(method, path), 400, "invalid_request")
+      expect(message).toBe("The address may not contain the NUL character (%00).")
+    }
+  })
+
+  // The same fuzz, with U+0000 inside a JSON string: PostgreSQL refuses to store it (a 500 before)
+  it("in a JSON body is stored on SQLite and refused with 400 on PostgreSQL, never a 500", async () => {
+    const response = await server.request("POST", "/knowledgebases", { body: { name: "nul\u0000name" } })
+    if (onSqlite) expect(response.status).toBe(201)
+    else expect(expectError(response, 400, "invalid_request")).toBe("Text may not contain the NUL character (U+0000).")
   })
 })

@@ -47,6 +47,12 @@ const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string, requestDec
           return unreadableBody(error.cause)
         case "RouteNotFound":
           return new NotFound({ message: "No such endpoint." })
+        case "SqlError":
+          // PostgreSQL refuses text holding U+0000 (SQLite stores it): the client's text, not our fault.
+          if ((error.cause as { code?: unknown } | undefined)?.code === "22021") {
+            return new InvalidRequest({ message: "Text may not contain the NUL character (U+0000)." })
+          }
+          break
       }
     }
     if (Cause.isInterruptedOnly(cause)) return new ServerError({ message: "The request was interrupted." })

@@ -121,6 +121,9 @@ const queryProblem = (shape: OperationShape, url: string): InvalidRequest | unde
   })
 }
 
+/** A NUL character (U+0000) in the path or query: no id or name holds one, and PostgreSQL text cannot. */
+const nulInUrl = /%00/i
+
 /**
  * Checks a request against the operation it goes to: the refusal when its body type or a query
  * parameter is not accepted there, or undefined (also for a path no operation has: routing answers).
@@ -129,6 +132,7 @@ export const requestShapeProblem = (
   shapes: ReadonlyArray<OperationShape>,
   request: HttpServerRequest.HttpServerRequest
 ): InvalidRequest | undefined => {
+  if (nulInUrl.test(request.url)) return new InvalidRequest({ message: "The address may not contain the NUL character (%00)." })
   const shape = operationOf(shapes, request.method, pathSegments(request.url))
   if (shape === undefined) return undefined
   return bodyProblem(shape, request) ?? queryProblem(shape, request.url)
