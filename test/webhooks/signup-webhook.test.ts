@@ -186,6 +186,11 @@ describe("durability", () => {
         Effect.flatMap(WebhookService, (webhooks) => webhooks.enqueueSignup({ organizationId: orgId, portal: made, endUser: endUser(9) }))
       )
       await receiver.waitFor(1)
+      // Killed after the first attempt is recorded: one killed mid-attempt keeps its claim for the
+      // attempt's time limit plus 30 s before another process may send it (another test's subject).
+      await expect
+        .poll(async () => (await svcJson(["portals", "deliveries", "--org", "default", made.id], dataDir)).deliveries[0].attempts.length, { timeout: 10_000 })
+        .toBe(1)
       await first.stop("SIGKILL")
       const second = await serveProcess(dataDir, ["--json", "--webhook-retry-delays", "0.5,0.5,0.5"])
       try {
