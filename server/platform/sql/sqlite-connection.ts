@@ -15,7 +15,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import Database from "better-sqlite3"
-import { Cache, Context, Duration, Effect, Layer, Option, Scope } from "effect"
+import { Cache, Chunk, Context, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
 import { type WriteGenerations, writeGenerations } from "./write-tracking.js"
 
 /** The writer connection of this process and the lock every use of it takes. */
@@ -152,7 +152,15 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
         ) as Effect.Effect<ReadonlyArray<any>, SqlError>
         return transformRows ? Effect.map(effect, transformRows) : effect
       },
-      executeStream: () => Effect.dieMessage("executeStream not implemented") as never
+      /**
+       * The statement's rows as a stream. They are read in one step under the statement's own run
+       * (better-sqlite3 cannot run another statement on the connection while an iterator is open).
+       */
+      executeStream: (text, params, transformRows) =>
+        Stream.flatMap(
+          Stream.fromEffect(run(text, params) as Effect.Effect<ReadonlyArray<any>, SqlError>),
+          (rows) => Stream.fromChunk(Chunk.unsafeFromArray([...(transformRows ? transformRows(rows) : rows)]))
+        )
     }
 
     const semaphore = yield* Effect.makeSemaphore(1)
