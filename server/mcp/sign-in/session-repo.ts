@@ -65,20 +65,13 @@ export class McpSessionRepo extends Effect.Service<McpSessionRepo>()("svc/McpSes
         ),
 
       /** Records a session. */
-      insertSession: (row: {
-        readonly id: string
-        readonly organization_id: string
-        readonly member_id: string
-        readonly client_id: string
-        readonly key_id: string
-        readonly resource: string
-        readonly scope: string | null
-        readonly access_hash: string
-        readonly access_expires_at: number
-        readonly refresh_hash: string
-        readonly refresh_expires_at: number
-        readonly created_at: string
-      }) => Effect.orDie(sql`INSERT INTO mcp_sessions ${sql.insert({ ...row, last_used_at: null, revoked_at: null })}`),
+      insertSession: (
+        row: Omit<SessionRow, "revoked_at" | "member_removed_at"> & {
+          readonly access_hash: string
+          readonly refresh_hash: string
+          readonly created_at: string
+        }
+      ) => Effect.orDie(sql`INSERT INTO mcp_sessions ${sql.insert({ ...row, last_used_at: null, revoked_at: null })}`),
 
       /** The session holding this refresh token hash, or null. */
       sessionByRefresh: (refreshHash: string) =>
