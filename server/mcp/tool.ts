@@ -10,6 +10,7 @@ import type * as z from "zod/v4"
 import type { ApiScope, Gate, Principal } from "../platform/accounts/domain.js"
 import { type ApiFailure, ServerError } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
+import { nulTextRefusal } from "../platform/sql/text-refusal.js"
 import { project } from "../platform/pagination.js"
 import type { FamilyName } from "./family-names.js"
 
@@ -75,6 +76,8 @@ export const resultOfExit = (exit: Exit.Exit<unknown, unknown>): { result: CallT
   if (Exit.isSuccess(exit)) return { result: valueResult(exit.value), defect: null }
   const failure = Cause.failureOption(exit.cause)
   if (failure._tag === "Some" && isApiFailure(failure.value)) return { result: errorResult(failure.value), defect: null }
+  const refusal = nulTextRefusal(exit.cause)
+  if (refusal !== null) return { result: errorResult(refusal), defect: null }
   return {
     result: errorResult(new ServerError({ message: "The tool failed on the server; it is safe to retry." })),
     defect: exit.cause

@@ -1,4 +1,5 @@
 /** Tool results: values as JSON, expected failures as the REST envelope, defects as `server_error`. */
+import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { NotFound } from "../../server/platform/errors.js"
@@ -23,6 +24,18 @@ describe("tool results", () => {
     const text = (result.content[0] as { text: string }).text
     expect(JSON.parse(text).error.code).toBe("server_error")
     expect(text).not.toContain("secret")
+  })
+
+  it("answers PostgreSQL's refusal of text holding U+0000 as invalid_request, as REST does", () => {
+    const refused = new SqlError({ cause: Object.assign(new Error("invalid byte sequence for encoding \"UTF8\": 0x00"), { code: "22021" }), message: "Failed to execute statement" })
+    const { result, defect } = resultOfExit(Exit.die(refused))
+    expect(result).toEqual({
+      isError: true,
+      content: [{ type: "text", text: '{"error":{"code":"invalid_request","message":"Text may not contain the NUL character (U+0000)."}}' }]
+    })
+    expect(defect).toBeNull()
+    const other = resultOfExit(Exit.die(new SqlError({ cause: Object.assign(new Error("disk I/O"), { code: "58030" }), message: "x" })))
+    expect(JSON.parse((other.result.content[0] as { text: string }).text).error.code).toBe("server_error")
   })
 })
 

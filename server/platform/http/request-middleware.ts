@@ -14,6 +14,7 @@ import { errorResponse, isApiFailure } from "./error-catalog.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
 import { type DecodeIssue, describeIssues, unreadableBody } from "./request-decode.js"
 import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
+import { nulTextRefusal } from "../sql/text-refusal.js"
 
 
 /** A fresh request id, as every response carries in `X-Request-Id`. */
@@ -47,12 +48,11 @@ const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string, requestDec
           return unreadableBody(error.cause)
         case "RouteNotFound":
           return new NotFound({ message: "No such endpoint." })
-        case "SqlError":
-          // PostgreSQL refuses text holding U+0000 (SQLite stores it): the client's text, not our fault.
-          if ((error.cause as { code?: unknown } | undefined)?.code === "22021") {
-            return new InvalidRequest({ message: "Text may not contain the NUL character (U+0000)." })
-          }
+        case "SqlError": {
+          const refusal = nulTextRefusal(cause)
+          if (refusal !== null) return refusal
           break
+        }
       }
     }
     if (Cause.isInterruptedOnly(cause)) return new ServerError({ message: "The request was interrupted." })
