@@ -30,7 +30,7 @@ export const readyJson = (server: RunningServer) => ({
   demo: server.demo
 })
 
-/** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown. */
+/** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown, `database` is the PostgreSQL URL already masked. */
 const banner = (server: RunningServer, lostKey: string | null, quiet: boolean, database: string | undefined): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
@@ -38,7 +38,7 @@ const banner = (server: RunningServer, lostKey: string | null, quiet: boolean, d
     rows: [
       ["Base URL", server.baseUrl],
       ["MCP URL", server.mcpUrl],
-      database === undefined ? ["Data dir", server.dataDir] : ["Database", database.replace(/:[^:@/]*@/, ":***@")],
+      database === undefined ? ["Data dir", server.dataDir] : ["Database", database],
       ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"]
     ]
   },
@@ -104,10 +104,11 @@ const serve = async (io: CliIo, options: ServeOptions) => {
   try {
     const dataDir = resolveDataDir(io, options.dataDir)
     const database = resolveDatabase(io, options.database)
-    const [{ startServer }, { isDataDirectory }, { ensureDirectory }] = await Promise.all([
+    const [{ startServer }, { isDataDirectory }, { ensureDirectory }, { maskedDatabaseUrl }] = await Promise.all([
       import("../../server/server.js"),
       import("../../server/admin.js"),
-      import("../../server/platform/sql/database.js")
+      import("../../server/platform/sql/database.js"),
+      import("../../server/platform/sql/dialect.js")
     ])
     let server: RunningServer
     try {
@@ -132,7 +133,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
       server.bootstrapKey === null && server.organization !== null && isPending(dataDir)
         ? lostKeyNotice(server.organization.slug, dataDir)
         : null
-    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true, database) })
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true, database === undefined ? undefined : maskedDatabaseUrl(database)) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
     await stop.stopped

@@ -9,7 +9,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Duration, Effect, Layer } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
-import { DatabaseBackend, isPostgresUrl } from "./dialect.js"
+import { DatabaseBackend, isPostgresUrl, maskedDatabaseUrl } from "./dialect.js"
 import migration0001 from "./migrations/0001_platform.js"
 import migration0002 from "./migrations/0002_apps.js"
 import migration0003 from "./migrations/0003_pages.js"
@@ -94,7 +94,7 @@ const SqliteDatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteCli
  */
 export const DatabaseLive = (dataDir: string, url?: string): Layer.Layer<SqlClient.SqlClient | DatabaseBackend, unknown> => {
   if (url !== undefined && url !== "") {
-    if (!isPostgresUrl(url)) return Layer.fail(new Error(`unsupported database URL (expected postgres://…): ${url.replace(/:[^:@/]*@/, ":***@")}`))
+    if (!isPostgresUrl(url)) return Layer.fail(new Error(`unsupported database URL (expected postgres://…): ${maskedDatabaseUrl(url)}`))
     return PgDatabaseLive(url, migrations)
   }
   return Layer.merge(SqliteDatabaseLive(dataDir), Layer.succeed(DatabaseBackend, { dialect: "sqlite", filename: databaseFile(dataDir) }))

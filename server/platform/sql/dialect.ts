@@ -40,3 +40,6 @@ export const databaseUrlFrom = (option: string | undefined, env: Record<string, 
 /** The dialect `sql` compiles for (migrations branch on it where a statement has no common form). */
 export const dialectOf = (sql: { readonly onDialectOrElse: <A>(options: { readonly pg: () => A; readonly orElse: () => A }) => A }): Dialect =>
   sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
+
+/** A database URL fit to print: its password, if any, replaced by `***`. */
+export const maskedDatabaseUrl = (url: string): string => url.replace(/:[^:@/]*@/, ":***@")
