@@ -140,7 +140,6 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
     )
 
     const loop = Effect.gen(function* () {
-      yield* recover
       while (true) {
         const at = clock.now()
         const job = yield* inTransaction(sources.claimJob(isoAt(at), isoAt(at + config.jobTimeoutMs)))
@@ -152,6 +151,9 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
       }
     })
 
+    // Before the worker starts (and so before the server listens): a read right after a restart must
+    // find a job the stopped process left running already queued again, not past its deadline.
+    yield* recover.pipe(Effect.catchAllCause((cause) => Effect.logError("ingestion recovery failed", cause)))
     yield* Effect.forkScoped(
       (config.clock === undefined ? loop : Effect.withClock(loop, config.clock)).pipe(
         Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("ingestion worker stopped", cause)))
