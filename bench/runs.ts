@@ -7,7 +7,10 @@
  * - time to first byte of a streamed reply (`event: start` is sent before the model answers);
  * - the server's memory with 1,000 streams held open by a model that never finishes.
  *
- *   node dist/bench/runs.js [--duration 10] [--connections 20] [--streams 1000] [--keep-data]
+ *   node dist/bench/runs.js [--duration 10] [--connections 20] [--streams 1000] [--keep-data] [--profile DIR] [--only TEXT]
+ *
+ * `--profile DIR` writes the server's V8 CPU profile there (summarize it with profile-summary.js);
+ * `--only TEXT` runs only the turn scenarios whose label contains TEXT, and skips the streams.
  */
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -26,7 +29,9 @@ const { values: flags } = parseArgs({
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "20" },
     streams: { type: "string", default: "1000" },
-    "keep-data": { type: "boolean", default: false }
+    "keep-data": { type: "boolean", default: false },
+    profile: { type: "string" },
+    only: { type: "string" }
   }
 })
 
@@ -45,6 +50,7 @@ const main = async () => {
       script: join(dirname(fileURLToPath(import.meta.url)), "runs-launcher.js"),
       args: ["--data-dir", dataDir, "--model-url", model.baseUrl],
       cpu: plan.serverCpu,
+      nodeFlags: flags.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", flags.profile],
       logFile: join(dataDir, "svc.stderr.log")
     })
     children.push(svc)
@@ -74,9 +80,15 @@ const main = async () => {
       ["builtin (retrieval)", demoAgentId],
       ["fake model, instant", instantAgent]
     ] as const) {
+      if (flags.only !== undefined && !label.includes(flags.only)) continue
       await runLoad({ ...turn(agentId), durationS: 2 }, pid)
       console.error(`turns  ${label} ...`)
       results.push([label, await runLoad(turn(agentId), pid)])
+    }
+
+    if (flags.only !== undefined) {
+      console.log(table(["scenario", "conns", "requests", ...loadColumns], results.map(([label, r]) => [label, String(r.connections), String(r.requests), ...loadCells(r)])))
+      return
     }
 
     // Time to first byte of a streamed reply, one request at a time.
