@@ -10,7 +10,9 @@
  *   node dist/bench/runs.js [--duration 10] [--connections 20] [--streams 1000] [--keep-data] [--profile DIR] [--only TEXT]
  *
  * `--profile DIR` writes the server's V8 CPU profile there (summarize it with profile-summary.js);
- * `--only TEXT` runs only the turn scenarios whose label contains TEXT, and skips the streams.
+ * `--only TEXT` runs only the scenarios whose label contains TEXT (among them two left out of the
+ * default run: "builtin, no Knowledgebase", a turn without a model call, and "GET the Agent"), and
+ * skips the streams.
  */
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -20,7 +22,7 @@ import { parseArgs } from "node:util"
 import { Agent, request } from "undici"
 import { type Child, cleanupOnExit, planCpus, procStatusKb, spawnChild } from "./children.js"
 import { startFakeModel } from "./fake-model.js"
-import { loadCells, loadColumns, type LoadResult, runLoad } from "./load.js"
+import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad } from "./load.js"
 import type { RunsReady } from "./protocol.js"
 import { fmt, sleep, table } from "./report.js"
 
@@ -64,6 +66,7 @@ const main = async () => {
     }
     const instantAgent = await agentOn("instant")
     const holdAgent = await agentOn("hold")
+    const noModelAgent = await agentOn("builtin")
     // The demo's PDF is indexed by then in practice; give the worker a moment anyway.
     await sleep(1_000)
 
@@ -76,14 +79,20 @@ const main = async () => {
       durationS: Number(flags.duration)
     })
     const results: Array<[string, LoadResult]> = []
-    for (const [label, agentId] of [
-      ["builtin (retrieval)", demoAgentId],
-      ["fake model, instant", instantAgent]
-    ] as const) {
-      if (flags.only !== undefined && !label.includes(flags.only)) continue
-      await runLoad({ ...turn(agentId), durationS: 2 }, pid)
+    const scenarios: ReadonlyArray<readonly [string, LoadSpec]> = [
+      ["builtin (retrieval)", turn(demoAgentId)],
+      ["fake model, instant", turn(instantAgent)],
+      // What every turn pays besides its model: a builtin Agent without Knowledgebases answers
+      // "nothing matched" at once (no model call, no search).
+      ["builtin, no Knowledgebase", turn(noModelAgent)],
+      // For scale: the same request path reading the Agent and answering JSON.
+      ["GET the Agent", { ...turn(instantAgent), method: "GET", url: `${baseUrl}/agents/${instantAgent}`, body: undefined }]
+    ]
+    for (const [label, spec] of scenarios) {
+      if (flags.only !== undefined ? !label.includes(flags.only) : label === scenarios[2]![0] || label === scenarios[3]![0]) continue
+      await runLoad({ ...spec, durationS: 2 }, pid)
       console.error(`turns  ${label} ...`)
-      results.push([label, await runLoad(turn(agentId), pid)])
+      results.push([label, await runLoad(spec, pid)])
     }
 
     if (flags.only !== undefined) {

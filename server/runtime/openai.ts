@@ -7,8 +7,9 @@
  * unanswered in `requestTimeoutMs` are tried `maxAttempts` times, waiting `backoffMs` doubled each
  * time, or what `Retry-After` asks up to `maxRetryAfterMs`. A request is only retried before its
  * stream started (text already forwarded is never sent twice); a stream that ends without a finish
- * reason is an answer cut short and fails the run. Interrupting the turn aborts the request in
- * flight.
+ * reason is an answer cut short and fails the run. The time budget is a deadline: a timer aborts
+ * the model call in flight when it passes, a retry that would wait past it is not made, and a
+ * tool's run is limited to what is left. Interrupting the turn aborts the request in flight.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -38,6 +39,14 @@ interface StreamedCall {
   readonly id: string
   readonly name: string
   readonly arguments: string
+}
+
+/** One model call in flight: its abort signal, the turn's deadline and whether it passed. */
+interface ModelCall {
+  readonly signal: AbortSignal
+  /** Epoch milliseconds by which the turn must be over. */
+  readonly deadline: number
+  readonly overBudget: () => boolean
 }
 
 /** What one model call answered. */
@@ -84,13 +93,18 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
   })
 
   const providerFailed = (description: string) => new RunFailed({ message: `The model provider ${description}.` })
+  const overBudget = () => new RunFailed({ message: `The model did not finish within ${seconds(settings.timeBudgetMs)}, the most one turn may take.` })
 
-  /** Opens a streamed completion, retrying what the policy retries. */
-  const open = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, signal: AbortSignal): Effect.Effect<ChunkStream, RunFailed> => {
+  /** Opens a streamed completion, retrying what the policy retries while the turn's deadline allows. */
+  const open = (
+    body: OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+    call: ModelCall
+  ): Effect.Effect<ChunkStream, RunFailed> => {
     const attempt = (n: number): Effect.Effect<ChunkStream, RunFailed> =>
-      Effect.tryPromise({ try: () => client.chat.completions.create(body, { signal }), catch: (error) => error }).pipe(
+      Effect.tryPromise({ try: () => client.chat.completions.create(body, { signal: call.signal }), catch: (error) => error }).pipe(
         Effect.catchAll((error) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            if (call.overBudget()) return Effect.fail(overBudget())
             const failure = classifyProviderError(error, apiKey, now)
             if (!failure.retryable) return Effect.fail(providerFailed(failure.description))
             if (n >= settings.maxAttempts) {
@@ -100,6 +114,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
               return Effect.fail(providerFailed(`${failure.description} and asked to wait ${seconds(failure.retryAfterMs)}`))
             }
             const wait = failure.retryAfterMs ?? settings.backoffMs * 2 ** (n - 1)
+            if (now + wait >= call.deadline) return Effect.fail(overBudget())
             return Effect.zipRight(Effect.sleep(Duration.millis(wait)), attempt(n + 1))
           })
         )
@@ -111,7 +126,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
    * Reads a stream to its end, forwarding text as `delta` events and gathering tool calls by index
    * (the first name and id given win; argument pieces are joined).
    */
-  const consume = (stream: ChunkStream, onEvent: TurnSink): Effect.Effect<ModelAnswer, RunFailed> =>
+  const consume = (stream: ChunkStream, onEvent: TurnSink, call: ModelCall): Effect.Effect<ModelAnswer, RunFailed> =>
     Effect.gen(function* () {
       const iterator = stream[Symbol.asyncIterator]()
       let text = ""
@@ -120,7 +135,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
       for (;;) {
         const next = yield* Effect.tryPromise({
           try: () => iterator.next(),
-          catch: (error) => providerFailed(`broke off its answer (${describeStreamError(error, apiKey)})`)
+          catch: (error) => (call.overBudget() ? overBudget() : providerFailed(`broke off its answer (${describeStreamError(error, apiKey)})`))
         })
         if (next.done === true) break
         const choice = next.value.choices[0]
@@ -141,29 +156,51 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           })
         }
       }
+      // The client ends a stream it aborted as if it were complete.
+      if (call.overBudget()) return yield* Effect.fail(overBudget())
       if (!finished) return yield* Effect.fail(providerFailed("broke off its answer (the stream ended before a finish reason)"))
       const ordered = [...calls.entries()].sort(([a], [b]) => a - b)
       return { text, calls: ordered.map(([index, call]) => ({ ...call, id: call.id === "" ? `call_${index}` : call.id })) }
     })
 
   /**
-   * One model call: its own abort controller, aborted when the call fails or is interrupted (a
-   * stream read to its end has nothing left to abort, and aborting costs an exception object).
+   * One model call under the turn's deadline: its own abort controller, aborted when the deadline
+   * passes (the call then fails as over budget), when the call fails and when it is interrupted (a
+   * stream read to its end has nothing left to abort, and aborting costs an exception object). A
+   * timer rather than a race: racing forks fibers on every call.
    */
-  const callModel = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, onEvent: TurnSink) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const controller = yield* Effect.acquireRelease(
-          Effect.sync(() => new AbortController()),
-          (controller, exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => controller.abort()))
+  const callModel = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, onEvent: TurnSink, deadline: number) =>
+    Effect.suspend(() => {
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) return Effect.fail(overBudget())
+      const controller = new AbortController()
+      let passed = false
+      const timer = setTimeout(() => {
+        passed = true
+        controller.abort()
+      }, remaining)
+      const call: ModelCall = { signal: controller.signal, deadline, overBudget: () => passed }
+      return Effect.flatMap(open(body, call), (stream) => consume(stream, onEvent, call)).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            clearTimeout(timer)
+            if (Exit.isFailure(exit)) controller.abort()
+          })
         )
-        const stream = yield* open(body, controller.signal)
-        return yield* consume(stream, onEvent)
-      })
-    )
+      )
+    })
+
+  /** A tool's run under the turn's deadline. */
+  const withinBudget = <A>(effect: Effect.Effect<A, RunFailed>, deadline: number): Effect.Effect<A, RunFailed> =>
+    Effect.suspend(() => {
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) return Effect.fail(overBudget())
+      return Effect.timeoutFail(effect, { duration: Duration.millis(remaining), onTimeout: overBudget })
+    })
 
   const runTurn = (request: TurnRequest, onEvent: TurnSink): Effect.Effect<TurnResult, RunFailed> =>
     Effect.gen(function* () {
+      const deadline = Date.now() + settings.timeBudgetMs
       const steps: Array<TurnStep> = []
       const toolsCalled: Array<ToolCall> = []
       const tools = new Map<string, ModelTool>(request.tools.map((tool) => [tool.name, tool]))
@@ -193,7 +230,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           if (!validate(args)) return `Error: invalid arguments for ${call.name}: ${ajv.errorsText(validate.errors, { dataVar: "arguments" })}.`
           yield* onEvent({ type: "tool", name: call.name, arguments: args })
           toolsCalled.push({ name: call.name, arguments: args })
-          return yield* timedStep("tool", call.name, steps, onEvent, tool.run(args))
+          return yield* timedStep("tool", call.name, steps, onEvent, withinBudget(tool.run(args), deadline))
         })
 
       let reply = ""
@@ -204,7 +241,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           stream: true,
           ...(offered.length === 0 ? {} : { tools: offered })
         }
-        const answer = yield* timedStep("model", request.model, steps, onEvent, callModel(body, onEvent))
+        const answer = yield* timedStep("model", request.model, steps, onEvent, callModel(body, onEvent, deadline))
         reply += answer.text
         if (answer.calls.length === 0) return { reply, toolsCalled, steps }
         if (step === settings.maxSteps) break
@@ -220,12 +257,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
       return yield* Effect.fail(
         new RunFailed({ message: `The model was still calling tools after ${settings.maxSteps} steps, the most one turn may take.` })
       )
-    }).pipe(
-      Effect.timeoutFail({
-        duration: Duration.millis(settings.timeBudgetMs),
-        onTimeout: () => new RunFailed({ message: `The model did not finish within ${seconds(settings.timeBudgetMs)}, the most one turn may take.` })
-      })
-    )
+    })
 
   return { runTurn }
 }

@@ -284,6 +284,25 @@ describe("time limits and interruption", () => {
     await expect(aborted).resolves.toBe(0)
   })
 
+  it("counts a tool's run against the turn's time budget", async () => {
+    const server = await start([callTool("weather", { city: "Oslo" }), say("never asked")])
+    const slowTool: ModelTool = { ...weatherTool([]), run: () => Effect.as(Effect.sleep("5 seconds"), "sunny") }
+    const started = Date.now()
+    const failure = failureOf(await runTurn(settingsFor(server, { timeBudgetMs: 400 }), request({ tools: [slowTool] })))
+    expect(failure.message).toBe("The model did not finish within 400 ms, the most one turn may take.")
+    expect(Date.now() - started).toBeLessThan(1_500)
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it("fails at once, over budget, rather than wait for a retry the budget cannot hold", async () => {
+    const server = await start([{ status: 503, error: "busy" }, say("too late")])
+    const started = Date.now()
+    const failure = failureOf(await runTurn(settingsFor(server, { timeBudgetMs: 2_000, backoffMs: 5_000 }), request()))
+    expect(failure.message).toBe("The model did not finish within 2 seconds, the most one turn may take.")
+    expect(Date.now() - started).toBeLessThan(1_000)
+    expect(server.requests).toHaveLength(1)
+  })
+
   it("retries a provider that sends no headers within the request timeout", async () => {
     const server = await start([{ headersDelayMs: 2_000, parts: [{ kind: "text", text: "slow" }] }, say("fast")])
     const exit = await runTurn(settingsFor(server, { requestTimeoutMs: 300 }), request())
