@@ -10,7 +10,7 @@
  * finishes the execution `succeeded`, or finishes it `failed` / `cancelled` and gives the credit back.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunCancelled, RunFailed } from "../../platform/errors.js"
@@ -287,7 +287,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       const conversationId = run.conversation === null ? null : (run.conversation.id ?? newId())
       const executionId = newId()
       const body = Effect.uninterruptibleMask((restore) =>
-        running.register(executionId, (cancelled) => Effect.gen(function* () {
+        running.register(executionId, (stoppable) => Effect.gen(function* () {
           const { charge, history } = yield* begin(run, conversationId, executionId)
           let partial = ""
           const record: ExecutionRecord = { steps: [], toolsCalled: [] }
@@ -304,11 +304,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           const started: RunEvent =
             conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
           const exit = yield* Effect.exit(
-            restore(
-              Effect.zipRight(onEvent(started), produce(history, sink, record)).pipe(
-                Effect.raceFirst(Effect.zipRight(Deferred.await(cancelled), Effect.failSync(() => new RunCancelled({ message: cancelledByRequest }))))
-              )
-            )
+            restore(stoppable(Effect.zipRight(onEvent(started), produce(history, sink, record)), () => new RunCancelled({ message: cancelledByRequest })))
           )
           if (Exit.isSuccess(exit)) {
             const result = exit.value
