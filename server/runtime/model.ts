@@ -5,7 +5,7 @@
  * `step` events as they happen. Every expected failure is `RunFailed`; interrupting the turn stops
  * the model call in flight.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, FiberRef } from "effect"
 import { isoAt } from "../platform/clock.js"
 import type { RunFailed } from "../platform/errors.js"
 
@@ -71,6 +71,17 @@ export type TurnEvent =
 
 /** Where a turn's events go (an SSE queue, a recorder); called in order, awaited before the turn goes on. */
 export type TurnSink = (event: TurnEvent) => Effect.Effect<void>
+
+/**
+ * How the run being answered delivers its reply: `streamed` (the default) forwards text as it
+ * arrives; `whole` returns it once complete (a run endpoint called without `stream: true`, an MCP
+ * tool), which lets an OpenAI-compatible model be asked for one complete answer instead of a
+ * stream: less work for the server, and no text to lose to a cancel, since nobody has seen any.
+ */
+export const ReplyDelivery: FiberRef.FiberRef<"streamed" | "whole"> = FiberRef.unsafeMake<"streamed" | "whole">("streamed")
+
+/** Runs `effect` as a run whose reply is returned whole (see `ReplyDelivery`). */
+export const deliverWhole = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.locally(effect, ReplyDelivery, "whole")
 
 /** A sink that drops every event. */
 export const ignoreEvents: TurnSink = () => Effect.void

@@ -1,6 +1,7 @@
 /**
  * Models behind an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), through
- * the `openai` client: streamed chat completions, text forwarded as it arrives, tool calls gathered
+ * the `openai` client: streamed chat completions (or whole ones when the run returns its reply
+ * whole, `ReplyDelivery`), text forwarded as it arrives, tool calls gathered
  * from the stream, run through the tools' `run` and answered, in a loop bounded by `maxSteps` model
  * calls and `timeBudgetMs`. Tools the model asks for on its last allowed step are not run: the turn
  * fails instead. The client's own retries are off: 429, 5xx, refused connections and requests
@@ -13,7 +14,7 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
-import { Clock, Duration, Effect, Exit } from "effect"
+import { Clock, Duration, Effect, Exit, FiberRef } from "effect"
 import OpenAI from "openai"
 import { RunFailed } from "../platform/errors.js"
 import type { ModelSettings } from "./config.js"
@@ -21,6 +22,7 @@ import {
   type JsonSchemaObject,
   type ModelImplementation,
   type ModelTool,
+  ReplyDelivery,
   type ToolCall,
   type TurnRequest,
   type TurnResult,
@@ -95,13 +97,10 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
   const providerFailed = (description: string) => new RunFailed({ message: `The model provider ${description}.` })
   const overBudget = () => new RunFailed({ message: `The model did not finish within ${seconds(settings.timeBudgetMs)}, the most one turn may take.` })
 
-  /** Opens a streamed completion, retrying what the policy retries while the turn's deadline allows. */
-  const open = (
-    body: OpenAI.Chat.ChatCompletionCreateParamsStreaming,
-    call: ModelCall
-  ): Effect.Effect<ChunkStream, RunFailed> => {
-    const attempt = (n: number): Effect.Effect<ChunkStream, RunFailed> =>
-      Effect.tryPromise({ try: () => client.chat.completions.create(body, { signal: call.signal }), catch: (error) => error }).pipe(
+  /** Sends a completion request (`send`), retrying what the policy retries while the turn's deadline allows. */
+  const open = <A>(send: () => Promise<A>, call: ModelCall): Effect.Effect<A, RunFailed> => {
+    const attempt = (n: number): Effect.Effect<A, RunFailed> =>
+      Effect.tryPromise({ try: send, catch: (error) => error }).pipe(
         Effect.catchAll((error) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
             if (call.overBudget()) return Effect.fail(overBudget())
@@ -120,6 +119,19 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
         )
       )
     return attempt(1)
+  }
+
+  /** A whole (non-streamed) completion's answer: its text (forwarded as one `delta`) and tool calls. */
+  const answerOf = (completion: OpenAI.Chat.ChatCompletion, onEvent: TurnSink): Effect.Effect<ModelAnswer, RunFailed> => {
+    const choice = completion.choices[0]
+    if (choice === undefined || choice.finish_reason === null || choice.finish_reason === undefined) {
+      return Effect.fail(providerFailed("answered without a finished choice"))
+    }
+    const text = choice.message.content ?? ""
+    const calls = (choice.message.tool_calls ?? []).flatMap((call, index) =>
+      call.type === "function" ? [{ id: call.id === "" ? `call_${index}` : call.id, name: call.function.name, arguments: call.function.arguments }] : []
+    )
+    return text === "" ? Effect.succeed({ text, calls }) : Effect.as(onEvent({ type: "delta", text }), { text, calls })
   }
 
   /**
@@ -164,12 +176,14 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
     })
 
   /**
-   * One model call under the turn's deadline: its own abort controller, aborted when the deadline
-   * passes (the call then fails as over budget), when the call fails and when it is interrupted (a
-   * stream read to its end has nothing left to abort, and aborting costs an exception object). A
-   * timer rather than a race: racing forks fibers on every call.
+   * One model call under the turn's deadline, streamed or whole (`ReplyDelivery`): its own abort
+   * controller, aborted when the deadline passes (the call then fails as over budget), when the
+   * call fails and when it is interrupted (a stream read to its end has nothing left to abort, and
+   * aborting costs an exception object). A timer rather than a race: racing forks fibers on every
+   * call. A whole answer's request may take until the deadline (its headers come only with the
+   * answer); a streamed one's headers must come within `requestTimeoutMs`.
    */
-  const callModel = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, onEvent: TurnSink, deadline: number) =>
+  const callModel = (body: OpenAI.Chat.ChatCompletionCreateParamsStreaming, onEvent: TurnSink, deadline: number, whole: boolean) =>
     Effect.suspend(() => {
       const remaining = deadline - Date.now()
       if (remaining <= 0) return Effect.fail(overBudget())
@@ -180,7 +194,16 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
         controller.abort()
       }, remaining)
       const call: ModelCall = { signal: controller.signal, deadline, overBudget: () => passed }
-      return Effect.flatMap(open(body, call), (stream) => consume(stream, onEvent, call)).pipe(
+      const answer = whole
+        ? Effect.flatMap(
+            open(() => client.chat.completions.create({ ...body, stream: false }, { signal: call.signal, timeout: remaining + 1_000 }), call),
+            (completion) => answerOf(completion, onEvent)
+          )
+        : Effect.flatMap(
+            open(() => client.chat.completions.create(body, { signal: call.signal }), call),
+            (stream) => consume(stream, onEvent, call)
+          )
+      return answer.pipe(
         Effect.onExit((exit) =>
           Effect.sync(() => {
             clearTimeout(timer)
@@ -201,6 +224,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
   const runTurn = (request: TurnRequest, onEvent: TurnSink): Effect.Effect<TurnResult, RunFailed> =>
     Effect.gen(function* () {
       const deadline = Date.now() + settings.timeBudgetMs
+      const whole = (yield* FiberRef.get(ReplyDelivery)) === "whole"
       const steps: Array<TurnStep> = []
       const toolsCalled: Array<ToolCall> = []
       const tools = new Map<string, ModelTool>(request.tools.map((tool) => [tool.name, tool]))
@@ -241,7 +265,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           stream: true,
           ...(offered.length === 0 ? {} : { tools: offered })
         }
-        const answer = yield* timedStep("model", request.model, steps, onEvent, callModel(body, onEvent, deadline))
+        const answer = yield* timedStep("model", request.model, steps, onEvent, callModel(body, onEvent, deadline, whole))
         reply += answer.text
         if (answer.calls.length === 0) return { reply, toolsCalled, steps }
         if (step === settings.maxSteps) break

@@ -165,6 +165,42 @@ describe("streaming", () => {
   })
 })
 
+describe("a reply returned whole", () => {
+  it("asks the model for one complete answer, and for a stream when the reply is streamed", async () => {
+    answer = () => say("Within ", "30 days.")
+    const seen = fake.requests.length
+    const whole = await talk({ message: "Returns?" })
+    expect(whole.status).toBe(200)
+    expect(whole.body.reply).toBe("Within 30 days.")
+    const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "Returns?", stream: true })
+    const events = (await streamed.all()).filter((e) => e.event !== "comment")
+    expect(events.filter((e) => e.event === "delta").map((e) => e.data.text)).toEqual(["Within ", "30 days."])
+    expect(fake.requests.slice(seen).map((request) => request.body.stream)).toEqual([false, true])
+  })
+
+  it("runs the tool loop on whole answers", async () => {
+    const seen = fake.requests.length
+    answer = (_request, n) => (n === seen ? callTool("no_such_tool", { q: "x" }) : say("done after the tool"))
+    const reply = await talk({ message: "Use a tool" })
+    expect(reply.status).toBe(200)
+    expect(reply.body.reply).toBe("done after the tool")
+    const followUp = fake.requests[seen + 1]!.body.messages as Array<{ role: string; content: string | null; tool_call_id?: string }>
+    expect(followUp.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_no_such_tool", content: 'Error: there is no tool named "no_such_tool".' })
+    expect(fake.requests.slice(seen).map((request) => request.body.stream)).toEqual([false, false])
+  })
+
+  it("an answer cut short is 502 run_failed, the execution failed and nothing charged", async () => {
+    answer = () => ({ parts: [{ kind: "text", text: "Within 30 days" }, { kind: "end" }] })
+    const before = await credits()
+    const failed = await talk({ message: "Returns?" })
+    expectError(failed, 502, "run_failed")
+    expect(failed.body.error.message).toMatch(/^The model provider failed \(.*JSON.*\)\.$/)
+    expect(await credits()).toBe(before)
+    const failedExecutions = "SELECT count(*) AS n FROM executions WHERE status = 'failed' AND credits_charged = 0 AND error = ?"
+    expect(await count(server, failedExecutions, [failed.body.error.message])).toBe(1)
+  })
+})
+
 describe("concurrent turns on one conversation", () => {
   it("run one at a time: every message kept, in order, each turn seeing the ones before", async () => {
     answer = (request) => ({ parts: [{ kind: "wait", ms: 30 }, { kind: "text", text: `re: ${lastUser(request)}` }] })

@@ -7,7 +7,7 @@ import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { RunFailed } from "../../server/platform/errors.js"
 import { ModelConfig, type ModelSettings } from "../../server/runtime/config.js"
-import type { ModelTool, TurnEvent, TurnRequest, TurnResult } from "../../server/runtime/model.js"
+import { deliverWhole, type ModelTool, type TurnEvent, type TurnRequest, type TurnResult } from "../../server/runtime/model.js"
 import { ModelRuntime } from "../../server/runtime/service.js"
 import { callTool, type FakeOpenAi, type FakeScript, say, startFakeOpenAi } from "../support/fake-openai.js"
 
@@ -308,6 +308,23 @@ describe("time limits and interruption", () => {
     const exit = await runTurn(settingsFor(server, { requestTimeoutMs: 300 }), request())
     expect(resultOf(exit).reply).toBe("fast")
     expect(server.requests).toHaveLength(2)
+  })
+
+  it("waits for a whole answer past the request timeout, within the budget (its headers come with the answer)", async () => {
+    const server = await start([{ headersDelayMs: 600, parts: [{ kind: "text", text: "slow but " }, { kind: "text", text: "whole" }] }])
+    const events: Array<Timed> = []
+    const exit = await Effect.runPromiseExit(deliverWhole(turn(settingsFor(server, { requestTimeoutMs: 300 }), request(), events)))
+    expect(resultOf(exit).reply).toBe("slow but whole")
+    expect(deltas(events)).toEqual(["slow but whole"])
+    expect(server.requests.map((seen) => seen.body.stream)).toEqual([false])
+  })
+
+  it("fails a whole answer over the budget, closing the provider's connection", async () => {
+    const server = await start([{ headersDelayMs: 5_000, parts: [{ kind: "text", text: "too late" }] }])
+    const aborted = server.nextAbort()
+    const failure = failureOf(await Effect.runPromiseExit(deliverWhole(turn(settingsFor(server, { timeBudgetMs: 400 }), request()))))
+    expect(failure.message).toBe("The model did not finish within 400 ms, the most one turn may take.")
+    await expect(aborted).resolves.toBe(0)
   })
 
   it("aborts the model call when the turn is interrupted mid-stream", async () => {

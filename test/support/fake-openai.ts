@@ -1,8 +1,10 @@
 /**
  * A local OpenAI-compatible server for tests: `POST /v1/chat/completions` answered from a script,
  * one scripted response per request, streamed as the real API streams (`data: {chunk}` server-sent
- * events of `chat.completion.chunk` objects, tool calls as indexed deltas, then `data: [DONE]`), or
- * an error status with the API's error body. It records every request and every response whose
+ * events of `chat.completion.chunk` objects, tool calls as indexed deltas, then `data: [DONE]`),
+ * or, for a request without `stream: true`, as one `chat.completion` object sent once the script's
+ * parts are over (waits delay it, `hang` never sends it, `end` sends it cut short, `drop` destroys
+ * the connection), or an error status with the API's error body. It records every request and every response whose
  * connection closed before the response ended (a client that aborted).
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http"
@@ -92,6 +94,46 @@ const readBody = (request: import("node:http").IncomingMessage) =>
     request.on("error", reject)
   })
 
+/** Answers `response` as one `chat.completion` object (a request without `stream: true`). */
+const respondWhole = async (res: ServerResponse, response: FakeResponse, model: string, closed: () => boolean) => {
+  let text = ""
+  const calls = new Map<number, { id: string; name: string; arguments: string }>()
+  let cut: "end" | "drop" | null = null
+  for (const part of response.parts ?? []) {
+    if (closed()) return
+    if (part.kind === "wait") await sleep(part.ms)
+    else if (part.kind === "hang") return
+    else if (part.kind === "end" || part.kind === "drop") {
+      cut = part.kind
+      break
+    } else if (part.kind === "text") text += part.text
+    else {
+      const call = calls.get(part.index) ?? { id: "", name: "", arguments: "" }
+      calls.set(part.index, { id: part.id ?? call.id, name: part.name ?? call.name, arguments: call.arguments + (part.arguments ?? "") })
+    }
+  }
+  if (closed()) return
+  if (cut === "drop") return void res.destroy()
+  const toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }))
+  const body = JSON.stringify({
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text, ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }) },
+        finish_reason: response.finish ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
+      }
+    ]
+  })
+  res.writeHead(200, { "content-type": "application/json", ...response.headers })
+  res.end(cut === "end" ? body.slice(0, Math.floor(body.length / 2)) : body)
+}
+
 /** Starts the server on 127.0.0.1 with `script`. */
 export const startFakeOpenAi = async (script: FakeScript): Promise<FakeOpenAi> => {
   const requests: Array<SeenRequest> = []
@@ -118,8 +160,9 @@ export const startFakeOpenAi = async (script: FakeScript): Promise<FakeOpenAi> =
       res.end(JSON.stringify({ error: { message: response.error ?? "fake failure", type: "server_error", code: null } }))
       return
     }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...response.headers })
     const model = String(seen.body?.model ?? "")
+    if (seen.body?.stream !== true) return respondWhole(res, response, model, () => closed)
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...response.headers })
     const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`)
     send(chunk(model, { role: "assistant", content: "" }, null))
     let calledTool = false

@@ -4,6 +4,7 @@
  * `GET /executions/{id}` (scopes, `apps` gate, credits, executions). Runs are refused on a trial.
  */
 import { Effect } from "effect"
+import { deliverWhole } from "../../runtime/model.js"
 import * as z from "zod/v4"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
@@ -37,7 +38,7 @@ export const agentTurn = (actor: Principal, agentId: string, args: { message: st
   Effect.gen(function* () {
     const runs = yield* RunService
     const prepared = yield* runs.prepareAgentTurn(actor, agentId, yield* turnBody(args), { draft })
-    return camelReply(yield* runs.runAgentTurn(prepared))
+    return camelReply(yield* deliverWhole(runs.runAgentTurn(prepared)))
   })
 
 /** Talks to a published (or draft) App. */
@@ -45,7 +46,7 @@ export const appTurn = (actor: Principal, appId: string, args: { message: string
   Effect.gen(function* () {
     const runs = yield* AppRunService
     const prepared = yield* runs.prepareTurn(actor, appId, yield* turnBody(args), { draft })
-    return camelReply(yield* runs.runTurn(prepared))
+    return camelReply(yield* deliverWhole(runs.runTurn(prepared)))
   })
 
 /** Runs a published (or draft) Flow with inputs, or a conversational Flow with a message. */
@@ -62,7 +63,7 @@ export const flowRun = (
       ...(args.message === undefined ? {} : { message: args.message }),
       ...(args.conversationId === undefined ? {} : { conversation_id: args.conversationId })
     })
-    return camelReply(yield* runs.runFlow(yield* runs.prepareFlowRun(actor, flowId, body, { draft })))
+    return camelReply(yield* deliverWhole(runs.runFlow(yield* runs.prepareFlowRun(actor, flowId, body, { draft }))))
   })
 
 /** Which of an Agent or an App an id or name names (Agents first), with the scope and gate each needs. */

@@ -1,6 +1,7 @@
 /** HTTP handlers of the App run endpoints: thin adapters over `AppRunService`; `stream: true` answers SSE. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { deliverWhole } from "../model.js"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import type { ConversationTurn } from "../runs/domain.js"
@@ -20,12 +21,12 @@ export const AppRunsHttpLive = HttpApiBuilder.group(AppRunsContract, "appRuns", 
       Effect.gen(function* () {
         const prepared = yield* appRuns.prepareTurn(actor, appId, body, { draft })
         if (body.stream === true) return yield* streamRun((onEvent) => appRuns.runTurn(prepared, onEvent), keepAliveMs)
-        return yield* appRuns.runTurn(prepared)
+        return yield* deliverWhole(appRuns.runTurn(prepared))
       })
 
     return handlers
       .handle("appConversation", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => appTurn(actor, path.id, payload, false)))
       .handle("appDraftRun", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => appTurn(actor, path.id, payload, true)))
-      .handle("appTransaction", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => appRuns.transaction(actor, path.id, payload)))
+      .handle("appTransaction", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => deliverWhole(appRuns.transaction(actor, path.id, payload))))
   })
 )

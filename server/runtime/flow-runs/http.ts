@@ -1,6 +1,7 @@
 /** HTTP handlers of the Flow run endpoints: thin adapters over `FlowRunService`; `stream: true` answers SSE. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { deliverWhole } from "../model.js"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { RunSettings } from "../runs/settings.js"
@@ -20,7 +21,7 @@ export const FlowRunsHttpLive = HttpApiBuilder.group(FlowRunsContract, "flowRuns
       Effect.gen(function* () {
         const prepared = yield* runs.prepareFlowRun(actor, flowId, body, { draft })
         if (body.stream === true) return yield* streamRun((onEvent) => runs.runFlow(prepared, onEvent), keepAliveMs)
-        return yield* runs.runFlow(prepared)
+        return yield* deliverWhole(runs.runFlow(prepared))
       })
 
     return handlers

@@ -2,6 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
+import { deliverWhole } from "../model.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { RunsContract } from "./api.js"
 import type { ConversationTurn } from "./domain.js"
@@ -20,7 +21,7 @@ export const RunsHttpLive = HttpApiBuilder.group(RunsContract, "runs", (handlers
       Effect.gen(function* () {
         const prepared = yield* runs.prepareAgentTurn(actor, agentId, body, { draft })
         if (body.stream === true) return yield* streamRun((onEvent) => runs.runAgentTurn(prepared, onEvent), keepAliveMs)
-        return yield* runs.runAgentTurn(prepared)
+        return yield* deliverWhole(runs.runAgentTurn(prepared))
       })
 
     return handlers
