@@ -47,6 +47,43 @@ it("reads the tables a statement writes, wherever the write sits in the text", (
   expect([...tablesWrittenBy("CREATE INDEX x ON api_keys (name)")]).toEqual(["*"])
 })
 
+it("reads an UPDATE that sets only an organization's credits as a write of the credits alone, anything more as the table's", () => {
+  const charge = "UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0 RETURNING id"
+  expect([...tablesWrittenBy(charge)]).toEqual(["organizations#credits"])
+  expect([...tablesWrittenBy("update organizations set credits_remaining = ?, credits_used = 0, credits_renew_at = ? where id = ?")]).toEqual(["organizations#credits"])
+  for (const wider of [
+    "UPDATE organizations SET credits_remaining = ?, plan = ? WHERE id = ?",
+    "UPDATE organizations SET credits_remaining = (SELECT 1 WHERE 1 = 1), plan = 'x' WHERE id = ?",
+    "UPDATE organizations SET (credits_remaining, plan) = (?, ?) WHERE id = ?",
+    "UPDATE organizations SET credits_remaining = 1",
+    "WITH x AS (SELECT 1) UPDATE organizations SET credits_used = 0 WHERE id = ?; DELETE FROM members WHERE id = ?",
+    "UPDATE api_keys SET credits_used = 0 WHERE id = ?"
+  ]) {
+    expect([...tablesWrittenBy(wider)].some((table) => table.includes("#"))).toBe(false)
+  }
+})
+
+it("a charge of an organization's credits leaves its cached credentials; a change of its plan does not", async () => {
+  const seen = await run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const writes = yield* WriteTransactions
+      const credentials = (yield* CacheVersions).of(["organizations", "members", "api_keys"])
+      yield* seedOrganization(sql, "org-credits")
+      const before = credentials()
+      yield* writes.run(function* () {
+        yield* txRun("UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0", ["org-credits"])
+      })
+      yield* sql`UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = 'org-credits'`
+      const afterCharges = credentials()
+      yield* sql`UPDATE organizations SET plan = 'agency' WHERE id = 'org-credits'`
+      return { before, afterCharges, afterPlan: credentials() }
+    })
+  )
+  expect(seen.afterCharges).toBe(seen.before)
+  expect(seen.afterPlan).not.toBe(seen.afterCharges)
+})
+
 it("a commit of this process leaves a cache alone unless it wrote one of the cache's tables", async () => {
   const seen = await run(
     Effect.gen(function* () {

@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { JoinedOrganizationColumns } from "../../platform/accounts/repo.js"
+import { type JoinedOrganizationColumns, joinedOrganizationSelect } from "../../platform/accounts/repo.js"
 import type { Role } from "../../platform/accounts/domain.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 
@@ -121,8 +121,7 @@ export class McpSessionRepo extends Effect.Service<McpSessionRepo>()("svc/McpSes
           reader.all<AccessRow>(
             `SELECT ${sessionColumns}, c.name AS client_name, m.email AS m_email, m.role AS m_role, m.created_at AS m_created_at,
               k.name AS k_name, k.prefix AS k_prefix, k.created_at AS k_created_at,
-              o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates, o.credits_remaining AS o_credits_remaining,
-              o.credits_used AS o_credits_used, o.created_at AS o_created_at
+              ${joinedOrganizationSelect}
             FROM mcp_sessions s
             JOIN members m ON m.id = s.member_id
             JOIN api_keys k ON k.id = s.key_id

@@ -93,6 +93,13 @@ export interface Organization {
   readonly createdAt: string
 }
 
+/**
+ * An organization as a caller carries it: everything but its credit balance, which every run and
+ * search changes and which is read where it is spent, so that a charge leaves cached credentials
+ * valid (`write-tracking.ts`).
+ */
+export type OrganizationIdentity = Omit<Organization, "creditsRemaining" | "creditsUsed">
+
 /** A member of an organization. */
 export interface Member {
   readonly id: string
@@ -118,7 +125,7 @@ export interface ApiKey {
 
 /** Who is calling: resolved from the bearer key on every request. */
 export interface Principal {
-  readonly organization: Organization
+  readonly organization: OrganizationIdentity
   readonly key: ApiKey
   readonly member: Member | null
   readonly scopes: ReadonlySet<ApiScope>

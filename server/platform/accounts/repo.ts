@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../sql/read-connection.js"
-import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, Plan, Role, StoredScopes } from "./domain.js"
+import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, OrganizationIdentity, Plan, Role, StoredScopes } from "./domain.js"
 
 /** An organization row as stored. */
 export interface OrganizationRow {
@@ -37,30 +37,31 @@ interface KeyRow {
   readonly revoked_at: string | null
 }
 
-/** An organization's columns joined into another row under `o_` names, beside `organization_id`. */
+/**
+ * An organization's columns joined into another row under `o_` names, beside `organization_id`:
+ * all but its credits (`OrganizationIdentity`).
+ */
 export interface JoinedOrganizationColumns {
   readonly organization_id: string
   readonly o_slug: string
   readonly o_name: string
   readonly o_plan: Plan
   readonly o_gates: string
-  readonly o_credits_remaining: number
-  readonly o_credits_used: number
   readonly o_created_at: string
 }
 
+/** The organization's columns as a query joins them (`JoinedOrganizationColumns`), `o` being the organizations table. */
+export const joinedOrganizationSelect = "o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates, o.created_at AS o_created_at"
+
 /** The organization of a row that joined it under `o_` names. */
-export const joinedOrganization = (row: JoinedOrganizationColumns): Organization =>
-  toOrganization({
-    id: row.organization_id,
-    slug: row.o_slug,
-    name: row.o_name,
-    plan: row.o_plan,
-    gates: row.o_gates,
-    credits_remaining: row.o_credits_remaining,
-    credits_used: row.o_credits_used,
-    created_at: row.o_created_at
-  })
+export const joinedOrganization = (row: JoinedOrganizationColumns): OrganizationIdentity => ({
+  id: row.organization_id,
+  slug: row.o_slug,
+  name: row.o_name,
+  plan: row.o_plan,
+  gates: new Set(JSON.parse(row.o_gates) as Array<Gate>),
+  createdAt: row.o_created_at
+})
 
 /** A key joined with its organization and member, as authentication reads it. */
 interface CredentialRow extends KeyRow, JoinedOrganizationColumns {
@@ -108,7 +109,7 @@ const toKey = (row: KeyRow): ApiKey => ({
 /** What authentication learns from one indexed lookup by secret hash. */
 export interface Credential {
   readonly key: ApiKey
-  readonly organization: Organization
+  readonly organization: OrganizationIdentity
   readonly member: (Member & { readonly removed: boolean }) | null
 }
 
@@ -184,9 +185,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
       credentialByHash: (secretHash: string) =>
         orDie(
           reader.all<CredentialRow>(
-            `SELECT k.*, o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates,
-              o.credits_remaining AS o_credits_remaining, o.credits_used AS o_credits_used,
-              o.created_at AS o_created_at, m.email AS m_email, m.role AS m_role,
+            `SELECT k.*, ${joinedOrganizationSelect}, m.email AS m_email, m.role AS m_role,
               m.created_at AS m_created_at, m.removed_at AS m_removed_at
             FROM api_keys k
             JOIN organizations o ON o.id = k.organization_id

@@ -6,6 +6,12 @@
  * are bumped in the same synchronous step as the COMMIT, so a cache tagged before its query never
  * serves what an earlier commit changed. A statement that cannot be read (DDL, anything unknown)
  * bumps every table.
+ *
+ * A column group (`columnGroups`) is a table's columns that no cache reads: a plain UPDATE setting
+ * only them writes `table#group` instead of `table` (an organization's credits, charged by every run
+ * and search, leave its cached credentials valid). Plain means one target, every assignment
+ * `column = expression` with no parenthesis in the SET clause, and no trigger on the table;
+ * anything else counts as a write of the whole table.
  */
 import type Database from "better-sqlite3"
 
@@ -13,6 +19,28 @@ import type Database from "better-sqlite3"
 type Table = string
 
 const everyTable = "*"
+
+/** Columns written apart from the rest of their table (see the module comment). */
+export const columnGroups: ReadonlyArray<{ readonly table: Table; readonly group: string; readonly columns: ReadonlySet<string> }> = [
+  { table: "organizations", group: "credits", columns: new Set(["credits_remaining", "credits_used", "credits_renew_at"]) }
+]
+
+const plainUpdate = /^\s*update\s+["`[]?(\w+)["`\]]?\s+set\s+([^()]+?)\s+(?:where|returning)\b[^;]*$/i
+const assignment = /^\s*["`[]?(\w+)["`\]]?\s*=(?!=)/
+
+/** The column group a plain UPDATE writes alone (`table#group`), or null. */
+export const columnGroupWrittenBy = (text: string): string | null => {
+  const update = plainUpdate.exec(text)
+  if (update === null) return null
+  const table = update[1]!.toLowerCase()
+  const group = columnGroups.find((candidate) => candidate.table === table)
+  if (group === undefined) return null
+  for (const part of update[2]!.split(",")) {
+    const column = assignment.exec(part)?.[1]?.toLowerCase()
+    if (column === undefined || !group.columns.has(column)) return null
+  }
+  return `${table}#${group.group}`
+}
 const writeTarget = /\b(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+(?:["`[]?\w+["`\]]?\s*\.\s*)?["`[]?(\w+)/gi
 const readOnlyStart = /^\s*(?:select|with|pragma\s+(?:data_version|foreign_key_list|table_info|index_list)|explain)\b/i
 const transactionControl = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i
@@ -23,6 +51,10 @@ export const tablesWrittenBy = (text: string): ReadonlySet<Table> => {
   if (transactionControl.test(text)) return new Set()
   const targets = new Set<Table>()
   for (const match of text.matchAll(writeTarget)) targets.add(match[1]!.toLowerCase())
+  if (targets.size === 1) {
+    const group = columnGroupWrittenBy(text)
+    if (group !== null) return new Set([group])
+  }
   if (targets.size > 0) return targets
   if (readOnlyStart.test(text)) return new Set()
   if (ddl.test(text)) return new Set([everyTable])
@@ -66,6 +98,7 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
   const byText = new Map<string, ReadonlySet<Table>>()
   let widening: Map<Table, ReadonlySet<Table>> | null = null
 
+  const withTriggers = new Set<Table>()
   const widen = (): Map<Table, ReadonlySet<Table>> => {
     const direct = new Map<Table, Set<Table>>()
     const add = (from: Table, to: Table) => {
@@ -86,6 +119,7 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
     }
     const triggers = db.prepare("SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ tbl_name: string; sql: string }>
     for (const trigger of triggers) {
+      withTriggers.add(trigger.tbl_name.toLowerCase())
       const body = trigger.sql.replace(/^[\s\S]*?\bbegin\b/i, "")
       for (const table of tablesWrittenBy(body)) add(trigger.tbl_name.toLowerCase(), table)
     }
@@ -117,6 +151,8 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
     }
     if (tables.size > 0) {
       widening ??= widen()
+      const grouped = [...tables].find((table) => table.includes("#"))
+      if (grouped !== undefined && withTriggers.has(grouped.slice(0, grouped.indexOf("#")))) tables = new Set([grouped.slice(0, grouped.indexOf("#"))])
       const wide = new Set(tables)
       for (const table of tables) for (const reached of widening.get(table) ?? []) wide.add(reached)
       tables = wide
