@@ -43,7 +43,8 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
     const sql = yield* SqlClient.SqlClient
     const inTransaction = transactionsOn(sql)
     const writes = yield* WriteTransactions
-    const batcher = yield* startBatcher<ProvisionOutcome>(writes, inTransaction)
+    /** Group commit where transactions run concurrently; on SQLite each runs whole, synchronously, so there is nothing to share. */
+    const batcher = writes.synchronous ? null : yield* startBatcher<ProvisionOutcome>(writes, inTransaction)
     /** The provisioned account, or the refusal as the typed failure it is. */
     const settle = (outcome: ProvisionOutcome): Effect.Effect<Provisioned, ProvisionFailure> =>
       outcome._tag === "Provisioned" ? Effect.succeed(outcome.provisioned) : Effect.fail(outcome.failure)
@@ -57,16 +58,14 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
     return {
       /**
        * Creates the account of `input.email` (201) or updates it in place (200): plans and groups
-       * are added, never removed. Committed together with the requests that arrive at the same time
-       * (see `batch.ts`); never call it inside a transaction.
+       * are added, never removed. On PostgreSQL committed together with the requests that arrive at
+       * the same time (see `batch.ts`); never call it inside a transaction.
        */
       provision: (actor: Principal, input: ProvisionEndUser): Effect.Effect<Provisioned, ProvisionFailure> =>
         Effect.suspend(() => {
           const nowMs = clock.now()
-          return Effect.flatMap(
-            batcher.run(() => provisionTx(actor, input, nowMs)),
-            settle
-          )
+          const body = () => provisionTx(actor, input, nowMs)
+          return Effect.flatMap(batcher === null ? writes.run(body) : batcher.run(body), settle)
         }),
 
       /** `provision` as the caller's database work (an idempotent create's transaction), in a savepoint of it. */
