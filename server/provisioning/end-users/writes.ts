@@ -29,6 +29,22 @@ interface LookupRow {
   readonly n: number | null
 }
 
+/**
+ * SQL text built once per shape (a count of ids or rows): the same string each time, so neither
+ * building it nor hashing it for the prepared-statement and write-tracking caches costs per call.
+ */
+const textPerCount = (build: (count: number) => string): ((count: number) => string) => {
+  const texts = new Map<number, string>()
+  return (count) => {
+    let text = texts.get(count)
+    if (text === undefined) {
+      text = build(count)
+      texts.set(count, text)
+    }
+    return text
+  }
+}
+
 /** `?, ?, …`: one placeholder per value. */
 const placeholders = (count: number): string => Array.from({ length: count }, () => "?").join(", ")
 
@@ -38,24 +54,53 @@ const tuples = (rows: number, columns: number): string => {
   return Array.from({ length: rows }, () => tuple).join(", ")
 }
 
+/** Ids are at most 50 per list (`domain.ts`); the look-up's shape is its two counts, `plans * lookupShape + groups`. */
+const lookupShape = 1_000
+
+const lookupText = textPerCount((shape) => {
+  const plans = Math.floor(shape / lookupShape)
+  const groups = shape % lookupShape
+  let text = `SELECT 'account' AS kind, id, email AS t1, full_name AS t2, state AS t3, created_at AS t4, updated_at AS t5, revoked_at AS t6, NULL AS n
+    FROM end_users WHERE organization_id = ? AND email_key = ?`
+  if (plans > 0) {
+    text += ` UNION ALL SELECT 'plan', id, name, group_id, NULL, created_at, NULL, NULL, credit_allowance
+      FROM tier_plans WHERE organization_id = ? AND archived_at IS NULL AND id IN (${placeholders(plans)})`
+  }
+  if (groups > 0) {
+    text += ` UNION ALL SELECT 'group', id, plan_id, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM user_groups WHERE organization_id = ? AND id IN (${placeholders(groups)})`
+  }
+  return text
+})
+
+/** `SELECT id FROM <table> WHERE organization_id = ? AND id IN (…)` per id count. */
+const existingText = (table: string) => textPerCount((count) => `SELECT id FROM ${table} WHERE organization_id = ? AND id IN (${placeholders(count)})`)
+const existingTexts = { apps: existingText("apps"), flows: existingText("flows"), agents: existingText("agents"), suites: existingText("suites") }
+
+const insertSubscriptionsText = textPerCount(
+  (rows) => `INSERT INTO subscriptions (id, organization_id, end_user_id, tier_plan_id, status, credit_allowance, credits_used, bonus_credits,
+     credits_reset_at, created_at) VALUES ${tuples(rows, 10)} ON CONFLICT (end_user_id, tier_plan_id) DO NOTHING`
+)
+
+const insertMembersText = textPerCount(
+  (rows) => `INSERT INTO group_members (group_id, end_user_id, organization_id, created_at) VALUES ${tuples(rows, 4)}
+     ON CONFLICT (group_id, end_user_id) DO NOTHING`
+)
+
+const insertGrantsText = textPerCount(
+  (rows) => `INSERT INTO end_user_grants (id, organization_id, end_user_id, target_kind, target_id, deployment_id, created_at)
+     VALUES ${tuples(rows, 7)} ON CONFLICT (end_user_id, target_kind, target_id) DO NOTHING RETURNING id`
+)
+
 /**
  * What provisioning checks, in one statement: the account of an email key (any state), the
  * organization's live plans among `planIds`, and its groups among `groupIds`.
  */
 export function* lookupTx(organizationId: string, key: string, planIds: ReadonlyArray<string>, groupIds: ReadonlyArray<string>): TxBody<Lookup> {
-  let text = `SELECT 'account' AS kind, id, email AS t1, full_name AS t2, state AS t3, created_at AS t4, updated_at AS t5, revoked_at AS t6, NULL AS n
-    FROM end_users WHERE organization_id = ? AND email_key = ?`
   const params: Array<unknown> = [organizationId, key]
-  if (planIds.length > 0) {
-    text += ` UNION ALL SELECT 'plan', id, name, group_id, NULL, created_at, NULL, NULL, credit_allowance
-      FROM tier_plans WHERE organization_id = ? AND archived_at IS NULL AND id IN (${placeholders(planIds.length)})`
-    params.push(organizationId, ...planIds)
-  }
-  if (groupIds.length > 0) {
-    text += ` UNION ALL SELECT 'group', id, plan_id, NULL, NULL, NULL, NULL, NULL, NULL
-      FROM user_groups WHERE organization_id = ? AND id IN (${placeholders(groupIds.length)})`
-    params.push(organizationId, ...groupIds)
-  }
+  if (planIds.length > 0) params.push(organizationId, ...planIds)
+  if (groupIds.length > 0) params.push(organizationId, ...groupIds)
+  const text = lookupText(planIds.length * lookupShape + groupIds.length)
   const rows = yield* txAll<LookupRow>(text, params)
   let account: EndUserRow | null = null
   const plans: Array<TierPlanRow> = []
@@ -84,10 +129,7 @@ export function* lookupTx(organizationId: string, key: string, planIds: Readonly
 /** Which of `ids` name a row of `table` in the organization. */
 export function* existingTx(table: "apps" | "flows" | "agents" | "suites", organizationId: string, ids: ReadonlyArray<string>): TxBody<Set<string>> {
   if (ids.length === 0) return new Set<string>()
-  const rows = yield* txAll<{ id: string }>(`SELECT id FROM ${table} WHERE organization_id = ? AND id IN (${placeholders(ids.length)})`, [
-    organizationId,
-    ...ids
-  ])
+  const rows = yield* txAll<{ id: string }>(existingTexts[table](ids.length), [organizationId, ...ids])
   return new Set(rows.map((row) => row.id))
 }
 
@@ -131,8 +173,7 @@ export function* subscriptionsTx(endUserId: string): TxBody<ReadonlyArray<Subscr
 export function* insertSubscriptionsTx(rows: ReadonlyArray<Omit<SubscriptionRow, "tier_plan_name">>): TxBody<void> {
   if (rows.length === 0) return
   yield* txRun(
-    `INSERT INTO subscriptions (id, organization_id, end_user_id, tier_plan_id, status, credit_allowance, credits_used, bonus_credits,
-       credits_reset_at, created_at) VALUES ${tuples(rows.length, 10)} ON CONFLICT (end_user_id, tier_plan_id) DO NOTHING`,
+    insertSubscriptionsText(rows.length),
     rows.flatMap((row) => [
       row.id,
       row.organization_id,
@@ -166,8 +207,7 @@ export interface MemberRow {
 export function* insertMembersTx(rows: ReadonlyArray<MemberRow>): TxBody<void> {
   if (rows.length === 0) return
   yield* txRun(
-    `INSERT INTO group_members (group_id, end_user_id, organization_id, created_at) VALUES ${tuples(rows.length, 4)}
-     ON CONFLICT (group_id, end_user_id) DO NOTHING`,
+    insertMembersText(rows.length),
     rows.flatMap((row) => [row.group_id, row.end_user_id, row.organization_id, row.created_at])
   )
 }
@@ -176,8 +216,7 @@ export function* insertMembersTx(rows: ReadonlyArray<MemberRow>): TxBody<void> {
 export function* insertGrantsTx(rows: ReadonlyArray<GrantRow>): TxBody<number> {
   if (rows.length === 0) return 0
   const inserted = yield* txAll<{ id: string }>(
-    `INSERT INTO end_user_grants (id, organization_id, end_user_id, target_kind, target_id, deployment_id, created_at)
-     VALUES ${tuples(rows.length, 7)} ON CONFLICT (end_user_id, target_kind, target_id) DO NOTHING RETURNING id`,
+    insertGrantsText(rows.length),
     rows.flatMap((row) => [row.id, row.organization_id, row.end_user_id, row.target_kind, row.target_id, row.deployment_id, row.created_at])
   )
   return inserted.length
