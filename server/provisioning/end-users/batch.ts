@@ -1,6 +1,8 @@
 /**
- * Group commit for `POST /end-users` without an Idempotency-Key: requests that arrive together are
- * provisioned in one transaction, each body in its own savepoint (`WriteTransactions.run` inside an
+ * Group commit for `POST /end-users` without an Idempotency-Key where transactions run
+ * concurrently (PostgreSQL; on SQLite each runs whole and synchronously, with nothing to share it
+ * with, so `EndUserService` runs it directly): requests that arrive together are provisioned in one
+ * transaction, each body in its own savepoint (`WriteTransactions.run` inside an
  * open transaction), so one request's fault rolls back only its own work. A transaction's fixed
  * cost (BEGIN, COMMIT, the pages written to the log) is paid once per batch instead of once per
  * account. Every caller is answered only after the batch committed; if the commit fails, every
