@@ -46,54 +46,64 @@ export type ProvisionFailure =
   | GrantTargetNotFound
   | LivePaidSubscription
 
+/** A refusal: nothing was written. */
+interface Refused {
+  readonly _tag: "Refused"
+  readonly failure: ProvisionFailure
+}
+
 /** What a provisioning body ends with: the account provisioned, or the refusal that wrote nothing. */
-export type ProvisionOutcome = { readonly _tag: "Provisioned"; readonly provisioned: Provisioned } | { readonly _tag: "Refused"; readonly failure: ProvisionFailure }
+export type ProvisionOutcome = { readonly _tag: "Provisioned"; readonly provisioned: Provisioned } | Refused
 
 const unique = (ids: ReadonlyArray<string> | undefined): Array<string> => [...new Set(ids ?? [])]
 const quoted = (ids: ReadonlyArray<string>) => ids.map((id) => `'${id}'`).join(", ")
 
-/** A refusal: nothing was written. */
-const refused = (failure: ProvisionFailure): ProvisionOutcome => ({ _tag: "Refused", failure })
+const refused = (failure: ProvisionFailure): Refused => ({ _tag: "Refused", failure })
 
 /** The message naming every problem, or `null` when there is none. */
 const problemsMessage = (problems: ReadonlyArray<string>): string | null => (problems.length === 0 ? null : `${problems.join("; ")}.`)
 
 /** What checking a request found: the plans it names and the existing account, if any. */
 interface Checked {
+  readonly _tag: "Checked"
   readonly account: EndUserRow | null
   readonly plans: ReadonlyArray<TierPlanRow>
   readonly held: ReadonlyArray<SubscriptionRow>
 }
 
 /** Checks every id of the request against the organization; writes nothing. */
-function* check(actor: Principal, input: ProvisionEndUser): TxBody<Checked | ProvisionFailure> {
+function* check(actor: Principal, input: ProvisionEndUser): TxBody<Checked | Refused> {
   const org = actor.organization.id
   const planIds = unique(input.tierPlanIds)
   const groupIds = unique(input.groupIds)
   const { account, plans, groups } = yield* lookupTx(org, emailKey(input.email), planIds, groupIds)
   if (account?.state === "deleted") {
-    return new DeletedIdentity({ message: `The account of '${input.email}' was deleted; it is never provisioned again.` })
+    return refused(new DeletedIdentity({ message: `The account of '${input.email}' was deleted; it is never provisioned again.` }))
   }
   const grants = input.grants ?? []
   if (grants.length > 0 && actor.organization.gates.has("groups")) {
-    return new GrantsUnsupported({
-      message: "grants: this organization manages access with user groups; grant access to a group instead (per-user grants are deprecated)."
-    })
+    return refused(
+      new GrantsUnsupported({
+        message: "grants: this organization manages access with user groups; grant access to a group instead (per-user grants are deprecated)."
+      })
+    )
   }
   const livePlans = new Set(plans.map((plan) => plan.id))
   const missingPlans = problemsMessage(
     planIds.filter((id) => !livePlans.has(id)).map((id) => `tierPlanIds: no live tier plan '${id}' in this organization`)
   )
-  if (missingPlans !== null) return new TierNotFound({ message: missingPlans })
+  if (missingPlans !== null) return refused(new TierNotFound({ message: missingPlans }))
   const missingGroups = problemsMessage(
     groupIds.filter((id) => !groups.has(id)).map((id) => `groupIds: no user group '${id}' in this organization`)
   )
-  if (missingGroups !== null) return new GroupNotFound({ message: missingGroups })
+  if (missingGroups !== null) return refused(new GroupNotFound({ message: missingGroups }))
   const planGroups = groupIds.filter((id) => groups.get(id) !== null)
   if (planGroups.length > 0) {
-    return new PlanGroupJoin({
-      message: `groupIds: ${quoted(planGroups)} ${planGroups.length === 1 ? "is a plan's group" : "are plans' groups"}, joined only by holding the plan (use tierPlanIds).`
-    })
+    return refused(
+      new PlanGroupJoin({
+        message: `groupIds: ${quoted(planGroups)} ${planGroups.length === 1 ? "is a plan's group" : "are plans' groups"}, joined only by holding the plan (use tierPlanIds).`
+      })
+    )
   }
   if (grants.length > 0) {
     const appIds = grants.filter((grant) => grant.targetKind === "app").map((grant) => grant.targetId)
@@ -108,16 +118,18 @@ function* check(actor: Principal, input: ProvisionEndUser): TxBody<Checked | Pro
           : [`grants[${index}]: no ${grant.targetKind === "app" ? "App, Flow or Agent" : "Suite"} '${grant.targetId}' in this organization`]
       )
     )
-    if (missingTargets !== null) return new GrantTargetNotFound({ message: missingTargets })
+    if (missingTargets !== null) return refused(new GrantTargetNotFound({ message: missingTargets }))
   }
   const held = account === null ? [] : yield* subscriptionsTx(account.id)
   const paid = held.filter((subscription) => subscription.status === "paid" && livePlans.has(subscription.tier_plan_id))
   if (paid.length > 0) {
-    return new LivePaidSubscription({
-      message: `tierPlanIds: '${input.email}' has a live paid subscription on ${quoted(paid.map((s) => s.tier_plan_name))} with a payment processor; cancel it there first.`
-    })
+    return refused(
+      new LivePaidSubscription({
+        message: `tierPlanIds: '${input.email}' has a live paid subscription on ${quoted(paid.map((s) => s.tier_plan_name))} with a payment processor; cancel it there first.`
+      })
+    )
   }
-  return { account, plans, held }
+  return { _tag: "Checked", account, plans, held }
 }
 
 /**
@@ -128,7 +140,7 @@ function* check(actor: Principal, input: ProvisionEndUser): TxBody<Checked | Pro
 export function* provisionTx(actor: Principal, input: ProvisionEndUser, nowMs: number): TxBody<ProvisionOutcome> {
   for (let look = 1; ; look++) {
     const checked = yield* check(actor, input)
-    if (!("held" in checked)) return refused(checked)
+    if (checked._tag === "Refused") return checked
     const written = yield* write(actor, input, checked, nowMs)
     if (written !== null) return { _tag: "Provisioned", provisioned: written }
     if (look >= 2) throw new Error(`The account of ${input.email} kept being created concurrently`)

@@ -72,10 +72,7 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
       provisionWithin: (actor: Principal, input: ProvisionEndUser): Effect.Effect<Provisioned, ProvisionFailure> =>
         Effect.suspend(() => {
           const nowMs = clock.now()
-          return Effect.flatMap(
-            writes.run(() => provisionTx(actor, input, nowMs)),
-            settle
-          )
+          return Effect.flatMap(writes.run(() => provisionTx(actor, input, nowMs)), settle)
         }),
 
       /** One page of accounts, oldest first; deleted accounts are never listed, revoked and pending ones are (with `state`). */
