@@ -2,7 +2,7 @@
  * The write fast path on a real database: a transaction body runs whole, after any `@effect/sql`
  * transaction holding the writer (never inside it), as a savepoint of one the calling fiber holds,
  * rolls back whole on a statement error, and the portable form (`@effect/sql` statements) drives
- * the same body to the same result.
+ * the same body to the same result; only the SQLite form is synchronous (nothing runs alongside it).
  */
 import { SqlClient } from "@effect/sql"
 import { Deferred, Effect, Fiber, Layer } from "effect"
@@ -127,10 +127,10 @@ it("the portable form drives the same body to the same result", async () => {
       const seen = [yield* fast.run(() => countThenInsert("t4", "a")), yield* portable.run(() => countThenInsert("t4", "b"))]
       seen.push(yield* fast.run(() => countThenInsert("t4", "c")))
       const names = (yield* sql<{ name: string }>`SELECT name FROM t4 ORDER BY rowid`).map((row) => row.name)
-      return { seen, names }
+      return { seen, names, synchronous: [fast.synchronous, portable.synchronous] }
     })
   )
-  expect(outcome).toEqual({ seen: [0, 1, 2], names: ["a", "b", "c"] })
+  expect(outcome).toEqual({ seen: [0, 1, 2], names: ["a", "b", "c"], synchronous: [true, false] })
 })
 
 it("numbers placeholders for PostgreSQL outside quoted text", () => {

@@ -45,6 +45,11 @@ export function* txRun(text: string, params: ReadonlyArray<unknown>): Generator<
 export interface WriteTransactionsShape {
   /** Runs `body` as one transaction (a savepoint when one is already open on this fiber). */
   readonly run: <A>(body: () => TxBody<A>) => Effect.Effect<A>
+  /**
+   * `true` when `run` takes a transaction from BEGIN to COMMIT synchronously (SQLite): nothing else
+   * runs in this process meanwhile, so concurrent callers have no transaction to share.
+   */
+  readonly synchronous: boolean
 }
 
 /** Steps `body`, answering each statement with `execute`'s result. */
@@ -77,6 +82,7 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
     return rows
   }
   return {
+    synchronous: true,
     run: <A>(body: () => TxBody<A>) =>
       Effect.orDie(
         writer.withConnection((db) => {
@@ -125,7 +131,7 @@ export const statementsOn =
 export const portableWriteTransactions = (sql: SqlClient.SqlClient): WriteTransactionsShape => {
   const inTransaction = transactionsOn(sql)
   const statements = statementsOn(sql)
-  return { run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))) }
+  return { synchronous: false, run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))) }
 }
 
 /** The write fast path of this process's database (see the module comment). */

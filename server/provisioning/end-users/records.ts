@@ -1,6 +1,6 @@
 /** How end-user rows become the contract's shapes, and the credit arithmetic of a subscription's pool. */
 import type { EndUser, Subscription } from "./domain.js"
-import type { EndUserRow, SubscriptionRow } from "./repo.js"
+import type { EndUserRow, SubscriptionRow } from "./rows.js"
 
 /** Credits left in a pool: bonus credits first, then what is left of the allowance; never below zero. */
 export const creditsRemaining = (row: Pick<SubscriptionRow, "credit_allowance" | "credits_used" | "bonus_credits">): number =>

@@ -11,7 +11,7 @@ import { GrantsUnsupported, NotFound } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
 import { Cursors } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
-import { Outbox } from "../outbox/service.js"
+import { WriteTransactions } from "../../platform/sql/write-fast-path.js"
 import {
   type BonusCredits,
   emailKey,
@@ -22,7 +22,7 @@ import {
   type Subscription
 } from "./domain.js"
 import { startBatcher } from "./batch.js"
-import { type ProvisionFailure, provision } from "./provision.js"
+import { type ProvisionFailure, type ProvisionOutcome, provisionTx } from "./provision.js"
 import { toSubscription } from "./records.js"
 import { EndUserRepo, type EndUserRow } from "./repo.js"
 
@@ -38,13 +38,16 @@ export interface EndUserListRequest {
 export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUserService", {
   scoped: Effect.gen(function* () {
     const repo = yield* EndUserRepo
-    const outbox = yield* Outbox
     const cursors = yield* Cursors
     const clock = yield* AppClock
     const sql = yield* SqlClient.SqlClient
     const inTransaction = transactionsOn(sql)
-    const deps = { repo, outbox, now: clock.now }
-    const batcher = yield* startBatcher<Provisioned, ProvisionFailure>(sql, inTransaction)
+    const writes = yield* WriteTransactions
+    /** Group commit where transactions run concurrently; on SQLite each runs whole, synchronously, so there is nothing to share. */
+    const batcher = writes.synchronous ? null : yield* startBatcher<ProvisionOutcome>(writes, inTransaction)
+    /** The provisioned account, or the refusal as the typed failure it is. */
+    const settle = (outcome: ProvisionOutcome): Effect.Effect<Provisioned, ProvisionFailure> =>
+      outcome._tag === "Provisioned" ? Effect.succeed(outcome.provisioned) : Effect.fail(outcome.failure)
 
     const notFound = (id: string) => new NotFound({ message: `No end user '${id}' in this organization.` })
     /** The caller's account `id` (not deleted), or `not_found`. */
@@ -55,13 +58,22 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
     return {
       /**
        * Creates the account of `input.email` (201) or updates it in place (200): plans and groups
-       * are added, never removed. Committed together with the requests that arrive at the same time
-       * (see `batch.ts`); never call it inside a transaction.
+       * are added, never removed. On PostgreSQL committed together with the requests that arrive at
+       * the same time (see `batch.ts`); never call it inside a transaction.
        */
-      provision: (actor: Principal, input: ProvisionEndUser) => batcher.run(provision(deps, actor, input)),
+      provision: (actor: Principal, input: ProvisionEndUser): Effect.Effect<Provisioned, ProvisionFailure> =>
+        Effect.suspend(() => {
+          const nowMs = clock.now()
+          const body = () => provisionTx(actor, input, nowMs)
+          return Effect.flatMap(batcher === null ? writes.run(body) : batcher.run(body), settle)
+        }),
 
       /** `provision` as the caller's database work (an idempotent create's transaction), in a savepoint of it. */
-      provisionWithin: (actor: Principal, input: ProvisionEndUser) => inTransaction(provision(deps, actor, input)),
+      provisionWithin: (actor: Principal, input: ProvisionEndUser): Effect.Effect<Provisioned, ProvisionFailure> =>
+        Effect.suspend(() => {
+          const nowMs = clock.now()
+          return Effect.flatMap(writes.run(() => provisionTx(actor, input, nowMs)), settle)
+        }),
 
       /** One page of accounts, oldest first; deleted accounts are never listed, revoked and pending ones are (with `state`). */
       list: (actor: Principal, request: EndUserListRequest) =>
@@ -186,5 +198,5 @@ export class EndUserService extends Effect.Service<EndUserService>()("svc/EndUse
         )
     }
   }),
-  dependencies: [EndUserRepo.Default, Outbox.Default, Cursors.Default]
+  dependencies: [EndUserRepo.Default, Cursors.Default, WriteTransactions.Default]
 }) {}

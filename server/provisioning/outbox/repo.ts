@@ -1,6 +1,7 @@
 /** SQL of the email outbox. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { statementsOn, type TxBody, txRun } from "../../platform/sql/write-fast-path.js"
 import type { OutboxEmail, OutgoingEmail } from "./domain.js"
 
 interface OutboxRow {
@@ -29,15 +30,27 @@ const toEmail = (row: OutboxRow): OutboxEmail => ({
   lastError: row.last_error
 })
 
+/** Records one email to be sent, as a transaction body step (`WriteTransactions`). */
+export function* insertOutboxEmailTx(id: string, email: OutgoingEmail, at: string): TxBody<void> {
+  yield* txRun("INSERT INTO outbox_emails (id, organization_id, kind, recipient, subject, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
+    id,
+    email.organizationId,
+    email.kind,
+    email.to,
+    email.subject,
+    email.body,
+    at
+  ])
+}
+
 /** Rows of `outbox_emails`. */
 export class OutboxRepo extends Effect.Service<OutboxRepo>()("svc/OutboxRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(sql)
     return {
       /** Records one email (inside the caller's transaction when there is one). */
-      insert: (id: string, email: OutgoingEmail, at: string) =>
-        Effect.orDie(sql`INSERT INTO outbox_emails (id, organization_id, kind, recipient, subject, body, created_at)
-          VALUES (${id}, ${email.organizationId}, ${email.kind}, ${email.to}, ${email.subject}, ${email.body}, ${at})`),
+      insert: (id: string, email: OutgoingEmail, at: string) => statements(insertOutboxEmailTx(id, email, at)),
       /** The newest emails first, optionally to one recipient (compared case-insensitively). */
       list: (options: { readonly to?: string; readonly limit: number }) =>
         Effect.orDie(

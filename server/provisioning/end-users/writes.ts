@@ -1,0 +1,223 @@
+/**
+ * The SQL of provisioning as transaction body steps (`WriteTransactions`): the check's look-ups and
+ * the writes of accounts, subscriptions (each with its credit pool), direct memberships and per-user
+ * grants. Each is the only copy of its statement; `EndUserRepo`'s Effect methods run the same steps
+ * inside their callers' `@effect/sql` transactions.
+ */
+import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
+import type { TierPlanRow } from "../plans/domain.js"
+import type { EndUserRow, GrantRow, SubscriptionRow } from "./rows.js"
+
+/** What provisioning checks an email and its ids against. */
+export interface Lookup {
+  readonly account: EndUserRow | null
+  readonly plans: ReadonlyArray<TierPlanRow>
+  /** The groups found among the ids asked for, each with its plan's id (`null` for a user group). */
+  readonly groups: ReadonlyMap<string, string | null>
+}
+
+/** One row of the provisioning look-up: an account, a plan or a group, in generic columns. */
+interface LookupRow {
+  readonly kind: "account" | "plan" | "group"
+  readonly id: string
+  readonly t1: string | null
+  readonly t2: string | null
+  readonly t3: string | null
+  readonly t4: string | null
+  readonly t5: string | null
+  readonly t6: string | null
+  readonly n: number | null
+}
+
+/**
+ * SQL text built once per shape (a count of ids or rows): the same string each time, so neither
+ * building it nor hashing it for the prepared-statement and write-tracking caches costs per call.
+ */
+const textPerCount = (build: (count: number) => string): ((count: number) => string) => {
+  const texts = new Map<number, string>()
+  return (count) => {
+    let text = texts.get(count)
+    if (text === undefined) {
+      text = build(count)
+      texts.set(count, text)
+    }
+    return text
+  }
+}
+
+/** `?, ?, …`: one placeholder per value. */
+const placeholders = (count: number): string => Array.from({ length: count }, () => "?").join(", ")
+
+/** `(?, ?), (?, ?), …`: `rows` tuples of `columns` placeholders. */
+const tuples = (rows: number, columns: number): string => {
+  const tuple = `(${placeholders(columns)})`
+  return Array.from({ length: rows }, () => tuple).join(", ")
+}
+
+/** Ids are at most 50 per list (`domain.ts`); the look-up's shape is its two counts, `plans * lookupShape + groups`. */
+const lookupShape = 1_000
+
+const lookupText = textPerCount((shape) => {
+  const plans = Math.floor(shape / lookupShape)
+  const groups = shape % lookupShape
+  let text = `SELECT 'account' AS kind, id, email AS t1, full_name AS t2, state AS t3, created_at AS t4, updated_at AS t5, revoked_at AS t6, NULL AS n
+    FROM end_users WHERE organization_id = ? AND email_key = ?`
+  if (plans > 0) {
+    text += ` UNION ALL SELECT 'plan', id, name, group_id, NULL, created_at, NULL, NULL, credit_allowance
+      FROM tier_plans WHERE organization_id = ? AND archived_at IS NULL AND id IN (${placeholders(plans)})`
+  }
+  if (groups > 0) {
+    text += ` UNION ALL SELECT 'group', id, plan_id, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM user_groups WHERE organization_id = ? AND id IN (${placeholders(groups)})`
+  }
+  return text
+})
+
+/** `SELECT id FROM <table> WHERE organization_id = ? AND id IN (…)` per id count. */
+const existingText = (table: string) => textPerCount((count) => `SELECT id FROM ${table} WHERE organization_id = ? AND id IN (${placeholders(count)})`)
+const existingTexts = { apps: existingText("apps"), flows: existingText("flows"), agents: existingText("agents"), suites: existingText("suites") }
+
+const insertSubscriptionsText = textPerCount(
+  (rows) => `INSERT INTO subscriptions (id, organization_id, end_user_id, tier_plan_id, status, credit_allowance, credits_used, bonus_credits,
+     credits_reset_at, created_at) VALUES ${tuples(rows, 10)} ON CONFLICT (end_user_id, tier_plan_id) DO NOTHING`
+)
+
+const insertMembersText = textPerCount(
+  (rows) => `INSERT INTO group_members (group_id, end_user_id, organization_id, created_at) VALUES ${tuples(rows, 4)}
+     ON CONFLICT (group_id, end_user_id) DO NOTHING`
+)
+
+const insertGrantsText = textPerCount(
+  (rows) => `INSERT INTO end_user_grants (id, organization_id, end_user_id, target_kind, target_id, deployment_id, created_at)
+     VALUES ${tuples(rows, 7)} ON CONFLICT (end_user_id, target_kind, target_id) DO NOTHING RETURNING id`
+)
+
+/**
+ * What provisioning checks, in one statement: the account of an email key (any state), the
+ * organization's live plans among `planIds`, and its groups among `groupIds`.
+ */
+export function* lookupTx(organizationId: string, key: string, planIds: ReadonlyArray<string>, groupIds: ReadonlyArray<string>): TxBody<Lookup> {
+  const params: Array<unknown> = [organizationId, key]
+  if (planIds.length > 0) params.push(organizationId, ...planIds)
+  if (groupIds.length > 0) params.push(organizationId, ...groupIds)
+  const text = lookupText(planIds.length * lookupShape + groupIds.length)
+  const rows = yield* txAll<LookupRow>(text, params)
+  let account: EndUserRow | null = null
+  const plans: Array<TierPlanRow> = []
+  const groups = new Map<string, string | null>()
+  for (const row of rows) {
+    if (row.kind === "account") {
+      account = {
+        id: row.id,
+        organization_id: organizationId,
+        email: row.t1!,
+        email_key: key,
+        full_name: row.t2,
+        state: row.t3 as EndUserRow["state"],
+        created_at: row.t4!,
+        updated_at: row.t5!,
+        revoked_at: row.t6,
+        deleted_at: null
+      }
+    } else if (row.kind === "plan") {
+      plans.push({ id: row.id, organization_id: organizationId, name: row.t1!, group_id: row.t2!, credit_allowance: Number(row.n), created_at: row.t4!, archived_at: null })
+    } else groups.set(row.id, row.t1)
+  }
+  return { account, plans, groups }
+}
+
+/** Which of `ids` name a row of `table` in the organization. */
+export function* existingTx(table: "apps" | "flows" | "agents" | "suites", organizationId: string, ids: ReadonlyArray<string>): TxBody<Set<string>> {
+  if (ids.length === 0) return new Set<string>()
+  const rows = yield* txAll<{ id: string }>(existingTexts[table](ids.length), [organizationId, ...ids])
+  return new Set(rows.map((row) => row.id))
+}
+
+/** Inserts an account unless its email key exists (a concurrent create); `true` when inserted. */
+export function* insertAccountIfAbsentTx(row: EndUserRow): TxBody<boolean> {
+  const inserted = yield* txAll<{ id: string }>(
+    `INSERT INTO end_users (id, organization_id, email, email_key, full_name, state, created_at, updated_at, revoked_at, deleted_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (organization_id, email_key) DO NOTHING RETURNING id`,
+    [row.id, row.organization_id, row.email, row.email_key, row.full_name, row.state, row.created_at, row.updated_at, row.revoked_at, row.deleted_at]
+  )
+  return inserted.length > 0
+}
+
+/** Sets an account's state, name and times. */
+export function* updateAccountTx(id: string, changes: Pick<EndUserRow, "state" | "full_name" | "updated_at" | "revoked_at" | "deleted_at">): TxBody<void> {
+  yield* txRun("UPDATE end_users SET state = ?, full_name = ?, updated_at = ?, revoked_at = ?, deleted_at = ? WHERE id = ?", [
+    changes.state,
+    changes.full_name,
+    changes.updated_at,
+    changes.revoked_at,
+    changes.deleted_at,
+    id
+  ])
+}
+
+/** Marks an account changed at `at`. */
+export function* touchAccountTx(id: string, at: string): TxBody<void> {
+  yield* txRun("UPDATE end_users SET updated_at = ? WHERE id = ?", [at, id])
+}
+
+/** An account's subscriptions with their plans' names, oldest first. */
+export function* subscriptionsTx(endUserId: string): TxBody<ReadonlyArray<SubscriptionRow>> {
+  return yield* txAll<SubscriptionRow>(
+    `SELECT s.*, p.name AS tier_plan_name FROM subscriptions s
+     JOIN tier_plans p ON p.id = s.tier_plan_id WHERE s.end_user_id = ? ORDER BY s.created_at, s.id`,
+    [endUserId]
+  )
+}
+
+/** Inserts subscriptions (each its own credit pool), skipping plans already held. */
+export function* insertSubscriptionsTx(rows: ReadonlyArray<Omit<SubscriptionRow, "tier_plan_name">>): TxBody<void> {
+  if (rows.length === 0) return
+  yield* txRun(
+    insertSubscriptionsText(rows.length),
+    rows.flatMap((row) => [
+      row.id,
+      row.organization_id,
+      row.end_user_id,
+      row.tier_plan_id,
+      row.status,
+      row.credit_allowance,
+      row.credits_used,
+      row.bonus_credits,
+      row.credits_reset_at,
+      row.created_at
+    ])
+  )
+}
+
+/** Direct group memberships of an account, oldest first. */
+export function* groupIdsTx(endUserId: string): TxBody<ReadonlyArray<string>> {
+  const rows = yield* txAll<{ group_id: string }>("SELECT group_id FROM group_members WHERE end_user_id = ? ORDER BY created_at, group_id", [endUserId])
+  return rows.map((row) => row.group_id)
+}
+
+/** A direct membership to add. */
+export interface MemberRow {
+  readonly group_id: string
+  readonly end_user_id: string
+  readonly organization_id: string
+  readonly created_at: string
+}
+
+/** Adds direct memberships, keeping the ones already there. */
+export function* insertMembersTx(rows: ReadonlyArray<MemberRow>): TxBody<void> {
+  if (rows.length === 0) return
+  yield* txRun(
+    insertMembersText(rows.length),
+    rows.flatMap((row) => [row.group_id, row.end_user_id, row.organization_id, row.created_at])
+  )
+}
+
+/** Adds per-user grants, keeping identical ones; answers how many are new. */
+export function* insertGrantsTx(rows: ReadonlyArray<GrantRow>): TxBody<number> {
+  if (rows.length === 0) return 0
+  const inserted = yield* txAll<{ id: string }>(
+    insertGrantsText(rows.length),
+    rows.flatMap((row) => [row.id, row.organization_id, row.end_user_id, row.target_kind, row.target_id, row.deployment_id, row.created_at])
+  )
+  return inserted.length
+}
