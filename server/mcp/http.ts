@@ -20,7 +20,7 @@ import type { FrontBranches } from "../platform/http/front-branch.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "../platform/http/limits.js"
 import { logNodeRequest, type RequestLogOptions } from "../platform/http/request-log.js"
 import { newRequestId } from "../platform/http/request-middleware.js"
-import { requestOrigin, requestUrl } from "../platform/http/request-url.js"
+import { plainRequestPath, requestOrigin, requestUrl } from "../platform/http/request-url.js"
 import { apiPrefix } from "../platform/http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
 import { type FamilyName, parseFamilies } from "./families.js"
@@ -182,6 +182,8 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
       }
 
       const handle = (request: IncomingMessage, response: ServerResponse): boolean => {
+        const path = plainRequestPath(request.url)
+        if (path !== null && !path.startsWith(protectedResourcePath) && mcpAddressOf(path) === null) return false
         const url = requestUrl(request)
         if (url.pathname === protectedResourcePath || url.pathname.startsWith(`${protectedResourcePath}/`)) {
           const resourcePath = url.pathname.slice(protectedResourcePath.length) || "/mcp"

@@ -22,7 +22,7 @@ import { codePage, emailPage, forbiddenPage, notFoundPage, wrongCodeText } from 
 import type { PortalRow } from "./repo.js"
 import { PortalSignIn, type SignedIn } from "./service.js"
 import { cameOverHttps, cookieOptions, type CookieToSet, csrfCookieSeconds, parseCookies, portalPath, sessionCookie, sessionTtlMs } from "./sessions.js"
-import { requestUrl } from "../platform/http/request-url.js"
+import { plainRequestPath, requestUrl } from "../platform/http/request-url.js"
 
 const portalPattern = /^\/portals\/([^/]+)(\/.*)?$/
 
@@ -176,6 +176,8 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
     return (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const path = plainRequestPath(request.url)
+        if (path !== null && !portalPattern.test(path)) return yield* app
         const url = requestUrl(request)
         const match = portalPattern.exec(url.pathname)
         if (match === null) return yield* app

@@ -11,7 +11,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { Effect } from "effect"
-import { requestOrigin, requestUrl } from "../../platform/http/request-url.js"
+import { plainRequestPath, requestOrigin, requestUrl } from "../../platform/http/request-url.js"
 import { newRequestId } from "../../platform/http/request-middleware.js"
 import { McpApproval } from "./approval.js"
 import { authorize } from "./authorize.js"
@@ -158,6 +158,8 @@ export const OAuthHttpLive = HttpApiBuilder.middleware(
     return (app) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const path = plainRequestPath(request.url)
+        if (path !== null && path !== authorizationServerMetadataPath && path !== "/oauth/authorize" && endpoints[path] === undefined) return yield* app
         const url = requestUrl(request)
         if (url.pathname === authorizationServerMetadataPath && request.method === "GET") {
           return json(authorizationServerMetadata(requestOrigin(request)))

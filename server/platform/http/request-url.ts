@@ -25,3 +25,18 @@ export const requestUrl = (request: RequestTarget): URL => {
   const target = request.url ?? "/"
   return URL.canParse(target, origin) ? new URL(target, origin) : new URL("/", origin)
 }
+
+const plainPath = /^\/(?!\/)[^?#%\\]*(?:\?|$)/
+const dotSegment = /\/\.\.?(?:\/|\?|$)/
+
+/**
+ * The path of a request target that is a plain origin-form path (starts with one `/`, no percent
+ * escapes, backslashes or dot segments), read without parsing a URL; null for anything else, which
+ * `requestUrl` must read (it decodes and normalises). Lets the branches in front of the API tell
+ * in a few string operations that a request is not theirs.
+ */
+export const plainRequestPath = (target: string | undefined): string | null => {
+  if (target === undefined || !plainPath.test(target) || dotSegment.test(target)) return null
+  const query = target.indexOf("?")
+  return query < 0 ? target : target.slice(0, query)
+}
