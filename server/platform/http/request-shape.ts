@@ -67,11 +67,28 @@ export const operationShapes = (api: HttpApi.HttpApi.Any): ReadonlyArray<Operati
   return shapes
 }
 
+/** The operations of each method and path length, so a request looks only at its candidates. */
+const byMethodAndLength = new WeakMap<ReadonlyArray<OperationShape>, Map<string, Array<OperationShape>>>()
+
+const candidatesOf = (shapes: ReadonlyArray<OperationShape>, method: string, length: number): ReadonlyArray<OperationShape> => {
+  let index = byMethodAndLength.get(shapes)
+  if (index === undefined) {
+    index = new Map()
+    for (const shape of shapes) {
+      const key = `${shape.method} ${shape.segments.length}`
+      const list = index.get(key)
+      if (list === undefined) index.set(key, [shape])
+      else list.push(shape)
+    }
+    byMethodAndLength.set(shapes, index)
+  }
+  return index.get(`${method} ${length}`) ?? []
+}
+
 /** The operation a request goes to, preferring a fixed segment over a parameter, as the router does. */
 const operationOf = (shapes: ReadonlyArray<OperationShape>, method: string, segments: ReadonlyArray<string>) => {
   let best: OperationShape | undefined
-  for (const shape of shapes) {
-    if (shape.method !== method || shape.segments.length !== segments.length) continue
+  for (const shape of candidatesOf(shapes, method, segments.length)) {
     if (!shape.segments.every((segment, index) => segment === null || segment === segments[index])) continue
     if (best === undefined) {
       best = shape
