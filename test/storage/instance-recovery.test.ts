@@ -4,7 +4,7 @@
  * gone (the instance registry, migration 0015). A running execution and ingestion job of a live
  * instance survive another's start; those of an instance killed with SIGKILL are finished `failed`
  * with the credit given back once, and requeued and indexed once, by the survivors within the
- * lease. Heartbeats are short here (250 ms, a lease of 4). (pg project only.)
+ * lease. Heartbeats are short here (250 ms, a lease of 8). (pg project only.)
  */
 import { Effect } from "effect"
 import type { ServerResponse } from "node:http"
@@ -25,7 +25,8 @@ import { changesOf, organizationOf, setCredits } from "../support/source-helpers
 import { startWebServer, waitForStatus, type WebServer } from "../support/sources.js"
 import { createAgent, eventually } from "../runs/support.js"
 
-const instances = { heartbeatMs: 250, leaseBeats: 4 }
+// A lease of 2 s: in-process instances share one event loop, and another's start blocks it for a while.
+const instances = { heartbeatMs: 250, leaseBeats: 8 }
 const leaseMs = instances.heartbeatMs * instances.leaseBeats
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
