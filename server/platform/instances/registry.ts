@@ -43,37 +43,35 @@ export class InstanceRegistry extends Effect.Service<InstanceRegistry>()("svc/In
     const startupClaim = sql`(claimed_by IS NULL OR ${goneClaim})`
     const otherClaim = sql`(claimed_by IS NULL OR claimed_by <> ${id})`
 
-    const insert = sql`INSERT INTO service_instances (id, host, pid, started_at, alive_until)
-      VALUES (${id}, ${hostname()}, ${process.pid}, ${isoAt(Date.now())}, ${now} + ${lease})`
-    /** Renews the lease; a row removed meanwhile (a stall past the lease) is written again. */
-    const beat = Effect.flatMap(
-      sql<{ id: string }>`UPDATE service_instances SET alive_until = ${now} + ${lease} WHERE id = ${id} RETURNING id`,
-      (rows) => (rows.length === 0 ? Effect.asVoid(insert) : Effect.void)
-    ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("instance heartbeat failed", Cause.squash(cause))))
-    const heartbeat = Effect.repeat(beat, Schedule.spaced(Duration.millis(settings.heartbeatMs)))
-
-    const register = yield* Effect.cached(
-      Effect.gen(function* () {
-        // Rows of instances gone for a while are forgotten (their work is recoverable with or without them).
-        yield* Effect.orDie(sql`DELETE FROM service_instances WHERE alive_until < ${now} - ${lease}`)
-        yield* Effect.orDie(insert)
-        registered = true
-        // Interruptible whatever the caller is (a turn registers from inside its uninterruptible part), so closing the scope stops it.
-        yield* Effect.forkIn(Effect.interruptible(Effect.withClock(Effect.delay(heartbeat, Duration.millis(settings.heartbeatMs)), clock)), scope)
-        return id
-      })
+    /** Writes the row, or renews its lease (written again if it was removed meanwhile, after a stall past the lease). */
+    const beat = sql`INSERT INTO service_instances (id, host, pid, started_at, alive_until)
+      VALUES (${id}, ${hostname()}, ${process.pid}, ${isoAt(Date.now())}, ${now} + ${lease})
+      ON CONFLICT (id) DO UPDATE SET alive_until = excluded.alive_until`
+    const heartbeat = Effect.repeat(
+      beat.pipe(Effect.catchAllCause((cause) => Effect.logWarning("instance heartbeat failed", Cause.squash(cause)))),
+      Schedule.spaced(Duration.millis(settings.heartbeatMs))
+    )
+    const registerNow = Effect.gen(function* () {
+      // Rows of instances gone for a while are forgotten (their work is recoverable with or without them).
+      yield* Effect.orDie(sql`DELETE FROM service_instances WHERE alive_until < ${now} - ${lease}`)
+      yield* Effect.orDie(beat)
+      // Interruptible whatever the caller is (a turn registers from inside its uninterruptible part), so closing the scope stops it.
+      yield* Effect.forkIn(Effect.interruptible(Effect.withClock(Effect.delay(heartbeat, Duration.millis(settings.heartbeatMs)), clock)), scope)
+      registered = true
+      return id
+    })
+    const once = yield* Effect.makeSemaphore(1)
+    /** Registers on first use; a registration that failed (the database unreachable) is tried again by the next claim. */
+    const claimant = Effect.suspend(() =>
+      registered ? Effect.succeed(id) : once.withPermits(1)(Effect.suspend(() => (registered ? Effect.succeed(id) : registerNow)))
     )
     yield* Effect.addFinalizer(() => (registered ? Effect.ignore(sql`DELETE FROM service_instances WHERE id = ${id}`) : Effect.void))
 
     return {
       /** This process's instance id (registered or not). */
       id,
-      /** How long one renewal keeps an instance alive, in milliseconds. */
-      leaseMs: lease,
-      /** The heartbeat settings. */
-      settings,
       /** Registers this process on first use (its row and heartbeat); answers its id, to record on work it claims. */
-      claimant: register,
+      claimant,
       /** SQL: which running rows (by their `claimed_by`) recovery at `moment` takes over (see `RecoveryMoment`). */
       recoverable: (moment: RecoveryMoment): Fragment => (moment === "sweep" ? goneClaim : sql.onDialectOrElse({ pg: () => startupClaim, orElse: () => otherClaim }))
     }
