@@ -20,7 +20,10 @@ let server: TestServer
 let agent: string
 beforeAll(async () => {
   fake = await startFakeOpenAi(() => answer)
-  server = await startTestServer({ server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 1 } } })
+  // No heartbeat during a test (a minute apart): the lease made to run out stays run out until the sweep.
+  server = await startTestServer({
+    server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 1 }, instances: { heartbeatMs: 60_000 } }
+  })
   agent = await createAgent(server, { model: "fake-model" })
 })
 afterAll(async () => {

@@ -4,7 +4,7 @@
  * gone (the instance registry, migration 0015). A running execution and ingestion job of a live
  * instance survive another's start; those of an instance killed with SIGKILL are finished `failed`
  * with the credit given back once, and requeued and indexed once, by the survivors within the
- * lease. Heartbeats are short here (250 ms, a lease of 8). (pg project only.)
+ * lease. Heartbeats are short here (250 ms, a lease of 3 s). (pg project only.)
  */
 import { Effect } from "effect"
 import type { ServerResponse } from "node:http"
@@ -25,8 +25,8 @@ import { changesOf, organizationOf, setCredits } from "../support/source-helpers
 import { startWebServer, waitForStatus, type WebServer } from "../support/sources.js"
 import { createAgent, eventually } from "../runs/support.js"
 
-// A lease of 2 s: in-process instances share one event loop, and another's start blocks it for a while.
-const instances = { heartbeatMs: 250, leaseBeats: 8 }
+// A lease of 3 s: in-process instances share one event loop, and another's start blocks it for a while.
+const instances = { heartbeatMs: 250, leaseBeats: 12 }
 const leaseMs = instances.heartbeatMs * instances.leaseBeats
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -117,8 +117,8 @@ describe("another instance's start leaves a live instance's work alone", () => {
     expect(await credits()).toBe(9)
 
     b = await startSecond()
-    // B's start-up recovery has run; let both sweep a few times over more than two leases.
-    await sleep(2 * leaseMs + 500)
+    // B's start-up recovery has run; let both sweep a few times (every 250 ms).
+    await sleep(1_500)
     expect(await executionOf(executionId!)).toMatchObject({ status: "running", claimed_by: running.claimed_by, error: null })
     expect(await jobOf(sourceId)).toMatchObject({ state: "running", attempts: 1, claimed_by: running.claimed_by })
     expect(await credits()).toBe(9)
@@ -172,7 +172,7 @@ describe("an instance killed with SIGKILL", () => {
       expect(recoveredAfter).toBeLessThan(leaseMs + 4_000)
 
       // More sweeps by both survivors change nothing: the credit came back once, the job ran once more.
-      await sleep(2 * leaseMs)
+      await sleep(1_500)
       expect(await credits()).toBe(10)
       expect(await executionOf(executionId!)).toMatchObject({ status: "failed" })
       expect(fetchesOf("/held/killed.txt")).toBe(2)
@@ -210,7 +210,7 @@ describe("an instance killed with SIGKILL", () => {
       await eventually(async () => Number((await sql(a, (db) => db<{ n: number }>`SELECT count(*) AS n FROM executions WHERE claimed_by = ${gone} AND status = 'running'`))[0]!.n) === 0)
       const failed = await sql(a, (db) => db<{ n: number }>`SELECT count(*) AS n FROM executions WHERE claimed_by = ${gone} AND status = 'failed' AND credits_charged = 0`)
       expect(Number(failed[0]!.n)).toBe(count)
-      await sleep(leaseMs)
+      await sleep(1_500)
       expect(await credits()).toBe(100)
     } finally {
       await third.close()
