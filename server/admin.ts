@@ -8,9 +8,13 @@ import { features } from "./features.js"
 import { McpSignInLive } from "./mcp/sign-in/feature.js"
 import { IngestionConfig } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./platform/accounts/service.js"
+import { InstanceRegistry } from "./platform/instances/registry.js"
+import { InstanceSettings } from "./platform/instances/settings.js"
 import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
+import { CacheVersions } from "./platform/sql/cache-versions.js"
 import { databaseFile, DatabaseLive } from "./platform/sql/database.js"
+import { ReadConnection } from "./platform/sql/read-connection.js"
 import { StderrLogger } from "./platform/logging.js"
 import { ModelConfig } from "./runtime/config.js"
 import { WebhookSettings } from "./webhooks/domain.js"
@@ -29,6 +33,9 @@ const targetOf = (target: AdminTarget) => (typeof target === "string" ? { dataDi
 /** Services available to administration. */
 export const AdminLive = (target: AdminTarget) =>
   Layer.mergeAll(AccountsService.Default, mergeLayers(features.map((feature) => feature.services)), McpSignInLive).pipe(
+    Layer.provideMerge(InstanceRegistry.Default),
+    Layer.provideMerge(Layer.merge(ReadConnection.Default, CacheVersions.Default)),
+    Layer.provideMerge(InstanceSettings.layer()),
     Layer.provideMerge(IngestionConfig.layer()),
     Layer.provideMerge(ModelConfig.fromEnv()),
     Layer.provideMerge(WebhookSettings.layer()),

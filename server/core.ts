@@ -9,6 +9,8 @@ import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
+import { InstanceRegistry } from "./platform/instances/registry.js"
+import { InstanceSettings, type InstanceSettingsShape } from "./platform/instances/settings.js"
 import { Cursors } from "./platform/pagination.js"
 import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
 import { DatabaseLive } from "./platform/sql/database.js"
@@ -39,6 +41,8 @@ export interface CoreOptions {
   readonly runs?: Partial<RunSettingsShape> | undefined
   /** Webhook delivery settings over the defaults (tests poll often); retry delays come from `webhookRetryDelays`. */
   readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
+  /** Instance registry settings over the defaults (tests shorten the heartbeat and so the lease). */
+  readonly instances?: Partial<InstanceSettingsShape> | undefined
 }
 
 /** Domain services over the database, shared by the HTTP server, `svc mcp` and the benchmarks. */
@@ -51,10 +55,12 @@ export const CoreLive = (
     Cursors.Default,
     IdempotencyStore.Default,
     RateLimiter.Default,
-    mergeLayers(features.map((feature) => feature.services)),
-    ReadConnection.Default,
-    CacheVersions.Default
+    mergeLayers(features.map((feature) => feature.services))
   ).pipe(
+    // The registry's row goes before the connections its last write needs close (a clean shutdown deletes it).
+    Layer.provideMerge(InstanceRegistry.Default),
+    Layer.provideMerge(Layer.merge(ReadConnection.Default, CacheVersions.Default)),
+    Layer.provideMerge(InstanceSettings.layer(options.instances)),
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
     Layer.provideMerge(RunSettings.layer(options.runs)),

@@ -1,14 +1,16 @@
 /**
  * The ingestion worker: takes queued jobs one at a time, fetches `url` sources (public addresses
  * only unless allowed), extracts text, chunks it and indexes the passages, then moves the source to
- * `ready` or `failed`. Each job is time-boxed. Jobs survive restarts: on start, jobs a stopped
- * process left running are queued again, or fail once they were interrupted too often. No network
- * or file work happens inside a transaction.
+ * `ready` or `failed`. Each job is time-boxed. A claimed job records the instance running it. Jobs
+ * survive restarts and crashes: on start, and every heartbeat while serving, jobs left running by
+ * an instance that stopped or is gone (`InstanceRegistry`) are queued again, or fail once they were
+ * interrupted too often. No network or file work happens inside a transaction.
  */
 import { SqlClient } from "@effect/sql"
 import { Cause, Duration, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { AppClock, isoAt } from "../../platform/clock.js"
+import { InstanceRegistry, type RecoveryMoment, sweepEveryHeartbeat } from "../../platform/instances/registry.js"
 import { safeFetchEffect } from "../../platform/net/safe-fetch.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { chunkText } from "./chunk.js"
@@ -39,6 +41,7 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
     const signal = yield* IngestionSignal
     const config = yield* IngestionConfig
     const clock = yield* AppClock
+    const instance = yield* InstanceRegistry
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const now = () => isoAt(clock.now())
 
@@ -90,7 +93,9 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
           Effect.gen(function* () {
             const current = yield* sources.jobForUpdate(row.id)
             const live = yield* sources.byIdUnscoped(row.id)
-            if (!current || current.attempts !== job.attempts || !live || live.status !== "processing") return
+            // Still this job: not requeued meanwhile (by an instance that judged this one gone) or claimed again.
+            if (!current || current.attempts !== job.attempts || current.claimed_by !== job.claimed_by) return
+            if (!live || live.status !== "processing") return
             const at = now()
             const attachedTo = yield* sources.attachments(row.id)
             yield* sources.replacePassages(row.id, passageScope(live.organization_id, attachedTo), chunks)
@@ -120,29 +125,45 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
         )
       )
 
-    /** Requeues jobs a stopped process left running; fails those interrupted too often. */
-    const recover = inTransaction(
+    /**
+     * Requeues jobs left running by stopped or gone instances (which ones: `RecoveryMoment`); fails
+     * those interrupted too often. Each job is first taken over by one conditional update, so two
+     * instances recovering at once requeue or fail it once.
+     */
+    const recover = (moment: RecoveryMoment) =>
       Effect.gen(function* () {
-        const left = yield* sources.runningJobs
-        for (const job of left) {
-          if (job.attempts < config.maxAttempts) yield* sources.requeue(job.source_id, now())
-        }
-        return left.filter((job) => job.attempts >= config.maxAttempts)
-      })
-    ).pipe(
-      Effect.tap((exhausted) =>
-        Effect.forEach(
+        const claim = instance.recoverable(moment)
+        // A read first, outside any transaction: the periodic sweep usually finds nothing.
+        if ((yield* sources.runningJobs(claim)).length === 0) return
+        const claimant = yield* instance.claimant
+        const { exhausted, requeued } = yield* inTransaction(
+          Effect.gen(function* () {
+            const exhausted: Array<JobRow> = []
+            let requeued = 0
+            for (const job of yield* sources.runningJobs(claim)) {
+              if (!(yield* sources.takeOverJob(job, claimant))) continue
+              if (job.attempts >= config.maxAttempts) exhausted.push(job)
+              else {
+                yield* sources.requeue(job.source_id, now())
+                requeued++
+              }
+            }
+            return { exhausted, requeued }
+          })
+        )
+        yield* Effect.forEach(
           exhausted,
           (job) => service.fail(job.source_id, `Indexing was interrupted ${job.attempts === 1 ? "once" : `${job.attempts} times`} (the server stopped while it ran); upload the document again.`),
           { discard: true }
         )
-      )
-    )
+        if (requeued > 0) yield* signal.wake
+      })
 
     const loop = Effect.gen(function* () {
       while (true) {
         const at = clock.now()
-        const job = yield* inTransaction(sources.claimJob(isoAt(at), isoAt(at + config.jobTimeoutMs)))
+        const claimant = yield* instance.claimant
+        const job = yield* inTransaction(sources.claimJob(isoAt(at), isoAt(at + config.jobTimeoutMs), claimant))
         if (job) {
           yield* run(job)
           continue
@@ -153,7 +174,8 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
 
     // Before the worker starts (and so before the server listens): a read right after a restart must
     // find a job the stopped process left running already queued again, not past its deadline.
-    yield* recover.pipe(Effect.catchAllCause((cause) => Effect.logError("ingestion recovery failed", cause)))
+    yield* recover("startup").pipe(Effect.catchAllCause((cause) => Effect.logError("ingestion recovery failed", cause)))
+    yield* sweepEveryHeartbeat(recover("sweep"), yield* Effect.scope)
     yield* Effect.forkScoped(
       (config.clock === undefined ? loop : Effect.withClock(loop, config.clock)).pipe(
         Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("ingestion worker stopped", cause)))

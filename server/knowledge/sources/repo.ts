@@ -4,6 +4,7 @@
  * everything a write decides on is read again inside it.
  */
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
@@ -44,6 +45,8 @@ export interface JobRow {
   readonly queued_at: string
   readonly started_at: string | null
   readonly deadline_at: string | null
+  /** The instance running it (`InstanceRegistry`); null while queued. */
+  readonly claimed_by: string | null
 }
 
 /**
@@ -183,21 +186,32 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
 
       enqueue: (sourceId: string, at: string) =>
         orDie(sql`INSERT INTO ingestion_jobs (source_id, state, attempts, queued_at) VALUES (${sourceId}, 'queued', 0, ${at})
-          ON CONFLICT (source_id) DO UPDATE SET state = 'queued', attempts = 0, queued_at = excluded.queued_at, started_at = NULL, deadline_at = NULL`),
-      /** Claims the oldest queued job: it becomes `running` until `deadline`. */
-      claimJob: (at: string, deadline: string) =>
+          ON CONFLICT (source_id) DO UPDATE SET state = 'queued', attempts = 0, queued_at = excluded.queued_at, started_at = NULL, deadline_at = NULL,
+            claimed_by = NULL`),
+      /** Claims the oldest queued job for instance `claimant`: it becomes `running` until `deadline`. */
+      claimJob: (at: string, deadline: string, claimant: string) =>
         orDie(
           Effect.gen(function* () {
             const rows = yield* sql<JobRow>`SELECT * FROM ingestion_jobs WHERE state = 'queued' ORDER BY queued_at, source_id LIMIT 1`
             const job = rows[0]
             if (!job) return null
-            yield* sql`UPDATE ingestion_jobs SET state = 'running', attempts = attempts + 1, started_at = ${at}, deadline_at = ${deadline}
-              WHERE source_id = ${job.source_id}`
-            return { ...job, state: "running" as const, attempts: job.attempts + 1, started_at: at, deadline_at: deadline }
+            yield* sql`UPDATE ingestion_jobs SET state = 'running', attempts = attempts + 1, started_at = ${at}, deadline_at = ${deadline},
+              claimed_by = ${claimant} WHERE source_id = ${job.source_id}`
+            return { ...job, state: "running" as const, attempts: job.attempts + 1, started_at: at, deadline_at: deadline, claimed_by: claimant }
           })
         ),
-      /** Every job left `running` (by a process that stopped). */
-      runningJobs: orDie(sql<JobRow>`SELECT * FROM ingestion_jobs WHERE state = 'running'`),
+      /** Jobs `running` whose claim `claim` selects (an `InstanceRegistry` condition): left by a process that stopped. */
+      runningJobs: (claim: Fragment) => orDie(sql<JobRow>`SELECT * FROM ingestion_jobs WHERE state = 'running' AND ${claim}`),
+      /**
+       * Takes over a running job left by `job.claimed_by` for instance `claimant` (still running,
+       * attempts unchanged); false when another instance took it first or it moved on.
+       */
+      takeOverJob: (job: JobRow, claimant: string) =>
+        orDie(
+          sql<{ source_id: string }>`UPDATE ingestion_jobs SET claimed_by = ${claimant}
+            WHERE source_id = ${job.source_id} AND state = 'running' AND attempts = ${job.attempts}
+              AND ${job.claimed_by === null ? sql`claimed_by IS NULL` : sql`claimed_by = ${job.claimed_by}`} RETURNING source_id`
+        ).pipe(Effect.map((rows) => rows.length === 1)),
       job: (sourceId: string) =>
         orDie(
           reader.all<JobRow>("SELECT * FROM ingestion_jobs WHERE source_id = ?", [sourceId]).pipe(Effect.map((rows) => rows[0] ?? null))
@@ -205,7 +219,10 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
       jobForUpdate: (sourceId: string) =>
         orDie(sql<JobRow>`SELECT * FROM ingestion_jobs WHERE source_id = ${sourceId}`.pipe(Effect.map((rows) => rows[0] ?? null))),
       requeue: (sourceId: string, at: string) =>
-        orDie(sql`UPDATE ingestion_jobs SET state = 'queued', queued_at = ${at}, started_at = NULL, deadline_at = NULL WHERE source_id = ${sourceId}`),
+        orDie(
+          sql`UPDATE ingestion_jobs SET state = 'queued', queued_at = ${at}, started_at = NULL, deadline_at = NULL, claimed_by = NULL
+            WHERE source_id = ${sourceId}`
+        ),
       finishJob: (sourceId: string) => orDie(sql`DELETE FROM ingestion_jobs WHERE source_id = ${sourceId}`),
       /** Replaces the source's passages with `chunks` (the full-text index follows by trigger). */
       replacePassages: (sourceId: string, scope: string, chunks: ReadonlyArray<Chunk>) =>

@@ -24,6 +24,7 @@ import migration0011 from "./migrations/0011_portal_sign_in.js"
 import migration0012 from "./migrations/0012_credit_renewal.js"
 import migration0013 from "./migrations/0013_mcp_sign_in.js"
 import migration0014 from "./migrations/0014_outbox_claims.js"
+import migration0015 from "./migrations/0015_service_instances.js"
 import { PgDatabaseLive } from "./pg-database.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
@@ -42,7 +43,8 @@ export const migrations = {
   "0011_portal_sign_in": migration0011,
   "0012_credit_renewal": migration0012,
   "0013_mcp_sign_in": migration0013,
-  "0014_outbox_claims": migration0014
+  "0014_outbox_claims": migration0014,
+  "0015_service_instances": migration0015
 }
 
 /**

@@ -1,12 +1,23 @@
 /** The `runs` feature: Agent conversation turns, executions and conversation reads. */
 import { Effect, Layer } from "effect"
 import { defineFeature } from "../../platform/feature.js"
+import { sweepEveryHeartbeat } from "../../platform/instances/registry.js"
 import { RunsContract } from "./api.js"
 import { RunsHttpLive } from "./http.js"
 import { RunService } from "./service.js"
 
-/** At start-up: the executions a stopped server left running are finished `failed`, their credits given back. */
-const RecoverAbandonedRunsLive = Layer.effectDiscard(Effect.flatMap(RunService, (runs) => runs.recoverAbandoned))
+/**
+ * Executions left running by stopped instances are finished `failed`, their credits given back: at
+ * start-up (before any turn; on SQLite every one, the data directory having one owner), then every
+ * heartbeat those of instances gone since (several instances on one PostgreSQL database).
+ */
+const RecoverAbandonedRunsLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const runs = yield* RunService
+    yield* runs.recoverAbandoned("startup")
+    yield* sweepEveryHeartbeat(runs.recoverAbandoned("sweep"), yield* Effect.scope)
+  })
+)
 
 /** Runs. */
 export const runsFeature = defineFeature({

@@ -1,5 +1,6 @@
 /** SQL of runs: conversations, their messages, executions and the organization's credits. */
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
@@ -16,6 +17,15 @@ import {
 import type { ConversationRow, ExecutionOutcome, ExecutionRow, MessageRow, NewExecution } from "./rows.js"
 
 export type { ConversationRow, ExecutionOutcome, ExecutionRow, MessageRow, NewExecution } from "./rows.js"
+
+/** A running execution as recovery sees it: whose credit it holds. */
+export interface AbandonedExecution {
+  readonly id: string
+  readonly organization_id: string
+  readonly credits_charged: number
+  readonly credit_subscription_id: string | null
+  readonly credit_pool: "bonus" | "allowance" | null
+}
 
 /** Runs in SQL: writes on the write connection (inside the caller's transaction), reads on the read connection. */
 export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
@@ -73,22 +83,23 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
       /** Records how an execution ended. */
       finishExecution: (id: string, outcome: ExecutionOutcome) => statements(finishExecutionTx(id, outcome)),
 
-      /** Executions still `running` (write connection): at start-up, runs a stopped server never finished. */
-      running: () =>
-        Effect.orDie(sql<{
-          id: string
-          organization_id: string
-          credits_charged: number
-          credit_subscription_id: string | null
-          credit_pool: "bonus" | "allowance" | null
-        }>`SELECT id, organization_id, credits_charged, credit_subscription_id, credit_pool
-          FROM executions WHERE status = 'running' ORDER BY started_at, id`),
+      /**
+       * Executions still `running` whose claim `claim` selects (an `InstanceRegistry` condition),
+       * on the write connection: runs a stopped or gone instance never finished.
+       */
+      running: (claim: Fragment) =>
+        Effect.orDie(sql<AbandonedExecution>`SELECT id, organization_id, credits_charged, credit_subscription_id, credit_pool
+          FROM executions WHERE status = 'running' AND ${claim} ORDER BY started_at, id`),
 
-      /** Finishes an abandoned execution `failed`, charging nothing and keeping what it recorded. */
+      /**
+       * Finishes an abandoned execution `failed`, charging nothing and keeping what it recorded;
+       * false when it is no longer running (another instance finished or recovered it first).
+       */
       abandon: (id: string, at: string, error: string) =>
         Effect.orDie(
-          sql`UPDATE executions SET status = 'failed', credits_charged = 0, finished_at = ${at}, error = ${error} WHERE id = ${id}`
-        ),
+          sql<{ id: string }>`UPDATE executions SET status = 'failed', credits_charged = 0, finished_at = ${at}, error = ${error}
+            WHERE id = ${id} AND status = 'running' RETURNING id`
+        ).pipe(Effect.map((rows) => rows.length === 1)),
 
       /** An execution of the organization (read connection), or null. */
       execution: (organizationId: string, id: string) =>

@@ -49,6 +49,8 @@ export interface NewExecution {
   readonly conversationId: string | null
   readonly creditsCharged: number
   readonly startedAt: string
+  /** The instance running it (`InstanceRegistry.claimant`). */
+  readonly claimedBy: string
 }
 
 /** How an execution ended. */

@@ -15,6 +15,7 @@ import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunCancelled, RunFailed } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"
+import { InstanceRegistry, type RecoveryMoment } from "../../platform/instances/registry.js"
 import { Cursors, type Page } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { WriteTransactions } from "../../platform/sql/write-fast-path.js"
@@ -166,6 +167,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const locks = makeTurnLocks()
     const running = makeRunningTurns()
     const credits = yield* CreditRepo
+    const instance = yield* InstanceRegistry
     const now = () => isoAt(clock.now())
 
     /** The checks of a turn; nothing is written. */
@@ -203,7 +205,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     /** Writes the execution `running` and, in a conversation, the user's message, reserving the credit; answers the history before it. */
     const begin = (run: RunTarget, conversationId: string | null, executionId: string) =>
       Effect.flatMap(
-        writes.run(function* () {
+        Effect.flatMap(instance.claimant, (claimedBy) => writes.run(function* () {
           const org = run.actor.organization.id
           const charge = yield* takeCreditTx(org, run.credit ?? organizationCredits)
           if (charge === null) return null
@@ -229,7 +231,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             draft: run.draft,
             conversationId,
             creditsCharged: 1,
-            startedAt: at
+            startedAt: at,
+            claimedBy
           })
           yield* recordChargeTx(executionId, charge)
           if (conversationId !== null) {
@@ -237,7 +240,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             if (!isNew) yield* touchConversationTx(conversationId, at)
           }
           return { charge, history: history.map((row): ChatTurn => ({ role: row.role, text: row.text })) }
-        }),
+        })),
         (begun) => (begun === null ? Effect.fail(noCreditsFor(run.credit ?? organizationCredits)) : Effect.succeed(begun))
       )
 
@@ -258,12 +261,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       writes.run(function* () {
         const at = now()
         const succeeded = outcome.status === "succeeded"
-        if (!succeeded) yield* giveBackCreditTx(charge)
-        if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
-          yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
-          yield* touchConversationTx(conversationId, at)
-        }
-        yield* finishExecutionTx(executionId, {
+        const finished = yield* finishExecutionTx(executionId, {
           status: outcome.status,
           steps: JSON.stringify(outcome.steps),
           toolsCalled: JSON.stringify(outcome.toolsCalled),
@@ -271,6 +269,14 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           finishedAt: at,
           error: outcome.error
         })
+        // Taken over meanwhile by another instance's recovery (this one was judged gone): it was
+        // finished there and its credit given back; nothing more is recorded here.
+        if (!finished) return
+        if (!succeeded) yield* giveBackCreditTx(charge)
+        if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
+          yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
+          yield* touchConversationTx(conversationId, at)
+        }
       })
 
     /**
@@ -391,20 +397,29 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       agentReply,
 
       /**
-       * Finishes the executions a stopped server left `running` as `failed`, giving their reserved
-       * credits back (run at start-up, before any turn); answers how many there were.
+       * Finishes as `failed` the executions left `running` by instances that stopped or are gone
+       * (which ones: `RecoveryMoment`), giving their reserved credits back; answers how many this
+       * call took over. Each is taken by one conditional update, so two instances recovering at
+       * once give a credit back once.
        */
-      recoverAbandoned: inTransaction(
+      recoverAbandoned: (moment: RecoveryMoment): Effect.Effect<number> =>
         Effect.gen(function* () {
-          const abandoned = yield* repo.running()
-          const at = now()
-          for (const execution of abandoned) {
-            if (execution.credits_charged > 0) yield* credits.giveBack(chargeOf(execution))
-            yield* repo.abandon(execution.id, at, abandonedByServer)
-          }
-          return abandoned.length
-        })
-      ),
+          const claim = instance.recoverable(moment)
+          // A read first, outside any transaction: the periodic sweep usually finds nothing.
+          if ((yield* repo.running(claim)).length === 0) return 0
+          return yield* inTransaction(
+            Effect.gen(function* () {
+              const at = now()
+              let taken = 0
+              for (const execution of yield* repo.running(claim)) {
+                if (!(yield* repo.abandon(execution.id, at, abandonedByServer))) continue
+                if (execution.credits_charged > 0) yield* credits.giveBack(chargeOf(execution))
+                taken++
+              }
+              return taken
+            })
+          )
+        }),
 
       /** An execution of the caller's organization; `summary` leaves out tool arguments. */
       execution: (actor: Principal, id: string, summary: boolean): Effect.Effect<Execution, NotFound> =>

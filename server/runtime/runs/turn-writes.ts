@@ -57,7 +57,7 @@ export function* appendMessageTx(message: NewMessage): TxBody<void> {
 export function* insertExecutionTx(execution: NewExecution): TxBody<void> {
   yield* txRun(
     `INSERT INTO executions (id, organization_id, kind, target_id, version, draft, conversation_id, status, steps, tools_called,
-       credits_charged, started_at, finished_at, error) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', '[]', '[]', ?, ?, NULL, NULL)`,
+       credits_charged, started_at, finished_at, error, claimed_by) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', '[]', '[]', ?, ?, NULL, NULL, ?)`,
     [
       execution.id,
       execution.organizationId,
@@ -67,20 +67,28 @@ export function* insertExecutionTx(execution: NewExecution): TxBody<void> {
       execution.draft ? 1 : 0,
       execution.conversationId,
       execution.creditsCharged,
-      execution.startedAt
+      execution.startedAt,
+      execution.claimedBy
     ]
   )
 }
 
-/** Records how an execution ended. */
-export function* finishExecutionTx(id: string, outcome: ExecutionOutcome): TxBody<void> {
-  yield* txRun("UPDATE executions SET status = ?, steps = ?, tools_called = ?, credits_charged = ?, finished_at = ?, error = ? WHERE id = ?", [
-    outcome.status,
-    outcome.steps,
-    outcome.toolsCalled,
-    outcome.creditsCharged,
-    outcome.finishedAt,
-    outcome.error,
-    id
-  ])
+/**
+ * Records how a running execution ended; false (nothing written) when it is no longer running: the
+ * recovery of another instance took it over, judging this one gone.
+ */
+export function* finishExecutionTx(id: string, outcome: ExecutionOutcome): TxBody<boolean> {
+  const rows = yield* txAll<{ id: string }>(
+    "UPDATE executions SET status = ?, steps = ?, tools_called = ?, credits_charged = ?, finished_at = ?, error = ? WHERE id = ? AND status = 'running' RETURNING id",
+    [
+      outcome.status,
+      outcome.steps,
+      outcome.toolsCalled,
+      outcome.creditsCharged,
+      outcome.finishedAt,
+      outcome.error,
+      id
+    ]
+  )
+  return rows.length === 1
 }
