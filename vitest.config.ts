@@ -1,14 +1,15 @@
 import { defineConfig } from "vitest/config"
 
 /**
- * The PostgreSQL half of the matrix (issue 13): every directory whose tests touch a database, each
+ * The PostgreSQL half of the matrix (issue 13): every test whose outcome a backend can change, each
  * test server (and each data directory the CLI tests administer or serve) on its own database cloned
  * from a migrated template (test/support/postgres.ts). The storage directory (many instances on one
- * database) is pg only. Not here, as no backend can change their outcome: bench (the soak suite's
- * judges, pure functions, and a switch of SQLite's `PRAGMA data_version`), package (`npm pack` and
- * an offline install), and the files below that start no server and open no database (the SDK's
- * generator, drift check, export, retries against a fake API and webhook verification; the CLI's
- * renderers). SVC_TEST_PG_ALL=1 runs those too.
+ * database) is pg only. Not here: bench (the soak suite's judges, pure functions, and a switch of
+ * SQLite's `PRAGMA data_version`), package (`npm pack` and an offline install) and the files listed
+ * in `backendFree`, which start no server and open no database (pure functions, renderers, the SDK's
+ * generator against the OpenAPI document, clients against fake servers): running them twice would
+ * only cost CI time. A file that starts using a database leaves that list. SVC_TEST_PG_ALL=1 runs
+ * every file on PostgreSQL.
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
@@ -18,15 +19,31 @@ const onPostgres = process.env.SVC_TEST_PG_ALL
 const backendFree = process.env.SVC_TEST_PG_ALL
   ? []
   : [
-      "sdk/generator.test.ts",
-      "sdk/generator-upload.test.ts",
-      "sdk/generator-stream.test.ts",
+      "builder/flows/*.test.ts",
+      "cli/progress.test.ts",
+      "cli/render.test.ts",
+      "http/gates.test.ts",
+      "knowledge/chunk.test.ts",
+      "knowledge/export.test.ts",
+      "knowledge/extract.test.ts",
+      "knowledge/links.test.ts",
+      "knowledge/patch.test.ts",
+      "knowledge/tree.test.ts",
+      "mcp/tool-results.test.ts",
+      "platform/address-policy.test.ts",
+      "platform/safe-fetch.test.ts",
+      "provisioning/ids.test.ts",
+      "runtime/builtin.test.ts",
+      "runtime/history.test.ts",
+      "runtime/openai.test.ts",
+      "runtime/runtime.test.ts",
       "sdk/drift.test.ts",
+      "sdk/generator.test.ts",
+      "sdk/generator-stream.test.ts",
+      "sdk/generator-upload.test.ts",
       "sdk/package-export.test.ts",
       "sdk/retries.test.ts",
-      "sdk/webhooks.test.ts",
-      "cli/render.test.ts",
-      "cli/progress.test.ts"
+      "sdk/webhooks.test.ts"
     ].map((file) => `test/${file}`)
 
 export default defineConfig({
