@@ -27,6 +27,7 @@ describe("svc serve", slow, () => {
       expect(await first.stop("SIGTERM")).toBe(0)
     }
     expect(first.stdout().trimEnd().split("\n")).toHaveLength(1)
+    expect(existsSync(join(dataDir, "svc.sqlite"))).toBe(onSqlite)
 
     const second = await serveProcess(dataDir, ["--json"])
     const again = parseOneDocument(second.stdout())
