@@ -7,9 +7,11 @@ import { defineConfig } from "vitest/config"
  * database) is pg only. Not here: bench (the soak suite's judges, pure functions, and a switch of
  * SQLite's `PRAGMA data_version`), package (`npm pack` and an offline install) and the files listed
  * in `backendFree`, which start no server and open no database (pure functions, renderers, the SDK's
- * generator against the OpenAPI document, clients against fake servers): running them twice would
- * only cost CI time. A file that starts using a database leaves that list. SVC_TEST_PG_ALL=1 runs
- * every file on PostgreSQL.
+ * generator against the OpenAPI document, clients against fake servers), and those in `sqliteItself`,
+ * which test svc's SQLite side on a SQLite file of their own whatever the project (its connection,
+ * `PRAGMA data_version`, FTS5, a migration's rowid handling): in the pg project both kinds would only
+ * run again on the same SQLite. A file that starts using the test's database leaves these lists.
+ * SVC_TEST_PG_ALL=1 runs every file in the pg project.
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
@@ -45,6 +47,17 @@ const backendFree = process.env.SVC_TEST_PG_ALL
       "sdk/retries.test.ts",
       "sdk/webhooks.test.ts"
     ].map((file) => `test/${file}`)
+const sqliteItself = process.env.SVC_TEST_PG_ALL
+  ? []
+  : [
+      "knowledge/search-query.test.ts",
+      "knowledge/search-rank.test.ts",
+      "platform/cache-versions.test.ts",
+      "platform/data-version-cache.test.ts",
+      "platform/migration-0005.test.ts",
+      "platform/sqlite-connection.test.ts",
+      "platform/write-fast-path.test.ts"
+    ].map((file) => `test/${file}`)
 
 export default defineConfig({
   test: {
@@ -55,7 +68,7 @@ export default defineConfig({
       { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/storage/**"], env: { SVC_TEST_BACKEND: "sqlite" } } },
       {
         extends: true,
-        test: { name: "pg", include: onPostgres, exclude: backendFree, env: { SVC_TEST_BACKEND: "pg" }, globalSetup: ["test/support/postgres.ts"] }
+        test: { name: "pg", include: onPostgres, exclude: [...backendFree, ...sqliteItself], env: { SVC_TEST_BACKEND: "pg" }, globalSetup: ["test/support/postgres.ts"] }
       }
     ]
   }
