@@ -1,14 +1,63 @@
 import { defineConfig } from "vitest/config"
 
 /**
- * The PostgreSQL half of the matrix: the directories run on both backends so far (issue 13; not yet
- * mcp, cli, docs, sdk, bench, package; SVC_TEST_PG_ALL=1 runs every test there, to see what else
- * passes), each test server on its own database cloned from a migrated template
- * (test/support/postgres.ts). The storage directory (many instances on one database) is pg only.
+ * The PostgreSQL half of the matrix (issue 13): every test whose outcome a backend can change, each
+ * test server (and each data directory the CLI tests administer or serve) on its own database cloned
+ * from a migrated template (test/support/postgres.ts). The storage directory (many instances on one
+ * database) is pg only. Not here: bench (the soak suite's judges, pure functions, and a switch of
+ * SQLite's `PRAGMA data_version`), package (`npm pack` and an offline install) and the files listed
+ * in `backendFree`, which start no server and open no database (pure functions, renderers, the SDK's
+ * generator against the OpenAPI document, clients against fake servers), and those in `sqliteItself`,
+ * which test svc's SQLite side on a SQLite file of their own whatever the project (its connection,
+ * `PRAGMA data_version`, FTS5, a migration's rowid handling): in the pg project both kinds would only
+ * run again on the same SQLite. A file that starts using the test's database leaves these lists.
+ * SVC_TEST_PG_ALL=1 runs every file in the pg project.
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
-  : ["http", "platform", "knowledge", "builder", "runtime", "runs", "provisioning", "portal", "webhooks", "storage"].map((dir) => `test/${dir}/**/*.test.ts`)
+  : ["http", "platform", "knowledge", "builder", "runtime", "runs", "provisioning", "portal", "webhooks", "storage", "mcp", "cli", "sdk", "docs"].map(
+      (dir) => `test/${dir}/**/*.test.ts`
+    )
+const backendFree = process.env.SVC_TEST_PG_ALL
+  ? []
+  : [
+      "builder/flows/*.test.ts",
+      "cli/progress.test.ts",
+      "cli/render.test.ts",
+      "http/gates.test.ts",
+      "knowledge/chunk.test.ts",
+      "knowledge/export.test.ts",
+      "knowledge/extract.test.ts",
+      "knowledge/links.test.ts",
+      "knowledge/patch.test.ts",
+      "knowledge/tree.test.ts",
+      "mcp/tool-results.test.ts",
+      "platform/address-policy.test.ts",
+      "platform/safe-fetch.test.ts",
+      "provisioning/ids.test.ts",
+      "runtime/builtin.test.ts",
+      "runtime/history.test.ts",
+      "runtime/openai.test.ts",
+      "runtime/runtime.test.ts",
+      "sdk/drift.test.ts",
+      "sdk/generator.test.ts",
+      "sdk/generator-stream.test.ts",
+      "sdk/generator-upload.test.ts",
+      "sdk/package-export.test.ts",
+      "sdk/retries.test.ts",
+      "sdk/webhooks.test.ts"
+    ].map((file) => `test/${file}`)
+const sqliteItself = process.env.SVC_TEST_PG_ALL
+  ? []
+  : [
+      "knowledge/search-query.test.ts",
+      "knowledge/search-rank.test.ts",
+      "platform/cache-versions.test.ts",
+      "platform/data-version-cache.test.ts",
+      "platform/migration-0005.test.ts",
+      "platform/sqlite-connection.test.ts",
+      "platform/write-fast-path.test.ts"
+    ].map((file) => `test/${file}`)
 
 export default defineConfig({
   test: {
@@ -19,7 +68,7 @@ export default defineConfig({
       { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/storage/**"], env: { SVC_TEST_BACKEND: "sqlite" } } },
       {
         extends: true,
-        test: { name: "pg", include: onPostgres, env: { SVC_TEST_BACKEND: "pg" }, globalSetup: ["test/support/postgres.ts"] }
+        test: { name: "pg", include: onPostgres, exclude: [...backendFree, ...sqliteItself], env: { SVC_TEST_BACKEND: "pg" }, globalSetup: ["test/support/postgres.ts"] }
       }
     ]
   }

@@ -20,7 +20,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 const search = async (query: string) => {

@@ -33,7 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 /** Parses JSON Lines: one object per line. */

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { expect } from "vitest"
 import type { CliIo } from "../../cli/io.js"
 import { runCli } from "../../cli/program.js"
-import { knownTestDatabase } from "../support/server.js"
+import { dropTestDatabase, knownTestDatabase, testDatabaseEnv, testDatabaseFor } from "../support/server.js"
 import { runAdmin } from "../../server/admin.js"
 
 /** The repository root: the CLI runs from here. */
@@ -22,23 +22,36 @@ const bin = join(repoRoot, "bin", "svc.js")
 
 const dirs: Array<string> = []
 
-/** A fresh, empty data directory, removed by `removeDataDirs`. */
+/** A fresh, empty directory (a data directory with nothing in it, or a place for files), removed by `removeDataDirs`. */
 export const freshDataDir = (): string => {
   const dir = mkdtempSync(join(tmpdir(), "svc-cli-"))
   dirs.push(dir)
   return dir
 }
 
-/** A fresh data directory holding an empty database (no organization), as administration needs one. */
-export const emptyDataDir = async (): Promise<string> => {
+/**
+ * A fresh data directory whose data lives on the test's backend: on PostgreSQL it gets a database of
+ * its own (empty, migrated), which every `svc` run on it is given as `SVC_DATABASE_URL`.
+ */
+export const backendDataDir = async (): Promise<string> => {
   const dir = freshDataDir()
-  await runAdmin(dir, Effect.void)
+  await testDatabaseFor(dir)
   return dir
 }
 
-/** Removes every data directory made by `freshDataDir`. */
-export const removeDataDirs = (): void => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+/** A fresh data directory holding an empty database (no organization), as administration needs one. */
+export const emptyDataDir = async (): Promise<string> => {
+  const dir = await backendDataDir()
+  await runAdmin({ dataDir: dir, database: knownTestDatabase(dir) }, Effect.void)
+  return dir
+}
+
+/** Removes every directory made by `freshDataDir` and the databases of those that had one. */
+export const removeDataDirs = async (): Promise<void> => {
+  for (const dir of dirs.splice(0)) {
+    rmSync(dir, { recursive: true, force: true })
+    await dropTestDatabase(dir)
+  }
 }
 
 /** What a CLI run left behind. */
@@ -57,9 +70,8 @@ const cliEnv = (dataDir: string | undefined, extra: CliEnv = {}): NodeJS.Process
   delete env.SVC_DATA_DIR
   delete env.SVC_BASE_URL
   delete env.SVC_API_KEY
-  if (dataDir !== undefined) env.SVC_DATA_DIR = dataDir
-  const database = dataDir === undefined ? undefined : knownTestDatabase(dataDir)
-  if (database !== undefined) env.SVC_DATABASE_URL = database
+  delete env.SVC_DATABASE_URL
+  if (dataDir !== undefined) Object.assign(env, { SVC_DATA_DIR: dataDir }, testDatabaseEnv(dataDir))
   return { ...env, ...extra }
 }
 
@@ -87,7 +99,7 @@ const inProcess = (dataDir: string | undefined, env: CliEnv = {}, cwd = repoRoot
     env: {
       CI: "true",
       ...(dataDir === undefined ? {} : { SVC_DATA_DIR: dataDir }),
-      ...(dataDir === undefined || knownTestDatabase(dataDir) === undefined ? {} : { SVC_DATABASE_URL: knownTestDatabase(dataDir) }),
+      ...(dataDir === undefined ? {} : testDatabaseEnv(dataDir)),
       ...env
     },
     cwd,
@@ -247,6 +259,8 @@ export interface Served {
   readonly stderr: () => string
   /** Sends `signal` and resolves with the exit code. */
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+  /** Resolves with the exit code once the process exits by itself. */
+  readonly exited: () => Promise<number | null>
 }
 
 const isReady = (stdout: string, readyWhen: string | RegExp) =>
@@ -283,7 +297,8 @@ export const serveProcess = (dataDir: string, args: ReadonlyArray<string>, ready
       stop: (signal = "SIGTERM") => {
         if (child.exitCode === null && child.signalCode === null) child.kill(signal)
         return exited
-      }
+      },
+      exited: () => exited
     }
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString()

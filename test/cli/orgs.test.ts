@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
 import { ansi, emptyDataDir, expectEnvelope, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { onSqlite } from "../support/postgres.js"
 
 afterAll(removeDataDirs)
 
@@ -70,7 +71,8 @@ describe("svc orgs", slow, () => {
     expect(await svcJson(["orgs", "show", "acme"], dataDir)).toEqual(before)
   })
 
-  it("refuses a missing data directory and creates nothing: only svc serve creates one", async () => {
+  // About the data directory itself (its SQLite file), which a run on PostgreSQL does not use.
+  it.runIf(onSqlite)("refuses a missing data directory and creates nothing: only svc serve creates one", async () => {
     const cwd = freshDataDir()
     const run = await svc(["orgs", "create", "--slug", "acme"], undefined, {}, cwd)
     expect(expectFailure(run, 1)).toBe(`svc: no data directory at ${join(cwd, ".svc")}; pass --data-dir (svc serve creates one there).`)

@@ -1,6 +1,7 @@
 import { Readable } from "node:stream"
 import { afterAll, describe, expect, it } from "vitest"
 import { runCli } from "../../cli/program.js"
+import { testDatabaseEnv } from "../support/server.js"
 import { emptyDataDir, expectEnvelope, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcJson, svcProcess } from "./helpers.js"
 
 afterAll(removeDataDirs)
@@ -78,7 +79,7 @@ describe("svc", slow, () => {
     await svcJson(["orgs", "create", "--slug", "acme"], dataDir)
     let text = ""
     const code = await runCli(["orgs", "show", "acme", "--data-dir", dataDir], {
-      env: {},
+      env: { ...testDatabaseEnv(dataDir) },
       cwd: dataDir,
       stdout: { write: (chunk) => (text += chunk), isTTY: true, columns: 100 },
       stderr: { write: () => true },

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { freshDataDir, parseOneDocument, removeDataDirs, slow, start } from "./helpers.js"
+import { backendDataDir, parseOneDocument, removeDataDirs, slow, start } from "./helpers.js"
 
 afterAll(removeDataDirs)
 
 /** Starts `svc serve --port 0 ...args` in this process; resolves with the run and its base URL and key. */
 const served = async (args: ReadonlyArray<string>) => {
-  const run = start(["serve", "--port", "0", "--json", ...args], freshDataDir())
+  const run = start(["serve", "--port", "0", "--json", ...args], await backendDataDir())
   await run.waitFor((out) => out.endsWith("\n"))
   const ready = parseOneDocument(run.stdout())
   return { run, baseUrl: ready.baseUrl as string, key: ready.bootstrapKey as string }
@@ -69,7 +69,7 @@ describe("svc serve request log", slow, () => {
   })
 
   it("without --json writes readable lines, and with --quiet none", async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await backendDataDir()
     const human = start(["serve", "--port", "0"], dataDir)
     await human.waitFor((out) => out.includes("Ctrl+C"))
     expect(human.stdout()).toContain("one line per request (--quiet for none)")

@@ -12,7 +12,7 @@ let knowledgebaseId: string
 
 afterAll(async () => {
   await server?.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 beforeAll(async () => {

@@ -18,7 +18,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 const fixture = (name: string) => join(repoRoot, "fixtures", name)

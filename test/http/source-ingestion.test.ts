@@ -15,7 +15,8 @@ import { runAdmin } from "../../server/admin.js"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { expectError, insertKnowledgebases, sql } from "../support/fixtures.js"
-import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
+import { dropTestDatabase, knownTestDatabase, ManualClock, startTestServer, testDatabaseEnv, testDatabaseFor, type TestServer } from "../support/server.js"
+import { testBackend } from "../support/postgres.js"
 import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"
 import {
   accepted,
@@ -30,7 +31,6 @@ import {
   waitForStatus,
   type WebServer
 } from "../support/sources.js"
-import { onSqlite } from "../support/postgres.js"
 
 const fast = { requestsPerMinute: 1_000_000 } as const
 
@@ -40,8 +40,11 @@ const freshDataDir = () => {
   dataDirs.push(dir)
   return dir
 }
-afterAll(() => {
-  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+afterAll(async () => {
+  for (const dir of dataDirs.splice(0)) {
+    rmSync(dir, { recursive: true, force: true })
+    await dropTestDatabase(dir)
+  }
 })
 
 /** Servers started by a test, stopped after it whatever happens. */
@@ -285,7 +288,7 @@ interface Serve {
 /** `node bin/svc.js serve --data-dir D --port 0 --json ...`, resolved with its ready line. */
 const serve = (dataDir: string, args: ReadonlyArray<string>): Promise<Serve> =>
   new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, CI: "true" }
+    const env: NodeJS.ProcessEnv = { ...process.env, CI: "true", ...testDatabaseEnv(dataDir) }
     delete env.SVC_DATA_DIR
     const child = spawn(process.execPath, [join(repoRoot, "bin", "svc.js"), "serve", "--data-dir", dataDir, "--port", "0", "--json", ...args], {
       cwd: repoRoot,
@@ -306,8 +309,7 @@ const serve = (dataDir: string, args: ReadonlyArray<string>): Promise<Serve> =>
     void exited.then(({ code }) => reject(new Error(`svc serve exited with ${code} before it was ready: ${stderr}`)))
   })
 
-// SQLite only: the `svc serve` process runs on the data directory's SQLite file.
-describe.runIf(onSqlite)("a real `svc serve` process killed mid-job", () => {
+describe("a real `svc serve` process killed mid-job", () => {
   const children: Array<ChildProcess> = []
   afterEach(() => {
     for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
@@ -334,6 +336,7 @@ describe.runIf(onSqlite)("a real `svc serve` process killed mid-job", () => {
 
   it("SIGKILL while a url source is being fetched: after a restart on the same data directory the job runs again and the source is ready", async () => {
     const dataDir = freshDataDir()
+    await testDatabaseFor(dataDir)
     // The page stalls (never answers) until the test lets it through.
     let stall = true
     let fetched: () => void = () => undefined
@@ -377,10 +380,11 @@ describe.runIf(onSqlite)("a real `svc serve` process killed mid-job", () => {
 
     // What the crash left behind: the job is still marked running, attempt 1.
     const left = await runAdmin(
-      dataDir,
+      { dataDir, database: knownTestDatabase(dataDir) },
       Effect.flatMap(SqlClient.SqlClient, (db) => db<{ state: string; attempts: number }>`SELECT state, attempts FROM ingestion_jobs WHERE source_id = ${id}`)
     )
     expect(left).toEqual([{ state: "running", attempts: 1 }])
+    expect(existsSync(join(dataDir, "svc.sqlite"))).toBe(testBackend() === "sqlite")
 
     stall = false
     const second = await serve(dataDir, ["--allow-private-urls"])

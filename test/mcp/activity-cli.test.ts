@@ -11,7 +11,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await server.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 describe("activity per MCP connection", () => {

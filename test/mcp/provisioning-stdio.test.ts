@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot } from "../cli/helpers.js"
 import { sql } from "../support/fixtures.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { startTestServer, testDatabaseEnv, type TestServer } from "../support/server.js"
 import { insertPlan, setGroupsGate } from "../provisioning/support.js"
 import { call, personalKey, toolNames } from "./helpers.js"
 
@@ -18,7 +18,7 @@ let server: TestServer
 const baseEnv = () => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith("SVC_")) env[name] = value
-  return { ...env, CI: "true", NO_COLOR: "1" }
+  return { ...env, CI: "true", NO_COLOR: "1", ...testDatabaseEnv(server.dataDir) }
 }
 
 beforeAll(async () => {

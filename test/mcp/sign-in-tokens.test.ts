@@ -23,7 +23,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await server.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 describe("authorization codes", () => {

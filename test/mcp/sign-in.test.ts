@@ -41,7 +41,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await server.stop()
-  removeDataDirs()
+  await removeDataDirs()
 })
 
 describe("MCP sign-in at {mcp_url}", () => {

@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/platform/accounts/service.js"
 import { repoRoot } from "../cli/helpers.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { startTestServer, testDatabaseEnv, type TestServer } from "../support/server.js"
 import { call, personalKey, toolNames } from "./helpers.js"
 
 const bin = join(repoRoot, "bin", "svc.js")
@@ -21,7 +21,7 @@ let key: string
 const baseEnv = () => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith("SVC_")) env[name] = value
-  return { ...env, CI: "true", NO_COLOR: "1" }
+  return { ...env, CI: "true", NO_COLOR: "1", ...testDatabaseEnv(server.dataDir) }
 }
 
 /** A client of `svc mcp ...args` over stdio. */
@@ -79,14 +79,15 @@ describe("svc mcp in-process on the data directory", () => {
     send({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
     send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "upload_source", arguments: { knowledgebaseId: "From stdio", name: "Notes", contentText: "Plain notes." } } })
     send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "search_docs", arguments: { query: "personal keys" } } })
-    for (let attempt = 0; attempt < 200 && !stdout.includes('"id":4'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+    const answered = () => stdout.includes('"id":3') && stdout.includes('"id":4')
+    for (let attempt = 0; attempt < 200 && !answered(); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
     await new Promise((resolve) => setTimeout(resolve, 300))
     child.stdin.end()
     await new Promise((resolve) => child.on("close", resolve))
     const lines = stdout.split("\n").filter((line) => line !== "")
     expect(lines.length).toBeGreaterThanOrEqual(4)
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" })
-    expect(lines.map((line) => JSON.parse(line).id).filter((id) => id !== undefined)).toEqual([1, 2, 3, 4])
+    expect(lines.map((line) => JSON.parse(line).id).filter((id) => id !== undefined).sort()).toEqual([1, 2, 3, 4])
   })
 })
 

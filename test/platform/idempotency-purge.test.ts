@@ -12,19 +12,22 @@ import { afterEach, expect, it } from "vitest"
 import { AppClock } from "../../server/platform/clock.js"
 import { IdempotencyStore } from "../../server/platform/idempotency.js"
 import { DatabaseLive } from "../../server/platform/sql/database.js"
-import { ManualClock } from "../support/server.js"
+import { dropTestDatabase, ManualClock, testDatabaseFor } from "../support/server.js"
 
 const hour = 60 * 60_000
 const dataDirs: Array<string> = []
-afterEach(() => {
-  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+afterEach(async () => {
+  for (const dir of dataDirs.splice(0)) {
+    rmSync(dir, { recursive: true, force: true })
+    await dropTestDatabase(dir)
+  }
 })
 
 it("answers stored after start-up are purged by a later hourly run once they expire", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-purge-"))
   dataDirs.push(dataDir)
   const clock = new ManualClock()
-  const layer = IdempotencyStore.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir)), Layer.provide(AppClock.from(clock.now)))
+  const layer = IdempotencyStore.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir, await testDatabaseFor(dataDir))), Layer.provide(AppClock.from(clock.now)))
 
   const keysLeft = await Effect.runPromise(
     Effect.gen(function* () {

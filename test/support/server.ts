@@ -34,6 +34,15 @@ export const testDatabaseFor = async (dataDir: string): Promise<string | undefin
 /** The PostgreSQL database a test server on `dataDir` runs on (for the CLI's `SVC_DATABASE_URL`), if any. */
 export const knownTestDatabase = (dataDir: string): string | undefined => databases.get(dataDir)?.url
 
+/**
+ * The environment a `svc` command on `dataDir` needs beside `SVC_DATA_DIR` to reach the test's data:
+ * `SVC_DATABASE_URL` when a test server ran it on PostgreSQL, else nothing.
+ */
+export const testDatabaseEnv = (dataDir: string): Readonly<Record<string, string>> => {
+  const url = knownTestDatabase(dataDir)
+  return url === undefined ? {} : { SVC_DATABASE_URL: url }
+}
+
 /** Drops the PostgreSQL database of `dataDir`, if it has one. */
 export const dropTestDatabase = async (dataDir: string): Promise<void> => {
   const database = databases.get(dataDir)

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { verifyWebhook } from "../../sdk/index.js"
 import { PortalService } from "../../server/provisioning/portals/service.js"
 import { WebhookService } from "../../server/webhooks/service.js"
-import { expectFailure, freshDataDir, serveProcess, start, svc, svcJson } from "../cli/helpers.js"
+import { backendDataDir, expectFailure, removeDataDirs, serveProcess, start, svc, svcJson } from "../cli/helpers.js"
 import { sql } from "../support/fixtures.js"
-import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
+import { knownTestDatabase, ManualClock, startTestServer, type TestServer } from "../support/server.js"
 import { type Receiver, startReceiver } from "./receiver.js"
 
 let server: TestServer
@@ -52,6 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop()
   await receiver.close()
+  await removeDataDirs()
 })
 beforeEach(() => {
   receiver.received.length = 0
@@ -172,12 +173,12 @@ describe("deliveries", () => {
 
 describe("durability", () => {
   it("a delivery enqueued before kill -9 of svc serve is delivered after the restart", { timeout: 60_000 }, async () => {
-    const dataDir = freshDataDir()
+    const dataDir = await backendDataDir()
     const first = await serveProcess(dataDir, ["--json", "--webhook-retry-delays", "0.5,0.5,0.5"])
     const ready = JSON.parse(first.stdout().trim().split("\n")[0]!)
     const orgId = ready.organization.id as string
     const { openAdmin } = await import("../../server/admin.js")
-    const admin = openAdmin(dataDir)
+    const admin = openAdmin({ dataDir, database: knownTestDatabase(dataDir) })
     try {
       const made = await admin.run(Effect.flatMap(PortalService, (portals) => portals.create(orgId, { name: "Durable" })))
       const configured = await svcJson(["portals", "webhook", "--org", "default", made.id, "--url", receiver.url, "--enable"], dataDir)

@@ -1,7 +1,9 @@
 /**
  * The read fast path on PostgreSQL: the same `?`-parameterized query texts as on SQLite, rewritten
  * once per text to `$n` placeholders and run as named prepared statements on the shared pool
- * (each pooled connection prepares a text once).
+ * (each pooled connection prepares a text once). Statement names are given once per process, one
+ * per text: every reader on a pool (each service layer builds its own) must agree on what a name
+ * means, since PostgreSQL refuses a name prepared on a connection for another text.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -29,17 +31,20 @@ export const numberPlaceholders = (text: string): string => {
   return out
 }
 
+const prepared = new Map<string, { readonly name: string; readonly text: string }>()
+
+/** The process-wide name and numbered text of a read query. */
+const statementOf = (text: string) => {
+  let statement = prepared.get(text)
+  if (statement === undefined) {
+    statement = { name: `svc_read_${prepared.size + 1}`, text: numberPlaceholders(text) }
+    prepared.set(text, statement)
+  }
+  return statement
+}
+
 /** Reads on `pool` with `?` parameters: row objects or rows of column values. */
 export const pgReads = (pool: pg.Pool) => {
-  const prepared = new Map<string, { readonly name: string; readonly text: string }>()
-  const statementOf = (text: string) => {
-    let statement = prepared.get(text)
-    if (statement === undefined) {
-      statement = { name: `svc_read_${prepared.size + 1}`, text: numberPlaceholders(text) }
-      prepared.set(text, statement)
-    }
-    return statement
-  }
   const run = (text: string, params: ReadonlyArray<unknown>, rowMode: "array" | undefined) =>
     Effect.tryPromise({
       try: () => {
