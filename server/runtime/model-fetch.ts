@@ -1,8 +1,11 @@
 /**
  * The `fetch` the `openai` client uses for model calls: `undici.request` on a keep-alive agent,
  * answered as a web `Response`. Node's global `fetch` costs about twice the CPU per streamed call
- * (request cloning, web streams on both sides; see docs/performance.md). Redirects are not
- * followed (model endpoints answer directly) and no compression is asked for.
+ * (request cloning, web streams on both sides; see docs/performance.md). A stream of server-sent
+ * events is handed on as a web stream; any other answer (a whole completion, an error) is read
+ * first and handed on as text, since Node's `Response` builds a web stream for any body it is given
+ * and the client would only read it straight back. Redirects are not followed (model endpoints
+ * answer directly) and no compression is asked for.
  */
 import { Readable } from "node:stream"
 import { Agent, request } from "undici"
@@ -10,12 +13,28 @@ import { Agent, request } from "undici"
 /** Statuses a `Response` may not carry a body with. */
 const bodiless = new Set([101, 204, 205, 304])
 
+/** A `Response` whose body was already read: its body methods answer from that text. */
+class ReadResponse extends Response {
+  readonly #text: string
+  override text = (): Promise<string> => Promise.resolve(this.#text)
+  override json = (): Promise<any> => Promise.resolve(this.#text).then((text) => JSON.parse(text))
+  override arrayBuffer = (): Promise<ArrayBuffer> => Promise.resolve(new TextEncoder().encode(this.#text).buffer as ArrayBuffer)
+
+  constructor(text: string, init: ResponseInit) {
+    super(null, init)
+    this.#text = text
+  }
+}
+
+const isEventStream = (contentType: string | Array<string> | undefined) =>
+  (Array.isArray(contentType) ? contentType[0] : contentType)?.toLowerCase().startsWith("text/event-stream") === true
+
 /** A `fetch` over one keep-alive agent. */
 export const makeModelFetch = (): typeof fetch => {
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 })
   return (async (input: string | URL | Request, init: RequestInit = {}) => {
     const url = typeof input === "string" || input instanceof URL ? input : input.url
-    const headers = Object.fromEntries(new Headers(init.headers).entries())
+    const headers = Object.fromEntries(init.headers instanceof Headers ? init.headers : new Headers(init.headers))
     const answer = await request(url, {
       method: (init.method ?? "GET") as "GET",
       headers,
@@ -31,6 +50,9 @@ export const makeModelFetch = (): typeof fetch => {
     if (bodiless.has(answer.statusCode)) {
       answer.body.resume()
       return new Response(null, { status: answer.statusCode, headers: responseHeaders })
+    }
+    if (!isEventStream(answer.headers["content-type"])) {
+      return new ReadResponse(await answer.body.text(), { status: answer.statusCode, headers: responseHeaders })
     }
     return new Response(Readable.toWeb(answer.body) as ReadableStream, { status: answer.statusCode, headers: responseHeaders })
   }) as typeof fetch

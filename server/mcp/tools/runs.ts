@@ -35,11 +35,13 @@ export const turnBody = (args: { message: string; conversationId?: string | unde
 
 /** Talks to a published (or draft) Agent: the same two steps as the REST handler, without streaming. */
 export const agentTurn = (actor: Principal, agentId: string, args: { message: string; conversationId?: string | undefined }, draft: boolean) =>
-  Effect.gen(function* () {
-    const runs = yield* RunService
-    const prepared = yield* runs.prepareAgentTurn(actor, agentId, yield* turnBody(args), { draft })
-    return camelReply(yield* deliverWhole(runs.runAgentTurn(prepared)))
-  })
+  deliverWhole(
+    Effect.gen(function* () {
+      const runs = yield* RunService
+      const prepared = yield* runs.prepareAgentTurn(actor, agentId, yield* turnBody(args), { draft })
+      return camelReply(yield* runs.runAgentTurn(prepared))
+    })
+  )
 
 /** Talks to a published (or draft) App. */
 export const appTurn = (actor: Principal, appId: string, args: { message: string; conversationId?: string | undefined }, draft: boolean) =>

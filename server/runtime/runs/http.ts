@@ -19,9 +19,9 @@ export const RunsHttpLive = HttpApiBuilder.group(RunsContract, "runs", (handlers
     /** A turn: checks first (refusals answer as JSON), then the run, streamed or not. */
     const agentTurn = (actor: Principal, agentId: string, body: ConversationTurn, draft: boolean) =>
       Effect.gen(function* () {
+        if (body.stream !== true) return yield* deliverWhole(Effect.flatMap(runs.prepareAgentTurn(actor, agentId, body, { draft }), (prepared) => runs.runAgentTurn(prepared)))
         const prepared = yield* runs.prepareAgentTurn(actor, agentId, body, { draft })
-        if (body.stream === true) return yield* streamRun((onEvent) => runs.runAgentTurn(prepared, onEvent), keepAliveMs)
-        return yield* deliverWhole(runs.runAgentTurn(prepared))
+        return yield* streamRun((onEvent) => runs.runAgentTurn(prepared, onEvent), keepAliveMs)
       })
 
     return handlers

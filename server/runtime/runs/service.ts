@@ -10,7 +10,7 @@
  * finishes the execution `succeeded`, or finishes it `failed` / `cancelled` and gives the credit back.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, FiberRef, Option } from "effect"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunCancelled, RunFailed } from "../../platform/errors.js"
@@ -23,7 +23,7 @@ import { SearchService } from "../../knowledge/search/service.js"
 import { AgentRepo } from "../../builder/agents/repo.js"
 import { parseAgentDefinition } from "../../builder/agents/definition.js"
 import type { AgentDefinition } from "../../builder/agents/domain.js"
-import type { ChatTurn, ToolCall, TurnResult, TurnSink, TurnStep } from "../model.js"
+import { type ChatTurn, ReplyDelivery, type ToolCall, type TurnResult, type TurnSink, type TurnStep } from "../model.js"
 import { ModelRuntime } from "../service.js"
 import type { Conversation, ConversationReply, ConversationTurn, Execution, ExecutionKind, Message, TargetKind } from "./domain.js"
 import { knowledgeTool } from "./knowledge-tool.js"
@@ -198,7 +198,9 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             return yield* notFound("conversation of this Agent", conversationId)
           }
         }
-        if ((yield* repo.creditsLeft(org)) <= 0) return yield* noCredits()
+        // A streamed turn is refused before its stream starts; a turn answered whole is refused as
+        // surely, with nothing run or written, by the credit its execution takes first.
+        if ((yield* FiberRef.get(ReplyDelivery)) === "streamed" && (yield* repo.creditsLeft(org)) <= 0) return yield* noCredits()
         return { actor, agentId, version, draft: options.draft, definition, message: body.message, conversationId }
       })
 
