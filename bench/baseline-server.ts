@@ -245,6 +245,8 @@ const list = (req: IncomingMessage, res: ServerResponse, requestId: string, quer
   )
 }
 
+// Write transactions run IMMEDIATE, as svc's do: a deferred one that reads and then writes fails
+// with SQLITE_BUSY_SNAPSHOT when another connection (svc's instance heartbeat) commits in between.
 const createInTransaction = db.transaction((organizationId: string, plan: string, keyId: string, name: string, description: string) => {
   const cap = knowledgebaseCaps[plan] ?? 0
   if ((countKnowledgebases.get(organizationId)?.n ?? 0) >= cap) return null
@@ -297,7 +299,7 @@ const create = (req: IncomingMessage, res: ServerResponse, requestId: string): v
     if (typeof description !== "string" || description.length > 2_000) {
       return fail(res, requestId, 400, "invalid_request", "description: description must be at most 2000 characters")
     }
-    const knowledgebase = createInTransaction(organizationId, plan, keyId, name, description)
+    const knowledgebase = createInTransaction.immediate(organizationId, plan, keyId, name, description)
     if (!knowledgebase) {
       const cap = knowledgebaseCaps[plan] ?? 0
       return fail(res, requestId, 403, "plan_limit", `The ${plan} plan allows ${cap} Knowledgebases; this organization has reached it.`)
@@ -398,7 +400,7 @@ const patchPage = (req: IncomingMessage, res: ServerResponse, requestId: string,
       if (patched._tag !== "Applied") return fail(res, requestId, 400, "invalid_request", "The patch does not apply.")
       const description = body.description ?? current.description
       const operation = JSON.stringify({ kind: "edit", patch, description: body.description ?? null })
-      const written = editInTransaction(caller, knowledgebaseId, pageId, current.revision, patched.markdown, description, operation)
+      const written = editInTransaction.immediate(caller, knowledgebaseId, pageId, current.revision, patched.markdown, description, operation)
       if (written) return send(res, requestId, 200, JSON.stringify(written))
     }
     fail(res, requestId, 400, "invalid_request", "The page kept changing while this edit was applied; send it again.")
