@@ -18,6 +18,7 @@ import { expectError, insertKnowledgebases, sql } from "../support/fixtures.js"
 import { dropTestDatabase, knownTestDatabase, ManualClock, startTestServer, testDatabaseEnv, testDatabaseFor, type TestServer } from "../support/server.js"
 import { testBackend } from "../support/postgres.js"
 import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"
+import { jsonRequest } from "../support/server-process.js"
 import {
   accepted,
   documentHits,
@@ -315,15 +316,7 @@ describe("a real `svc serve` process killed mid-job", () => {
     for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
   })
 
-  const api = async (baseUrl: string, key: string, method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const text = await response.text()
-    return { status: response.status, body: text ? JSON.parse(text) : undefined }
-  }
+  const api = jsonRequest
   const poll = async (baseUrl: string, key: string, kb: string, id: string, timeoutMs = 20_000) => {
     const deadline = Date.now() + timeoutMs
     for (;;) {

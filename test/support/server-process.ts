@@ -18,6 +18,17 @@ const server = await startServer({ ...JSON.parse(process.env.SVC_CHILD_OPTIONS),
 process.stdout.write(JSON.stringify({ baseUrl: server.baseUrl }) + "\\n")
 `
 
+/** One JSON request with a bearer key to a server at `baseUrl`: its status and parsed body. */
+export const jsonRequest = async (baseUrl: string, key: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : undefined }
+}
+
 /** A server running in a child process. */
 export interface ServerProcess {
   readonly child: ChildProcess
@@ -49,15 +60,7 @@ export const startServerProcess = (options: Omit<ServerOptions, "port" | "now">)
         child,
         pid: child.pid!,
         baseUrl,
-        request: async (method, path, key, body) => {
-          const response = await fetch(`${baseUrl}${path}`, {
-            method,
-            headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          })
-          const text = await response.text()
-          return { status: response.status, body: text ? JSON.parse(text) : undefined }
-        },
+        request: (method, path, key, body) => jsonRequest(baseUrl, key, method, path, body),
         kill: async () => {
           if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
           await exited

@@ -53,15 +53,19 @@ export interface JoinedOrganizationColumns {
 /** The organization's columns as a query joins them (`JoinedOrganizationColumns`), `o` being the organizations table. */
 export const joinedOrganizationSelect = "o.slug AS o_slug, o.name AS o_name, o.plan AS o_plan, o.gates AS o_gates, o.created_at AS o_created_at"
 
-/** The organization of a row that joined it under `o_` names. */
-export const joinedOrganization = (row: JoinedOrganizationColumns): OrganizationIdentity => ({
-  id: row.organization_id,
-  slug: row.o_slug,
-  name: row.o_name,
-  plan: row.o_plan,
-  gates: new Set(JSON.parse(row.o_gates) as Array<Gate>),
-  createdAt: row.o_created_at
+/** An organization's identity from its columns. */
+const identityOf = (row: Pick<OrganizationRow, "id" | "slug" | "name" | "plan" | "gates" | "created_at">): OrganizationIdentity => ({
+  id: row.id,
+  slug: row.slug,
+  name: row.name,
+  plan: row.plan,
+  gates: new Set(JSON.parse(row.gates) as Array<Gate>),
+  createdAt: row.created_at
 })
+
+/** The organization of a row that joined it under `o_` names. */
+export const joinedOrganization = (row: JoinedOrganizationColumns): OrganizationIdentity =>
+  identityOf({ id: row.organization_id, slug: row.o_slug, name: row.o_name, plan: row.o_plan, gates: row.o_gates, created_at: row.o_created_at })
 
 /** A key joined with its organization and member, as authentication reads it. */
 interface CredentialRow extends KeyRow, JoinedOrganizationColumns {
@@ -73,14 +77,9 @@ interface CredentialRow extends KeyRow, JoinedOrganizationColumns {
 
 /** An organization row as the platform sees it. */
 export const toOrganization = (row: OrganizationRow): Organization => ({
-  id: row.id,
-  slug: row.slug,
-  name: row.name,
-  plan: row.plan,
-  gates: new Set(JSON.parse(row.gates) as Array<Gate>),
+  ...identityOf(row),
   creditsRemaining: row.credits_remaining,
-  creditsUsed: row.credits_used,
-  createdAt: row.created_at
+  creditsUsed: row.credits_used
 })
 
 const toMember = (row: MemberRow): Member => ({
