@@ -64,6 +64,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two test files at a time: vitest's default is one fewer than the cores (one, on the two-core
+    // machines CI runs on), and most test time is spent waiting on servers, sockets and timers.
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/storage/**"], env: { SVC_TEST_BACKEND: "sqlite" } } },
       {
