@@ -55,6 +55,7 @@ it("reads an UPDATE that sets only an organization's credits as a write of the c
     "UPDATE organizations SET credits_remaining = ?, plan = ? WHERE id = ?",
     "UPDATE organizations SET credits_remaining = (SELECT 1 WHERE 1 = 1), plan = 'x' WHERE id = ?",
     "UPDATE organizations SET (credits_remaining, plan) = (?, ?) WHERE id = ?",
+    "UPDATE organizations SET credits_used = 'x where', plan = 'agency' WHERE id = ?",
     "UPDATE organizations SET credits_remaining = 1",
     "WITH x AS (SELECT 1) UPDATE organizations SET credits_used = 0 WHERE id = ?; DELETE FROM members WHERE id = ?",
     "UPDATE api_keys SET credits_used = 0 WHERE id = ?"

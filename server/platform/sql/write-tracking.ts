@@ -10,7 +10,7 @@
  * A column group (`columnGroups`) is a table's columns that no cache reads: a plain UPDATE setting
  * only them writes `table#group` instead of `table` (an organization's credits, charged by every run
  * and search, leave its cached credentials valid). Plain means one target, every assignment
- * `column = expression` with no parenthesis in the SET clause, and no trigger on the table;
+ * `column = expression` with no parenthesis or quoted text in the SET clause, and no trigger on the table;
  * anything else counts as a write of the whole table.
  */
 import type Database from "better-sqlite3"
@@ -25,7 +25,7 @@ export const columnGroups: ReadonlyArray<{ readonly table: Table; readonly group
   { table: "organizations", group: "credits", columns: new Set(["credits_remaining", "credits_used", "credits_renew_at"]) }
 ]
 
-const plainUpdate = /^\s*update\s+["`[]?(\w+)["`\]]?\s+set\s+([^()]+?)\s+(?:where|returning)\b[^;]*$/i
+const plainUpdate = /^\s*update\s+["`[]?(\w+)["`\]]?\s+set\s+([^()']+?)\s+(?:where|returning)\b[^;]*$/i
 const assignment = /^\s*["`[]?(\w+)["`\]]?\s*=(?!=)/
 
 /** The column group a plain UPDATE writes alone (`table#group`), or null. */
