@@ -1,10 +1,10 @@
 /**
  * The `fetch` the `openai` client uses for model calls: `undici.request` on a keep-alive agent,
  * answered as a web `Response`. Node's global `fetch` costs about twice the CPU per streamed call
- * (request cloning, web streams on both sides; see docs/performance.md). A stream of server-sent
- * events is handed on as a web stream; any other answer (a whole completion, an error) is read
- * first and handed on as text, since Node's `Response` builds a web stream for any body it is given
- * and the client would only read it straight back. Redirects are not followed (model endpoints
+ * (request cloning, web streams on both sides; see docs/performance.md). A JSON answer (a whole
+ * completion, an error) is read first and handed on as text, since Node's `Response` builds a web
+ * stream for any body it is given and the client would only read it straight back; anything else
+ * (server-sent events) is handed on as a web stream. Redirects are not followed (model endpoints
  * answer directly) and no compression is asked for.
  */
 import { Readable } from "node:stream"
@@ -26,8 +26,11 @@ class ReadResponse extends Response {
   }
 }
 
-const isEventStream = (contentType: string | Array<string> | undefined) =>
-  (Array.isArray(contentType) ? contentType[0] : contentType)?.toLowerCase().startsWith("text/event-stream") === true
+/** Whether a `Content-Type` is JSON (`application/json`, `…+json`), which the client reads whole. */
+const isJson = (contentType: string | Array<string> | undefined) => {
+  const essence = (Array.isArray(contentType) ? contentType[0] : contentType)?.split(";")[0]?.trim().toLowerCase()
+  return essence !== undefined && (essence === "application/json" || essence.endsWith("+json"))
+}
 
 /** A `fetch` over one keep-alive agent. */
 export const makeModelFetch = (): typeof fetch => {
@@ -51,7 +54,7 @@ export const makeModelFetch = (): typeof fetch => {
       answer.body.resume()
       return new Response(null, { status: answer.statusCode, headers: responseHeaders })
     }
-    if (!isEventStream(answer.headers["content-type"])) {
+    if (isJson(answer.headers["content-type"])) {
       return new ReadResponse(await answer.body.text(), { status: answer.statusCode, headers: responseHeaders })
     }
     return new Response(Readable.toWeb(answer.body) as ReadableStream, { status: answer.statusCode, headers: responseHeaders })

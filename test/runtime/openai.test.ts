@@ -73,6 +73,14 @@ const weatherTool = (ran: Array<unknown>, answer = "sunny, 21 °C"): ModelTool =
 })
 
 describe("streamed completions", () => {
+  it("reads a stream whose provider labels it as something other than event-stream", async () => {
+    const server = await start([{ headers: { "content-type": "text/plain" }, parts: [{ kind: "text", text: "plain " }, { kind: "text", text: "label" }] }])
+    const events: Array<Timed> = []
+    const exit = await runTurn(settingsFor(server), request(), events)
+    expect(resultOf(exit).reply).toBe("plain label")
+    expect(deltas(events)).toEqual(["plain ", "label"])
+  })
+
   it("forwards deltas in order as they arrive and sends instructions, history and the message", async () => {
     const server = await start([
       { parts: [{ kind: "text", text: "Hel" }, { kind: "wait", ms: 300 }, { kind: "text", text: "lo" }, { kind: "wait", ms: 300 }, { kind: "text", text: " world" }] }
