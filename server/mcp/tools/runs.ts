@@ -4,10 +4,10 @@
  * `GET /executions/{id}` (scopes, `apps` gate, credits, executions). Runs are refused on a trial.
  */
 import { Effect } from "effect"
-import { deliverWhole } from "../../runtime/model.js"
 import * as z from "zod/v4"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
+import { deliverWhole } from "../../runtime/model.js"
 import { scopeRefusal } from "../../platform/http/authentication.js"
 import { decodeBody } from "../../platform/http/request-decode.js"
 import { AgentService } from "../../builder/agents/service.js"
@@ -45,11 +45,13 @@ export const agentTurn = (actor: Principal, agentId: string, args: { message: st
 
 /** Talks to a published (or draft) App. */
 export const appTurn = (actor: Principal, appId: string, args: { message: string; conversationId?: string | undefined }, draft: boolean) =>
-  Effect.gen(function* () {
-    const runs = yield* AppRunService
-    const prepared = yield* runs.prepareTurn(actor, appId, yield* turnBody(args), { draft })
-    return camelReply(yield* deliverWhole(runs.runTurn(prepared)))
-  })
+  deliverWhole(
+    Effect.gen(function* () {
+      const runs = yield* AppRunService
+      const prepared = yield* runs.prepareTurn(actor, appId, yield* turnBody(args), { draft })
+      return camelReply(yield* runs.runTurn(prepared))
+    })
+  )
 
 /** Runs a published (or draft) Flow with inputs, or a conversational Flow with a message. */
 export const flowRun = (
@@ -65,8 +67,8 @@ export const flowRun = (
       ...(args.message === undefined ? {} : { message: args.message }),
       ...(args.conversationId === undefined ? {} : { conversation_id: args.conversationId })
     })
-    return camelReply(yield* deliverWhole(runs.runFlow(yield* runs.prepareFlowRun(actor, flowId, body, { draft }))))
-  })
+    return camelReply(yield* runs.runFlow(yield* runs.prepareFlowRun(actor, flowId, body, { draft })))
+  }).pipe(deliverWhole)
 
 /** Which of an Agent or an App an id or name names (Agents first), with the scope and gate each needs. */
 const agentOrApp = (actor: Principal, given: string) =>
