@@ -15,6 +15,9 @@ import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
+import { FastLaneLive, type FastLaneOptions } from "./platform/http/fast-lane.js"
+import { policyIndex } from "./platform/http/policy.js"
+import { operationShapes } from "./platform/http/request-shape.js"
 import { syncDataVersionFirst } from "./platform/http/data-version-sync.js"
 import { McpBranchLive } from "./mcp/http.js"
 import { McpSignInLive } from "./mcp/sign-in/feature.js"
@@ -40,6 +43,8 @@ export interface ServerOptions extends CoreOptions {
   readonly creditRenewalPollMs?: number | undefined
   /** Runs the background workers: ingestion, webhooks, mail, credit renewal (default true; tests of restarts start servers without them). */
   readonly ingestionWorker?: boolean | undefined
+  /** The fast lane in front of the API (`platform/http/fast-lane.ts`): on unless `enabled: false`. */
+  readonly fastLane?: FastLaneOptions | undefined
 }
 
 /** A running server. */
@@ -61,8 +66,8 @@ export interface RunningServer {
 
 
 /**
- * The HTTP server: the MCP branch answers its addresses straight from Node's request (in front of
- * everything else), then the API with its middleware and the Portal branch.
+ * The HTTP server: the MCP branch and the fast lane answer their requests straight from Node's
+ * request (in front of everything else), then the API with its middleware and the Portal branch.
  */
 const HttpLive = (options: ServerOptions) => {
   const server = withProtocolErrorEnvelopes(createServer())
@@ -71,6 +76,18 @@ const HttpLive = (options: ServerOptions) => {
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(RequestLogLive(options.requestLog)),
     Layer.provide(McpBranchLive(front, options.requestLog)),
+    Layer.provide(
+      options.fastLane?.enabled === false
+        ? Layer.empty
+        : FastLaneLive({
+            front,
+            shapes: operationShapes(Api),
+            policies: policyIndex(Api),
+            operations: Effect.map(Effect.all(features.map((feature) => feature.fastLane)), (lists) => lists.flat()),
+            requestLog: options.requestLog,
+            observe: options.fastLane?.observe
+          })
+    ),
     Layer.provide(OAuthHttpLive),
     Layer.provide(PortalHttpLive),
     Layer.provide(BodySizeLimitLive),

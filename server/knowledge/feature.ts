@@ -5,7 +5,7 @@ import { ActivityLog } from "./activity/service.js"
 import { KnowledgebasesContract } from "./api.js"
 import { ChangeFeed } from "./changes/service.js"
 import { ChangeRepo } from "./changes/repo.js"
-import { KnowledgeHttpLive } from "./http.js"
+import { KnowledgeFastLane, KnowledgeHttpLive } from "./http.js"
 import { MemoryService } from "./memories/service.js"
 import { ReviewService } from "./review/service.js"
 import { SearchService } from "./search/service.js"
@@ -16,6 +16,7 @@ export const knowledgebasesFeature = defineFeature({
   name: "knowledgebases",
   contract: KnowledgebasesContract,
   http: KnowledgeHttpLive,
+  fastLane: KnowledgeFastLane,
   services: Layer.mergeAll(
     KnowledgebaseService.Default,
     ChangeFeed.Default,

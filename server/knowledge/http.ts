@@ -2,10 +2,12 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { KnowledgebasesContract } from "./api.js"
+import type { Principal } from "../platform/accounts/domain.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
+import { endpointOf, fastOperation } from "../platform/http/fast-lane.js"
 import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
-import { type Knowledgebase, knowledgebaseFields } from "./knowledgebases/domain.js"
+import { type CreateKnowledgebase, type Knowledgebase, knowledgebaseFields } from "./knowledgebases/domain.js"
 import { exportContentType } from "./export/archive.js"
 import { ChangeFeed } from "./changes/service.js"
 import { SearchService } from "./search/service.js"
@@ -16,14 +18,54 @@ import { KnowledgebaseService } from "./service.js"
 const attachment = (filename: string) =>
   `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
 
+const createEndpoint = endpointOf(KnowledgebasesContract, "knowledgebases", "create")
+
 /** A created Knowledgebase as `create` declares it (stored for idempotent replays). */
-const createdKnowledgebase = declaredAnswer(KnowledgebasesContract.groups["knowledgebases"]!.endpoints["create"]!.successSchema)
+const createdKnowledgebase = declaredAnswer(createEndpoint.successSchema)
+
+/** `POST /knowledgebases` itself, as its handler and the fast lane run it. */
+const createKnowledgebase = (knowledgebases: KnowledgebaseService, actor: Principal, payload: CreateKnowledgebase) =>
+  Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({ knowledgebase }))
 
 /** A Knowledgebase listing as answered: its items narrowed to `fields`. */
 interface KnowledgebaseListing {
   readonly knowledgebases: ReadonlyArray<Partial<Knowledgebase>>
   readonly nextCursor: string | null
 }
+
+/**
+ * Answers of kept listing pages (the service keeps a page until anything commits), by page and
+ * `fields`. They never change, so the declared `KeptJson` schema encodes each once and reuses its text.
+ */
+const listings = new WeakMap<object, Map<string, KnowledgebaseListing>>()
+
+/** `GET /knowledgebases` itself, as its handler and the fast lane run it. */
+const listKnowledgebases = (
+  knowledgebases: KnowledgebaseService,
+  actor: Principal,
+  urlParams: { readonly fields?: string | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const fields = yield* parseFields(urlParams.fields, knowledgebaseFields)
+    const page = yield* knowledgebases.list(actor, urlParams)
+    const fieldsKey = fields?.join(",") ?? ""
+    let byFields = listings.get(page)
+    if (!byFields) listings.set(page, (byFields = new Map()))
+    let listing = byFields.get(fieldsKey)
+    if (listing === undefined) {
+      listing = { knowledgebases: page.items.map((kb) => project(kb, fields)), nextCursor: page.nextCursor }
+      byFields.set(fieldsKey, listing)
+    }
+    return listing
+  })
+
+/** The Knowledgebase operations the fast lane serves (`fast-lane.ts`): listings, and creates without an Idempotency-Key. */
+export const KnowledgeFastLane = Effect.map(KnowledgebaseService, (knowledgebases) => [
+  fastOperation(endpointOf(KnowledgebasesContract, "knowledgebases", "list"), ({ principal, urlParams }) =>
+    listKnowledgebases(knowledgebases, principal, urlParams)
+  ),
+  fastOperation(createEndpoint, ({ principal, payload }) => createKnowledgebase(knowledgebases, principal, payload))
+])
 
 /** Handlers of the `knowledgebases` group. */
 export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "knowledgebases", (handlers) =>
@@ -32,34 +74,14 @@ export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "k
     const changes = yield* ChangeFeed
     const search = yield* SearchService
     const reviews = yield* ReviewService
-    /**
-     * Answers of kept listing pages (the service keeps a page until anything commits), by `fields`.
-     * They never change, so the declared `KeptJson` schema encodes each once and reuses its text.
-     */
-    const listings = new WeakMap<object, Map<string, KnowledgebaseListing>>()
     return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.gen(function* () {
-          const actor = yield* CurrentPrincipal
-          const fields = yield* parseFields(urlParams.fields, knowledgebaseFields)
-          const page = yield* knowledgebases.list(actor, urlParams)
-          const fieldsKey = fields?.join(",") ?? ""
-          let byFields = listings.get(page)
-          if (!byFields) listings.set(page, (byFields = new Map()))
-          let listing = byFields.get(fieldsKey)
-          if (listing === undefined) {
-            listing = { knowledgebases: page.items.map((kb) => project(kb, fields)), nextCursor: page.nextCursor }
-            byFields.set(fieldsKey, listing)
-          }
-          return listing
-        })
-      )
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (actor) => listKnowledgebases(knowledgebases, actor, urlParams)))
       .handle("create", ({ headers, payload, request }) =>
         Effect.gen(function* () {
           const actor = yield* CurrentPrincipal
           return yield* idempotentCreate(
             { key: headers["idempotency-key"], request, payload },
-            Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({ knowledgebase })),
+            createKnowledgebase(knowledgebases, actor, payload),
             createdKnowledgebase
           )
         })

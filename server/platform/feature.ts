@@ -4,20 +4,27 @@
  * registry in `server/features.ts` lists them; the server, the API and administration loop over it.
  */
 import type { HttpApi } from "@effect/platform"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import type { FastOperation } from "./http/fast-lane.js"
+
+/** The endpoints a feature's fast lane serves (`http/fast-lane.ts`), built from its services. */
+export type FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>, never, any>
 
 /** One feature; `http` serves `contract`'s groups, `services` holds what knows nothing of HTTP. */
 export interface Feature<
   Contract extends HttpApi.HttpApi.Any = HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any = Layer.Layer.Any,
   Services extends Layer.Layer.Any = Layer.Layer.Any,
-  Workers extends Layer.Layer.Any = Layer.Layer<never>
+  Workers extends Layer.Layer.Any = Layer.Layer<never>,
+  FastLane extends FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>>
 > {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
   readonly services: Services
   readonly workers: Workers
+  /** The feature's hot writes that the fast lane serves; none when absent. */
+  readonly fastLane: FastLane
 }
 
 /** Declares a feature, keeping the precise types of its parts. */
@@ -25,14 +32,20 @@ export const defineFeature = <
   Contract extends HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any,
   Services extends Layer.Layer.Any,
-  Workers extends Layer.Layer.Any = Layer.Layer<never>
+  Workers extends Layer.Layer.Any = Layer.Layer<never>,
+  FastLane extends FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>>
 >(feature: {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
   readonly services: Services
   readonly workers?: Workers
-}): Feature<Contract, Http, Services, Workers> => ({ ...feature, workers: (feature.workers ?? Layer.empty) as Workers })
+  readonly fastLane?: FastLane
+}): Feature<Contract, Http, Services, Workers, FastLane> => ({
+  ...feature,
+  workers: (feature.workers ?? Layer.empty) as Workers,
+  fastLane: feature.fastLane ?? (Effect.succeed([]) as unknown as FastLane)
+})
 
 /** What a union of layers provides, fails with and requires (each distributes over the union). */
 type SuccessOf<L> = L extends Layer.Layer<infer A, infer _E, infer _R> ? A : never

@@ -2,7 +2,7 @@
 import { Layer } from "effect"
 import { defineFeature } from "../../platform/feature.js"
 import { PagesContract } from "./api.js"
-import { PagesHttpLive } from "./http.js"
+import { PagesFastLane, PagesHttpLive } from "./http.js"
 import { PageRepo } from "./repo.js"
 import { PageService } from "./service.js"
 
@@ -11,5 +11,6 @@ export const pagesFeature = defineFeature({
   name: "pages",
   contract: PagesContract,
   http: PagesHttpLive,
+  fastLane: PagesFastLane,
   services: Layer.mergeAll(PageService.Default, PageRepo.Default)
 })

@@ -119,11 +119,12 @@ export const isApiFailure = (value: unknown): value is Errors.ApiFailure =>
 /** The error's JSON envelope. */
 export const envelopeBody = (error: Errors.ApiFailure) => ({ error: { code: error.code, message: error.message } })
 
+/** The headers an expected failure's answer carries besides its body's: `Retry-After` where it applies. */
+export const errorHeaders = (error: Errors.ApiFailure): Readonly<Record<string, string>> =>
+  error._tag === "RateLimited" ? { "retry-after": String(error.retryAfterSeconds) } : {}
+
 /** The HTTP response for an expected failure, `Retry-After` included where it applies. */
 export const errorResponse = (error: Errors.ApiFailure): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(envelopeBody(error), {
-    status: statusOfTag.get(error._tag) ?? 500,
-    headers: error._tag === "RateLimited" ? { "retry-after": String(error.retryAfterSeconds) } : {}
-  })
+  HttpServerResponse.unsafeJson(envelopeBody(error), { status: statusOfTag.get(error._tag) ?? 500, headers: errorHeaders(error) })
 
 export type { ErrorClass }

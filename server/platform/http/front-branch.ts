@@ -14,6 +14,8 @@ export type FrontBranch = (request: IncomingMessage, response: ServerResponse) =
 export interface FrontBranches {
   /** Puts `branch` in front (after the branches already there); the returned function takes it away. */
   readonly add: (branch: FrontBranch) => () => void
+  /** Hands a request a branch took on to the listeners behind the branches (the API). */
+  readonly pass: (request: IncomingMessage, response: ServerResponse) => void
 }
 
 /** Routes `server`'s requests through front branches first; answers where to add them. */
@@ -28,6 +30,7 @@ export const withFrontBranches = (server: Server): FrontBranches => {
     return emit(event, ...args)
   }) as Server["emit"]
   return {
+    pass: (request, response) => void emit("request", request, response),
     add: (branch) => {
       branches.push(branch)
       return () => {

@@ -67,12 +67,17 @@ export const RequestLogLive = (options: RequestLogOptions | undefined): Layer.La
 
 /**
  * The request line of a request a front branch answers (outside the API's middleware), with the
- * `requestId` its answer carries: written when the answer is sent, or with 499 when the client went away before it. Nothing when `options`
+ * `requestId` its answer carries (`started`: when the request came, by `performance.now()`): written when the answer is sent, or with 499 when the client went away before it. Nothing when `options`
  * is undefined.
  */
-export const logNodeRequest = (options: RequestLogOptions | undefined, request: IncomingMessage, response: ServerResponse, requestId: string): void => {
+export const logNodeRequest = (
+  options: RequestLogOptions | undefined,
+  request: IncomingMessage,
+  response: ServerResponse,
+  requestId: string,
+  started = performance.now()
+): void => {
   if (options === undefined) return
-  const started = performance.now()
   response.once("close", () => {
     const entry: RequestLogEntry = {
       time: new Date().toISOString(),

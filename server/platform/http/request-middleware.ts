@@ -25,7 +25,7 @@ export const newRequestId = (): string => `req_${newId().replace(/-/g, "")}`
  * client's 400 only when the request itself does not decode (`requestDecodes`); a row or a
  * response that does not fit its schema, like any other defect, is our 500.
  */
-const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string, requestDecodes: Effect.Effect<boolean>) =>
+export const toApiFailure = (cause: Cause.Cause<unknown>, requestId: string, requestDecodes: Effect.Effect<boolean>) =>
   Effect.gen(function* () {
     if (!Cause.isInterruptedOnly(cause)) {
       const failed = Option.isSome(Cause.failureOption(cause))

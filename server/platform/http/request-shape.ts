@@ -16,6 +16,8 @@ type AnySchema = Schema.Schema<unknown, unknown, never>
 /** One operation's accepted request shape. */
 interface OperationShape {
   readonly method: string
+  /** The endpoint's path pattern, as the router and the policy index name it. */
+  readonly path: string
   /** Path segments; null stands for a path parameter. */
   readonly segments: ReadonlyArray<string | null>
   /** The names of the path parameters, in order. */
@@ -42,8 +44,11 @@ const queryNamesOf = (schema: Option.Option<{ readonly ast: SchemaAST.AST }>): R
   return new Set(SchemaAST.getPropertySignatures(encoded).map((property) => String(property.name)))
 }
 
+/** The accepted shapes of every operation of an API. */
+export type OperationShapes = ReadonlyArray<OperationShape>
+
 /** Reads the accepted shape of every operation of `api`. */
-export const operationShapes = (api: HttpApi.HttpApi.Any): ReadonlyArray<OperationShape> => {
+export const operationShapes = (api: HttpApi.HttpApi.Any): OperationShapes => {
   const shapes: Array<OperationShape> = []
   HttpApi.reflect(api as HttpApi.HttpApi<string, any, any, any>, {
     onGroup: () => undefined,
@@ -51,6 +56,7 @@ export const operationShapes = (api: HttpApi.HttpApi.Any): ReadonlyArray<Operati
       const segments = splitPath(endpoint.path)
       shapes.push({
         method: endpoint.method,
+        path: endpoint.path,
         segments: segments.map((segment) => (segment.startsWith(":") ? null : segment)),
         parameterNames: segments.filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1)),
         bodyTypes: HttpMethod.hasBody(endpoint.method) ? [...payloads.keys()] : [],
@@ -86,7 +92,7 @@ const candidatesOf = (shapes: ReadonlyArray<OperationShape>, method: string, len
 }
 
 /** The operation a request goes to, preferring a fixed segment over a parameter, as the router does. */
-const operationOf = (shapes: ReadonlyArray<OperationShape>, method: string, segments: ReadonlyArray<string>) => {
+export const operationOf = (shapes: OperationShapes, method: string, segments: ReadonlyArray<string>) => {
   let best: OperationShape | undefined
   for (const shape of candidatesOf(shapes, method, segments.length)) {
     if (!shape.segments.every((segment, index) => segment === null || segment === segments[index])) continue
@@ -102,13 +108,25 @@ const operationOf = (shapes: ReadonlyArray<OperationShape>, method: string, segm
 
 const describeTypes = (types: ReadonlyArray<string>) => types.join(" or ")
 
-const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
-  request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? 0) > 0
+/** What the shape checks read of a request: its method, target and headers (Effect's request or Node's). */
+export interface RequestLine {
+  readonly method: string
+  readonly url: string
+  readonly headers: { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+}
 
-const bodyProblem = (shape: OperationShape, request: HttpServerRequest.HttpServerRequest): InvalidRequest | undefined => {
+const headerOf = (request: RequestLine, name: string): string | undefined => {
+  const value = request.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+const hasBody = (request: RequestLine) =>
+  request.headers["transfer-encoding"] !== undefined || Number(headerOf(request, "content-length") ?? 0) > 0
+
+const bodyProblem = (shape: OperationShape, request: RequestLine): InvalidRequest | undefined => {
   if (shape.bodyTypes.length === 0) return undefined
   const accepted = describeTypes(shape.bodyTypes)
-  const declared = request.headers["content-type"]
+  const declared = headerOf(request, "content-type")
   if (declared === undefined) {
     // A body without Content-Type is read as JSON (where JSON is taken).
     return !hasBody(request) || shape.bodyTypes.includes("application/json")
@@ -145,10 +163,7 @@ const nulInUrl = /%00/i
  * Checks a request against the operation it goes to: the refusal when its body type or a query
  * parameter is not accepted there, or undefined (also for a path no operation has: routing answers).
  */
-export const requestShapeProblem = (
-  shapes: ReadonlyArray<OperationShape>,
-  request: HttpServerRequest.HttpServerRequest
-): InvalidRequest | undefined => {
+export const requestShapeProblem = (shapes: OperationShapes, request: RequestLine): InvalidRequest | undefined => {
   if (nulInUrl.test(request.url)) return new InvalidRequest({ message: "The address may not contain the NUL character (%00)." })
   const shape = operationOf(shapes, request.method, pathSegments(request.url))
   if (shape === undefined) return undefined

@@ -4,7 +4,7 @@ import { defineFeature } from "../../platform/feature.js"
 import { MailDeliveryLive } from "../outbox/delivery.js"
 import { Outbox } from "../outbox/service.js"
 import { EndUsersContract } from "./api.js"
-import { EndUsersHttpLive } from "./http.js"
+import { EndUsersFastLane, EndUsersHttpLive } from "./http.js"
 import { EndUserService } from "./service.js"
 
 /** End users. */
@@ -12,6 +12,7 @@ export const endUsersFeature = defineFeature({
   name: "endUsers",
   contract: EndUsersContract,
   http: EndUsersHttpLive,
+  fastLane: EndUsersFastLane,
   services: Layer.merge(EndUserService.Default, Outbox.Default),
   workers: MailDeliveryLive
 })
