@@ -279,6 +279,8 @@ export const launchSvc = <R extends Ready>(options: {
   readonly cpu: number | undefined
   readonly logFile: string
   readonly profileDir?: string | undefined
+  /** More arguments of the launcher (e.g. `--post-orgs`). */
+  readonly args?: ReadonlyArray<string> | undefined
 }): Promise<Child<R>> => {
   if (options.profileDir !== undefined) {
     rmSync(options.profileDir, { recursive: true, force: true })
@@ -287,7 +289,7 @@ export const launchSvc = <R extends Ready>(options: {
   return spawnChild<R>({
     name: "svc",
     script: join(dirname(fileURLToPath(import.meta.url)), "svc-launcher.js"),
-    args: ["--data-dir", options.dataDir, "--port", "0"],
+    args: ["--data-dir", options.dataDir, "--port", "0", ...(options.args ?? [])],
     nodeFlags: options.profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profileDir],
     cpu: options.cpu,
     logFile: options.logFile

@@ -9,10 +9,12 @@ import { type LoadResult, measureLoad } from "./load.js"
 
 /** One request to send. */
 export interface NextRequest {
-  readonly method: "GET" | "PATCH"
+  readonly method: "GET" | "PATCH" | "POST"
   /** Path and query, e.g. `/api/v1/knowledgebases/<id>/pages/<pageId>`. */
   readonly path: string
   readonly body?: string | undefined
+  /** Headers of this request besides the spec's (e.g. another key's `Authorization`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /** What to send. */
@@ -54,7 +56,7 @@ export const runDynamicLoad = async (spec: DynamicLoadSpec, serverPid: number): 
     setupRequest: (params) => {
       const next = spec.next()
       // a fresh headers object: autocannon writes Content-Length into it
-      const built: RequestParams = { ...params, method: next.method, path: next.path, headers: { ...spec.headers } }
+      const built: RequestParams = { ...params, method: next.method, path: next.path, headers: { ...spec.headers, ...next.headers } }
       if (next.body === undefined) delete built.body
       else built.body = next.body
       return built

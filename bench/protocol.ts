@@ -1,8 +1,14 @@
 /** What the benchmark runner and its child processes tell each other (the children's ready lines). */
 
-/** Organizations (Agency plan: cap 200 Knowledgebases) for the POST benchmarks, one per server. */
-export const postOrganizations = ["bench-post-svc", "bench-post-baseline"] as const
-export type PostOrganization = (typeof postOrganizations)[number]
+/** The servers the POST benchmark compares; each creates in organizations of its own. */
+export const postServers = ["svc", "baseline"] as const
+export type PostServer = (typeof postServers)[number]
+
+/** Knowledgebases an Agency organization may hold: the creates one POST organization takes. */
+export const createsPerOrganization = 200
+
+/** The slug of POST organization `index` (from 0) of `server`. */
+export const postOrganization = (server: PostServer, index: number): string => `bench-post-${server}-${index + 1}`
 
 /** Common part of every child's ready line. */
 export interface Ready {
@@ -18,8 +24,8 @@ export interface Ready {
 export interface SvcReady extends Ready {
   /** The all-scopes key of organization `default` (Pro plan). */
   readonly bootstrapKey: string
-  /** Secret of an all-scopes key per POST organization. */
-  readonly postKeys: Readonly<Record<PostOrganization, string>>
+  /** Secrets of an all-scopes key per POST organization (Agency plan), for each server, in order. */
+  readonly postKeys: Readonly<Record<PostServer, ReadonlyArray<string>>>
 }
 
 /** The baseline server's ready line. */

@@ -39,7 +39,8 @@ const latency = (ms: Array<number>) => {
 
 /** Provisions new accounts from every key at once for `seconds`; each key is one stream of requests. */
 const provisionLoad = async (ready: ProvisioningReady, seconds: number, label: string) => {
-  const dispatcher = new Agent({ connections: ready.keys.length + 5, pipelining: 0 })
+  // One keep-alive connection per stream, one request at a time on it (undici's `pipelining: 0` would close it after each).
+  const dispatcher = new Agent({ connections: ready.keys.length + 5, pipelining: 1 })
   const times: Array<number> = []
   const statuses: Record<string, number> = {}
   let errors = 0

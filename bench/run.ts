@@ -4,7 +4,7 @@
  * CPU per request and the svc server's peak RSS. See docs/performance.md.
  *
  *   node dist/bench/run.js [--duration 10] [--warmup 2] [--connections 100]
- *                          [--post-connections 10] [--post-amount 180] [--post-warmup 20]
+ *                          [--post-connections 10] [--post-amount 2000] [--post-warmup 200]
  *                          [--patch-duration 5] [--patch-pages 100]
  *                          [--wait-quiet 0] [--cache-misses] [--cpu-prof] [--keep-data]
  *
@@ -28,7 +28,7 @@ import { fmt, sleep, table } from "./report.js"
 import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad as runLoadOf } from "./load.js"
 import { type DynamicLoadSpec, runDynamicLoad } from "./pages-load.js"
 import { reportProfile } from "./profile-summary.js"
-import type { BaselineReady, Ready, SvcReady } from "./protocol.js"
+import { type BaselineReady, createsPerOrganization, type Ready, type SvcReady } from "./protocol.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, "../..")
@@ -40,8 +40,8 @@ const { values: flags } = parseArgs({
     warmup: { type: "string", default: "2" },
     connections: { type: "string", default: "100" },
     "post-connections": { type: "string", default: "10" },
-    "post-amount": { type: "string", default: "180" },
-    "post-warmup": { type: "string", default: "20" },
+    "post-amount": { type: "string", default: "2000" },
+    "post-warmup": { type: "string", default: "200" },
     "patch-duration": { type: "string", default: "5" },
     "patch-pages": { type: "string", default: "100" },
     "wait-quiet": { type: "string", default: "0" },
@@ -66,12 +66,11 @@ const options = {
   cacheMisses: flags["cache-misses"] === true,
   cpuProfile: flags["cpu-prof"]
 }
-/** The Agency plan's Knowledgebase cap: each POST organization starts empty. */
-const agencyCap = 200
-if (options.postAmount + options.postWarmup > agencyCap) {
-  console.error(`--post-amount + --post-warmup must stay within the Agency cap of ${agencyCap} Knowledgebases`)
-  process.exit(2)
-}
+/**
+ * Agency organizations per server for the creates: each takes 200 (its plan's cap), each create goes
+ * to the current one, and there is room for the few requests autocannon prepares past the end of a run.
+ */
+const postOrgs = Math.ceil((options.postAmount + options.postWarmup + 2 * options.postConnections) / createsPerOrganization) + 1
 
 /** How a run's server is named in the report. */
 const serverLabel = (server: ServerName, caches: Caches): string => (caches === "missing" ? `${server}, caches missing` : server)
@@ -110,7 +109,13 @@ const main = async (): Promise<number> => {
   console.log(plan.describe("svc bench", { server: "servers", runner: "load generator" }))
 
   const profileDir = join(resultsDir, "profiles")
-  const svc = await launchSvc<SvcReady>({ dataDir, cpu: serverCpu, logFile: join(resultsDir, "svc.stderr.log"), profileDir: options.cpuProfile ? profileDir : undefined })
+  const svc = await launchSvc<SvcReady>({
+    dataDir,
+    cpu: serverCpu,
+    logFile: join(resultsDir, "svc.stderr.log"),
+    profileDir: options.cpuProfile ? profileDir : undefined,
+    args: ["--post-orgs", String(postOrgs)]
+  })
   children.push(svc)
   console.log(`svc ready at ${svc.ready.baseUrl} (pid ${svc.ready.pid})`)
 
@@ -199,18 +204,23 @@ const main = async (): Promise<number> => {
     )
   }
   for (const server of ["svc", "baseline"] as const) {
-    const key = svc.ready.postKeys[server === "svc" ? "bench-post-svc" : "bench-post-baseline"]
+    const keys = svc.ready.postKeys[server]
+    let sent = 0
     const create = {
-      url: `${targetsOf[server].ready.baseUrl}/knowledgebases`,
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ name: "Bench Knowledgebase" }),
+      origin: targetsOf[server].ready.origin,
+      headers: { "content-type": "application/json" },
+      next: () => ({
+        method: "POST" as const,
+        path: "/api/v1/knowledgebases",
+        body: JSON.stringify({ name: "Bench Knowledgebase" }),
+        headers: { authorization: `Bearer ${keys[Math.floor(sent++ / createsPerOrganization)]}` }
+      }),
       connections: options.postConnections
-    } as const
+    }
     await scenario(
       "create",
       server,
-      `POST /knowledgebases, ${options.postConnections} connections, ${options.postAmount} requests after ${options.postWarmup}`,
+      `POST /knowledgebases, ${options.postConnections} connections, ${options.postAmount} requests after ${options.postWarmup} (${createsPerOrganization} per organization)`,
       { ...create, amount: options.postWarmup },
       { ...create, amount: options.postAmount }
     )

@@ -1,14 +1,15 @@
 /**
  * Child process of the benchmark: starts the svc server on a data directory with the per-key rate
- * limit raised (so a load test measures the server, not 429s), prepares one organization per POST
- * benchmark, and prints one JSON "ready" line on stdout. Exits cleanly (so `--cpu-prof` can write
+ * limit raised (so a load test measures the server, not 429s), prepares `--post-orgs` Agency
+ * organizations per server of the POST benchmark (200 creates each), and prints one JSON "ready"
+ * line on stdout. Exits cleanly (so `--cpu-prof` can write
  * its profile) on SIGTERM, SIGINT or when its stdin closes (the benchmark runner died).
  *
  * A line `caches missing` on stdin makes every `data_version` cache of the server miss from then on
  * (bench/cache-misses.ts), `caches kept` restores them; each is answered with `{"caches":"…"}` on
  * stdout once in effect.
  *
- *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0]
+ *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0] [--post-orgs 1]
  */
 import { Effect } from "effect"
 import { createInterface } from "node:readline"
@@ -17,11 +18,11 @@ import { runAdmin } from "../server/admin.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { startServer } from "../server/server.js"
 import { cacheMisses } from "./cache-misses.js"
-import { postOrganizations, type SvcReady } from "./protocol.js"
+import { postOrganization, postServers, type SvcReady } from "./protocol.js"
 import { stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({
-  options: { "data-dir": { type: "string" }, port: { type: "string", default: "0" } }
+  options: { "data-dir": { type: "string" }, port: { type: "string", default: "0" }, "post-orgs": { type: "string", default: "1" } }
 })
 const dataDir = values["data-dir"]
 if (!dataDir) throw new Error("--data-dir is required")
@@ -49,12 +50,15 @@ const postKeys = await runAdmin(
   dataDir,
   Effect.gen(function* () {
     const accounts = yield* AccountsService
-    const keys: Record<string, string> = {}
-    for (const slug of postOrganizations) {
-      yield* accounts.createOrganization({ slug, plan: "agency" })
-      keys[slug] = (yield* accounts.createKey(slug, { name: "bench", scopes: "all" })).secret
+    const keys = { svc: [] as Array<string>, baseline: [] as Array<string> }
+    for (const server of postServers) {
+      for (let index = 0; index < Number(values["post-orgs"]); index++) {
+        const slug = postOrganization(server, index)
+        yield* accounts.createOrganization({ slug, plan: "agency" })
+        keys[server].push((yield* accounts.createKey(slug, { name: "bench", scopes: "all" })).secret)
+      }
     }
-    return keys as SvcReady["postKeys"]
+    return keys satisfies SvcReady["postKeys"]
   })
 )
 
