@@ -7,6 +7,10 @@
  *                          [--post-connections 10] [--post-amount 2000] [--post-warmup 200]
  *                          [--patch-duration 5] [--patch-pages 100]
  *                          [--wait-quiet 0] [--cache-misses] [--cpu-prof] [--keep-data]
+ *                          [--database postgres://…]
+ *
+ * --database URL: runs svc on that (empty) PostgreSQL database and reports svc's own figures only:
+ * the baseline reads svc's SQLite file, so there is nothing to compare with on PostgreSQL.
  *
  * --wait-quiet N: before each scenario, wait up to N seconds for the rest of the machine to go
  * quiet (under a quarter of a core busy), for figures on a shared machine.
@@ -47,7 +51,8 @@ const { values: flags } = parseArgs({
     "wait-quiet": { type: "string", default: "0" },
     "cache-misses": { type: "boolean", default: false },
     "cpu-prof": { type: "boolean", default: false },
-    "keep-data": { type: "boolean", default: false }
+    "keep-data": { type: "boolean", default: false },
+    database: { type: "string" }
   }
 })
 
@@ -64,8 +69,11 @@ const options = {
   pageLimit: 20,
   waitQuietS: Number(flags["wait-quiet"]),
   cacheMisses: flags["cache-misses"] === true,
-  cpuProfile: flags["cpu-prof"]
+  cpuProfile: flags["cpu-prof"],
+  database: flags.database
 }
+/** The servers compared: svc and the baseline on SQLite, svc alone on PostgreSQL. */
+const servers: ReadonlyArray<ServerName> = options.database === undefined ? ["svc", "baseline"] : ["svc"]
 /**
  * Agency organizations per server for the creates: each takes 200 (its plan's cap), each create goes
  * to the current one, and there is room for the few requests autocannon prepares past the end of a run.
@@ -114,7 +122,7 @@ const main = async (): Promise<number> => {
     cpu: serverCpu,
     logFile: join(resultsDir, "svc.stderr.log"),
     profileDir: options.cpuProfile ? profileDir : undefined,
-    args: ["--post-orgs", String(postOrgs)]
+    args: ["--post-orgs", String(postOrgs), ...(options.database === undefined ? [] : ["--database", options.database])]
   })
   children.push(svc)
   console.log(`svc ready at ${svc.ready.baseUrl} (pid ${svc.ready.pid})`)
@@ -130,34 +138,36 @@ const main = async (): Promise<number> => {
     if (response.status !== 201) throw new Error(`seeding: POST answered ${response.status}: ${await response.text()}`)
   }
 
-  const baseline = await spawnChild<BaselineReady>({
+  const baseline = options.database !== undefined ? null : await spawnChild<BaselineReady>({
     name: "baseline",
     script: join(here, "baseline-server.js"),
     args: ["--db", join(dataDir, "svc.sqlite"), "--port", "0"],
     cpu: serverCpu,
     logFile: join(resultsDir, "baseline.stderr.log")
   })
-  children.push(baseline)
-  console.log(`baseline ready at ${baseline.ready.baseUrl} (pid ${baseline.ready.pid})`)
+  if (baseline !== null) {
+    children.push(baseline)
+    console.log(`baseline ready at ${baseline.ready.baseUrl} (pid ${baseline.ready.pid})`)
+  }
 
   // Both must answer the same bytes, or the comparison means nothing.
   const readPath = `/knowledgebases?limit=${options.pageLimit}`
   const svcPage = await fetch(`${svc.ready.baseUrl}${readPath}`, { headers: auth })
-  const baselinePage = await fetch(`${baseline.ready.baseUrl}${readPath}`, { headers: auth })
   const svcBody = await svcPage.text()
-  const baselineBody = await baselinePage.text()
+  const baselineBody = baseline === null ? null : await (await fetch(`${baseline.ready.baseUrl}${readPath}`, { headers: auth })).text()
   const page = JSON.parse(svcBody) as { knowledgebases?: Array<unknown>; nextCursor?: string | null }
   if (svcPage.status !== 200 || page.knowledgebases?.length !== options.pageLimit || typeof page.nextCursor !== "string") {
     throw new Error(`svc list is not a full page with a nextCursor (${svcPage.status}): ${svcBody.slice(0, 300)}`)
   }
-  const bodiesIdentical = svcBody === baselineBody
+  const bodiesIdentical = baselineBody === null ? null : svcBody === baselineBody
   console.log(
-    `GET ${readPath}: svc ${svcBody.length} B, baseline ${baselineBody.length} B, ` +
-      (bodiesIdentical ? "byte-identical bodies" : "BODIES DIFFER (comparison is not like for like)") +
-      `; x-request-id: svc ${svcPage.headers.has("x-request-id")}, baseline ${baselinePage.headers.has("x-request-id")}`
+    baselineBody === null
+      ? `GET ${readPath}: svc ${svcBody.length} B on PostgreSQL (no baseline)`
+      : `GET ${readPath}: svc ${svcBody.length} B, baseline ${baselineBody.length} B, ` +
+          (bodiesIdentical ? "byte-identical bodies" : "BODIES DIFFER (comparison is not like for like)")
   )
 
-  const targetsOf: Record<ServerName, Child<Ready>> = { svc, baseline }
+  const targetsOf: Record<ServerName, Child<Ready>> = { svc, baseline: baseline ?? svc }
   const runs: Array<Run> = []
   const scenario = async (
     name: ScenarioName,
@@ -189,7 +199,7 @@ const main = async (): Promise<number> => {
   const readRuns: ReadonlyArray<readonly [ServerName, Caches]> = [
     ["svc", "kept"],
     ...(options.cacheMisses ? [["svc", "missing"] as const] : []),
-    ["baseline", "kept"]
+    ...(baseline === null ? [] : [["baseline", "kept"] as const])
   ]
   for (const [server, caches] of readRuns) {
     const url = `${targetsOf[server].ready.baseUrl}${readPath}`
@@ -203,7 +213,7 @@ const main = async (): Promise<number> => {
       caches
     )
   }
-  for (const server of ["svc", "baseline"] as const) {
+  for (const server of servers) {
     const keys = svc.ready.postKeys[server]
     let sent = 0
     const create = {
@@ -246,7 +256,7 @@ const main = async (): Promise<number> => {
     if (created.status !== 201) throw new Error(`seeding pages: POST answered ${created.status}: ${await created.text()}`)
     pageIds.push(((await created.json()) as { page: { id: string } }).page.id)
   }
-  for (const server of ["svc", "baseline"] as const) {
+  for (const server of servers) {
     let patchAt = 0
     const patch = {
       origin: targetsOf[server].ready.origin,
@@ -272,7 +282,7 @@ const main = async (): Promise<number> => {
     rssMb: Number(((procStatusKb(child.ready.pid, "VmRSS") ?? 0) / 1024).toFixed(1))
   })
   const svcMemory = memory(svc)
-  const baselineMemory = memory(baseline)
+  const baselineMemory = baseline === null ? null : memory(baseline)
 
   // ---- report ----
   const find = (s: ScenarioName, server: ServerName, caches: Caches = "kept") =>
@@ -284,7 +294,7 @@ const main = async (): Promise<number> => {
     String(r.requests),
     ...loadCells(r)
   ])
-  const compared: ReadonlyArray<readonly [ScenarioName, Caches]> = [
+  const compared: ReadonlyArray<readonly [ScenarioName, Caches]> = baseline === null ? [] : [
     ["read", "kept"],
     ...(options.cacheMisses ? [["read", "missing"] as const] : []),
     ["create", "kept"],
@@ -337,19 +347,27 @@ const main = async (): Promise<number> => {
     )
   )
   console.log(
-    `\npeak RSS (VmHWM): svc ${svcMemory.peakRssMb} MB, baseline ${baselineMemory.peakRssMb} MB` +
+    `\npeak RSS (VmHWM): svc ${svcMemory.peakRssMb} MB` + (baselineMemory === null ? "" : `, baseline ${baselineMemory.peakRssMb} MB`) +
       `\np99 >1s = p99 of the requests sent 1 s or more into the run (without the first request of each new connection);` +
       `\nCPU us/req = server CPU time per response; srv/gen/other CPU = cores kept busy by the server, the load` +
       `\ngenerator and everything else on the machine (noise: figures from runs with other CPU > ~0.2 are not reliable)`
   )
 
   const read = find("read", "svc")!
-  const readRatio = ratios[0]!.throughput
+  const readRatio = ratios[0]?.throughput
   const unexpected = runs.filter(
     (r) => r.result.non2xx + r.result.errors + r.warmup.non2xx + r.warmup.errors > 0
   )
   const verdict = {
-    readThroughputAtLeastHalfOfBaseline: { target: `>= ${targets.readRatioMin * 100}%`, actual: `${(readRatio * 100).toFixed(1)}%`, met: readRatio >= targets.readRatioMin },
+    ...(readRatio === undefined
+      ? {}
+      : {
+          readThroughputAtLeastHalfOfBaseline: {
+            target: `>= ${targets.readRatioMin * 100}%`,
+            actual: `${(readRatio * 100).toFixed(1)}%`,
+            met: readRatio >= targets.readRatioMin
+          }
+        }),
     readP99Under25ms: {
       target: `< ${targets.readP99MaxMs} ms`,
       actual:
@@ -397,7 +415,8 @@ const main = async (): Promise<number> => {
     platform: `${process.platform} ${process.arch}`,
     cpu: plan.json("servers", "loadGenerator"),
     cpuProfiled: options.cpuProfile,
-    options,
+    options: { ...options, database: options.database === undefined ? undefined : "postgres" },
+    backend: options.database === undefined ? "sqlite" : "postgres",
     bodiesIdentical,
     noisy,
     readBodyBytes: svcBody.length,
@@ -407,7 +426,7 @@ const main = async (): Promise<number> => {
     targets: verdict,
     wallSeconds: Number(((Date.now() - started) / 1000).toFixed(1))
   }
-  const out = join(resultsDir, options.cpuProfile ? "profile-run.json" : "latest.json")
+  const out = join(resultsDir, options.cpuProfile ? "profile-run.json" : options.database === undefined ? "latest.json" : "latest-postgres.json")
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
   console.log(`\nresults: ${out} (${report.wallSeconds} s)`)
   return unexpected.length === 0 ? 0 : 1

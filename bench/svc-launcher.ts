@@ -9,7 +9,7 @@
  * (bench/cache-misses.ts), `caches kept` restores them; each is answered with `{"caches":"…"}` on
  * stdout once in effect.
  *
- *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0] [--post-orgs 1]
+ *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0] [--post-orgs 1] [--database postgres://…]
  */
 import { Effect } from "effect"
 import { createInterface } from "node:readline"
@@ -22,13 +22,15 @@ import { postOrganization, postServers, type SvcReady } from "./protocol.js"
 import { stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({
-  options: { "data-dir": { type: "string" }, port: { type: "string", default: "0" }, "post-orgs": { type: "string", default: "1" } }
+  options: { "data-dir": { type: "string" }, port: { type: "string", default: "0" }, "post-orgs": { type: "string", default: "1" }, database: { type: "string" } }
 })
 const dataDir = values["data-dir"]
 if (!dataDir) throw new Error("--data-dir is required")
 
+const database = values.database
 const server = await startServer({
   dataDir,
+  database,
   host: "127.0.0.1",
   port: Number(values.port),
   requestsPerMinute: 1_000_000_000
@@ -47,7 +49,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
 if (!server.bootstrapKey) throw new Error(`${dataDir} is not a fresh data directory: no bootstrap key was made`)
 
 const postKeys = await runAdmin(
-  dataDir,
+  { dataDir, database },
   Effect.gen(function* () {
     const accounts = yield* AccountsService
     const keys = { svc: [] as Array<string>, baseline: [] as Array<string> }
