@@ -102,7 +102,7 @@ describe("POST /knowledgebases", () => {
     }
   })
 
-  it("requests it does not take go to the API untouched: no key, an Idempotency-Key, another JSON type, a chunked body", async () => {
+  it("requests it does not take go to the API untouched: no key, an Idempotency-Key, another JSON type, a chunked body, a trailing slash", async () => {
     const noKey = await both((s) => s.request("POST", "/knowledgebases", { key: null, body: { name: "x" } }))
     expect(noKey.answer.status).toBe(401)
     const idempotent = (s: TestServer) => s.request("POST", "/knowledgebases", { body: { name: "Once" }, headers: { "idempotency-key": "lane-once" } })
@@ -128,6 +128,8 @@ describe("POST /knowledgebases", () => {
       return { status: response.status, headers: response.headers, body: JSON.parse(text), text }
     })
     expect(chunked.answer.status).toBe(201)
+    const trailingSlash = await both((s) => s.request("POST", "/knowledgebases/", { body: { name: "Slash" } }))
+    expect(trailingSlash.lane).toEqual([])
     for (const taken of [noKey, idempotent, vendorJson, chunked]) if ("lane" in taken) expect(taken.lane).toEqual([])
     expect(replay.lane).toEqual([])
   })

@@ -238,7 +238,7 @@ const queryRecord = (query: string): QueryRecord => {
 
 const emptyBody = Buffer.alloc(0)
 
-/** Reads a body of at most `limit` bytes (its `Content-Length`, checked before). */
+/** Reads the whole body (its `Content-Length` was checked against the limit before). */
 const readBody = (request: IncomingMessage, onBody: (body: Buffer) => void, onError: () => void) => {
   const chunks: Array<Buffer> = []
   request.on("data", (chunk: Buffer) => void chunks.push(chunk))
@@ -312,7 +312,7 @@ export const FastLaneLive = <R>(options: {
         const target = request.url
         const path = plainRequestPath(target)
         const method = request.method
-        if (path === null || target === undefined || method === undefined) return null
+        if (path === null || target === undefined || method === undefined || path.endsWith("/") || path.includes("//")) return null
         const segments = path.split("/").filter((segment) => segment.length > 0)
         const routed = operationOf(options.shapes, method, segments)
         if (routed === undefined) return null
@@ -352,12 +352,20 @@ export const FastLaneLive = <R>(options: {
         names.forEach((name, index) => {
           if (name.startsWith(":")) params[name.slice(1)] = segments[index]!
         })
-        const path = lane.decodePath(params)
-        const urlParams = lane.decodeUrlParams(queryRecord(query))
-        const payload = lane.decodePayload(parsed)
-        if (Either.isLeft(path) || Either.isLeft(urlParams) || Either.isLeft(payload) || !lane.operation.accepts(payload.right)) return passOn()
+        let decoded: { path: unknown; urlParams: unknown; payload: unknown } | null = null
+        try {
+          const path = lane.decodePath(params)
+          const urlParams = lane.decodeUrlParams(queryRecord(query))
+          const payload = lane.decodePayload(parsed)
+          if (Either.isRight(path) && Either.isRight(urlParams) && Either.isRight(payload) && lane.operation.accepts(payload.right)) {
+            decoded = { path: path.right, urlParams: urlParams.right, payload: payload.right }
+          }
+        } catch {
+          decoded = null
+        }
+        if (decoded === null) return passOn()
         const requestId = newRequestId()
-        runCallback(serve({ lane, token, path: path.right, urlParams: urlParams.right, payload: payload.right }, requestId), {
+        runCallback(serve({ lane, token, ...decoded }, requestId), {
           onExit: (exit) => {
             if (Exit.isFailure(exit)) return void response.destroy()
             const outcome = exit.value
