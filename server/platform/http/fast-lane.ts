@@ -18,7 +18,7 @@
  *   success schema and encoding (JSON, or JSON text kept by `KeptJson`); a failure of the operation is answered with its envelope (`error-catalog.ts`),
  *   a defect as the API's 500. Every answer carries `X-Request-Id` and its request-log line.
  */
-import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup } from "@effect/platform"
 import { Effect, Either, Exit, Layer, Option, Runtime, Schema, SchemaAST } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
@@ -38,6 +38,7 @@ import { logNodeRequest, type RequestLogOptions } from "./request-log.js"
 import { newRequestId, toApiFailure } from "./request-middleware.js"
 import { type OperationShapes, operationOf, requestShapeProblem } from "./request-shape.js"
 import { plainRequestPath } from "./request-url.js"
+import { successMembers } from "./responses.js"
 
 type AnyEndpoint = HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 
@@ -129,24 +130,18 @@ if (normalizeUrlParams === undefined) throw new Error("@effect/platform no longe
  * it, that success's status and its encoding (JSON text, or text as it is).
  */
 const successEncoder = (endpoint: AnyEndpoint): Lane["encode"] => {
-  const members = new Set<Schema.Schema.Any>()
-  HttpApiSchema.deunionize(members, endpoint.successSchema)
-  const encoders = Array.from(members, (member) => {
-    const encoding = HttpApiSchema.getEncoding(member.ast)
-    if (HttpApiSchema.isVoid(member.ast) || (encoding.kind !== "Json" && encoding.kind !== "Text")) {
+  const members = successMembers(endpoint.successSchema)
+  for (const member of members) {
+    if (member.isVoid || (member.encoding.kind !== "Json" && member.encoding.kind !== "Text")) {
       throw new Error(`the fast lane answers JSON and text only (${endpoint.name})`)
     }
-    return {
-      status: HttpApiSchema.getStatusSuccess(member),
-      contentType: encoding.contentType,
-      text: encoding.kind === "Text",
-      encode: Schema.encodeEither(member as AnySchema)
-    }
-  })
+  }
   return (value) => {
-    for (const { status, contentType, text, encode } of encoders) {
+    for (const { status, encoding, encode } of members) {
       const encoded = encode(value)
-      if (Either.isRight(encoded)) return { status, contentType, body: text ? String(encoded.right) : JSON.stringify(encoded.right) }
+      if (Either.isRight(encoded)) {
+        return { status, contentType: encoding.contentType, body: encoding.kind === "Text" ? String(encoded.right) : JSON.stringify(encoded.right) }
+      }
     }
     return undefined
   }

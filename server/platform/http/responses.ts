@@ -48,17 +48,33 @@ const refusalAnswer = (error: unknown) => {
   return status < 500 ? { status, body: JSON.stringify(envelopeBody(error)) } : undefined
 }
 
+/** One declared success of an endpoint: its status, its encoding and its encoder. */
+export interface SuccessMember {
+  readonly status: number
+  readonly encoding: HttpApiSchema.Encoding
+  /** Whether the success has no body. */
+  readonly isVoid: boolean
+  readonly encode: (value: unknown) => Either.Either<unknown, unknown>
+}
+
+/** The declared successes of an endpoint, in the order the router tries them when it encodes an answer. */
+export const successMembers = (successSchema: Schema.Schema<any, unknown, any>): ReadonlyArray<SuccessMember> => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, successSchema)
+  return Array.from(members, (member) => ({
+    status: HttpApiSchema.getStatusSuccess(member),
+    encoding: HttpApiSchema.getEncoding(member.ast),
+    isVoid: HttpApiSchema.isVoid(member.ast),
+    encode: Schema.encodeEither(member as Schema.Schema<unknown, unknown, never>)
+  }))
+}
+
 /**
  * Encodes a value the way its endpoint answers it: with the first declared success schema that
  * encodes it, and that success's status. Idempotent creates store this answer for replays.
  */
 export const declaredAnswer = (successSchema: Schema.Schema<any, unknown, any>) => {
-  const members = new Set<Schema.Schema.Any>()
-  HttpApiSchema.deunionize(members, successSchema)
-  const encoders = Array.from(members, (member) => ({
-    status: HttpApiSchema.getStatusSuccess(member),
-    encode: Schema.encodeEither(member as Schema.Schema<unknown, unknown, never>)
-  }))
+  const encoders = successMembers(successSchema)
   return (value: unknown): Effect.Effect<Created> => {
     for (const { status, encode } of encoders) {
       const encoded = encode(value)
