@@ -192,20 +192,32 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
         )
     }) as unknown as SqliteClient.SqliteClient
 
+    /**
+     * Whether no fiber holds the writer's lock. Effect's semaphore keeps its free permits in an
+     * undeclared `free` field; without it (another version) the lock is always taken the long way.
+     */
+    const writerFree = (): boolean => (semaphore as unknown as { readonly free?: number }).free === 1
     const withConnection = <A>(use: (db: Database.Database) => A): Effect.Effect<A, SqlError> => {
-      const runUse = Effect.try({
-        try: () => {
-          try {
-            return use(db)
-          } finally {
-            generations.settle()
-          }
-        },
-        catch: (cause) => (cause instanceof SqlError ? cause : sqlError(cause))
+      const useNow = (): A => {
+        try {
+          return use(db)
+        } finally {
+          generations.settle()
+        }
+      }
+      const failure = (cause: unknown) => (cause instanceof SqlError ? cause : sqlError(cause))
+      const runUse = Effect.try({ try: useNow, catch: failure })
+      // `use` is synchronous: while nobody holds the lock, running it in the very step that saw the
+      // lock free (nothing can take it in between) is as exclusive as taking it, at none of the cost.
+      const whenFree = Effect.suspend(() => {
+        if (!writerFree()) return semaphore.withPermits(1)(runUse)
+        try {
+          return Effect.succeed(useNow())
+        } catch (cause) {
+          return Effect.fail(failure(cause))
+        }
       })
-      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) =>
-        Option.isSome(held) ? runUse : semaphore.withPermits(1)(runUse)
-      )
+      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) => (Option.isSome(held) ? runUse : whenFree))
     }
     const writer: SqliteWriterShape = { db, withConnection, generations, onWriter }
     return { client: sqliteClient, writer }
