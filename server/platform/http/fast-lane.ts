@@ -26,9 +26,8 @@ import type { Principal } from "../accounts/domain.js"
 import { AccountsService } from "../accounts/service.js"
 import type { ApiFailure } from "../errors.js"
 import { RateLimiter, RequestRate } from "../rate-limiter.js"
-import type { DatabaseBackend } from "../sql/dialect.js"
+import { DatabaseBackend } from "../sql/dialect.js"
 import { authorize, bearerToken } from "./authentication.js"
-import { syncDataVersion } from "./data-version-sync.js"
 import { envelopeBody, errorHeaders, statusOfTag } from "./error-catalog.js"
 import type { FrontBranches } from "./front-branch.js"
 import { maxRequestBodyBytes } from "./limits.js"
@@ -288,19 +287,29 @@ export const FastLaneLive = <R>(options: {
           })
         )
 
+      /** On PostgreSQL the data version is brought up to date first (`data-version-sync.ts`); nothing on SQLite. */
+      const backend = yield* DatabaseBackend
+      const synced = <A, E, R>(effect: Effect.Effect<A, E, R>) => (backend.dialect === "pg" ? Effect.zipRight(backend.syncDataVersion, effect) : effect)
+
       const serve = (taken: Taken, requestId: string): Effect.Effect<Outcome, never, FastLaneServices> =>
-        Effect.gen(function* () {
-          yield* syncDataVersion
-          const admitted = yield* Effect.either(admit(taken))
-          if (Either.isLeft(admitted)) return handOn
-          const done = yield* Effect.either(
-            taken.lane.operation.run({ principal: admitted.right, path: taken.path as never, urlParams: taken.urlParams as never, payload: taken.payload as never })
-          )
-          if (Either.isLeft(done)) return failureAnswer(done.left)
-          const answer = taken.lane.encode(done.right)
-          if (answer === undefined) return yield* Effect.dieMessage("An answer matches none of its endpoint's success schemas.")
-          return { _tag: "Answer", answer, headers: {} } satisfies Outcome
-        }).pipe(Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId, Effect.succeed(true)), failureAnswer)))
+        synced(
+          Effect.matchEffect(admit(taken), {
+            onFailure: () => Effect.succeed(handOn),
+            onSuccess: (principal) =>
+              Effect.matchEffect(
+                taken.lane.operation.run({ principal, path: taken.path as never, urlParams: taken.urlParams as never, payload: taken.payload as never }),
+                {
+                  onFailure: (error) => Effect.succeed(failureAnswer(error)),
+                  onSuccess: (value) => {
+                    const answer = taken.lane.encode(value)
+                    return answer === undefined
+                      ? Effect.dieMessage("An answer matches none of its endpoint's success schemas.")
+                      : Effect.succeed<Outcome>({ _tag: "Answer", answer, headers: {} })
+                  }
+                }
+              )
+          })
+        ).pipe(Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId, Effect.succeed(true)), failureAnswer)))
 
       /** The lane, token and path of a request the lane takes, from its line and headers alone; null for the API. */
       const take = (request: IncomingMessage) => {
