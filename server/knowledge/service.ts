@@ -40,7 +40,7 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
     return {
       /** Creates a Knowledgebase unless the organization's plan cap is reached. */
       create: (actor: Principal, input: CreateKnowledgebase) =>
-        Effect.gen(function* () {
+        Effect.suspend(() => {
           const org = actor.organization
           const cap = planCaps[org.plan].knowledgebases
           const at = isoAt(clock.now())
@@ -52,13 +52,11 @@ export class KnowledgebaseService extends Effect.Service<KnowledgebaseService>()
             updatedAt: at,
             counts: { sources: 0, pages: 0 }
           }
-          const outcome = yield* writes.run(() => createKnowledgebaseTx(org.id, actor.key.id, kb, cap))
-          if (outcome === "capReached") {
-            return yield* new PlanLimit({
-              message: `The ${org.plan} plan allows ${cap} Knowledgebases; this organization has reached it.`
-            })
-          }
-          return kb
+          return Effect.flatMap(writes.run(() => createKnowledgebaseTx(org.id, actor.key.id, kb, cap)), (outcome) =>
+            outcome === "capReached"
+              ? Effect.fail(new PlanLimit({ message: `The ${org.plan} plan allows ${cap} Knowledgebases; this organization has reached it.` }))
+              : Effect.succeed(kb)
+          )
         }),
 
       /**

@@ -207,17 +207,18 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
       }
       const failure = (cause: unknown) => (cause instanceof SqlError ? cause : sqlError(cause))
       const runUse = Effect.try({ try: useNow, catch: failure })
-      // `use` is synchronous: while nobody holds the lock, running it in the very step that saw the
-      // lock free (nothing can take it in between) is as exclusive as taking it, at none of the cost.
-      const whenFree = Effect.suspend(() => {
-        if (!writerFree()) return semaphore.withPermits(1)(runUse)
+      // `use` is synchronous: inside the fiber's own transaction, or while nobody holds the lock, it
+      // runs in the very step that saw so (nothing can take the lock in between), which is as
+      // exclusive as taking the lock, at none of the cost.
+      return Effect.withFiberRuntime((fiber) => {
+        const held = Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)
+        if (Option.isNone(held) && !writerFree()) return semaphore.withPermits(1)(runUse)
         try {
           return Effect.succeed(useNow())
         } catch (cause) {
           return Effect.fail(failure(cause))
         }
       })
-      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) => (Option.isSome(held) ? runUse : whenFree))
     }
     const writer: SqliteWriterShape = { db, withConnection, generations, onWriter }
     return { client: sqliteClient, writer }
