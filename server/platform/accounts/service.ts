@@ -51,6 +51,25 @@ const refuse = (credential: Credential | null): InvalidApiKey | ApiKeyRevoked | 
   return null
 }
 
+/** The principals of usable credentials, built once per credential read (credentials are never changed once read). */
+const principals = new WeakMap<Credential, Principal>()
+
+/** The principal a usable credential stands for: its organization, key, member (unless removed) and scopes. */
+const principalOf = (credential: Credential): Principal => {
+  let principal = principals.get(credential)
+  if (principal === undefined) {
+    const { key, organization, member } = credential
+    principal = {
+      organization,
+      key,
+      member: member && !member.removed ? member : null,
+      scopes: effectiveScopes(key.kind, key.scopes, member?.role ?? null)
+    }
+    principals.set(credential, principal)
+  }
+  return principal
+}
+
 /** A newly created key: the record and its secret, which is never shown again. */
 export interface CreatedKey {
   readonly key: ApiKey
@@ -275,14 +294,9 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
           ? Effect.flatMap(credentialByHash(sha256Hex(secret)), (credential) => {
               const refusal = refuse(credential)
               if (refusal) return Effect.fail(refusal)
-              const { key, organization: org, member } = credential!
+              const principal = principalOf(credential!)
+              const { key } = principal
               const nowMs = clock.now()
-              const principal: Principal = {
-                organization: org,
-                key,
-                member: member && !member.removed ? member : null,
-                scopes: effectiveScopes(key.kind, key.scopes, member?.role ?? null)
-              }
               if (nowMs - (lastTouched.get(key.id) ?? 0) < lastUsedResolutionMs) return Effect.succeed(principal)
               lastTouched.set(key.id, nowMs)
               return Effect.as(repo.touchKey(key.id, isoAt(nowMs)), principal)

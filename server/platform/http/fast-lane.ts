@@ -223,6 +223,7 @@ const replayOf = (request: IncomingMessage, body: Buffer): IncomingMessage => {
 /** The query of a request target as the router reads it: each name's value, or its values when repeated. */
 const queryRecord = (query: string): QueryRecord => {
   const record: QueryRecord = {}
+  if (query === "") return record
   for (const [name, value] of new URLSearchParams(query)) {
     const seen = record[name]
     record[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]

@@ -125,22 +125,22 @@ const hasBody = (request: RequestLine) =>
 
 const bodyProblem = (shape: OperationShape, request: RequestLine): InvalidRequest | undefined => {
   if (shape.bodyTypes.length === 0) return undefined
-  const accepted = describeTypes(shape.bodyTypes)
+  const accepted = () => describeTypes(shape.bodyTypes)
   const declared = headerOf(request, "content-type")
   if (declared === undefined) {
     // A body without Content-Type is read as JSON (where JSON is taken).
     return !hasBody(request) || shape.bodyTypes.includes("application/json")
       ? undefined
-      : new InvalidRequest({ message: `Content-Type is missing; send the body as ${accepted}.` })
+      : new InvalidRequest({ message: `Content-Type is missing; send the body as ${accepted()}.` })
   }
   const media = parseMediaType(declared)
   if (media === null) {
-    return new InvalidRequest({ message: `Content-Type '${declared}' is not a valid media type; send the body as ${accepted}.` })
+    return new InvalidRequest({ message: `Content-Type '${declared}' is not a valid media type; send the body as ${accepted()}.` })
   }
   const taken = isJsonMediaType(media) ? "application/json" : media.essence
   return shape.bodyTypes.includes(taken)
     ? undefined
-    : new InvalidRequest({ message: `Content-Type ${media.essence} is not accepted here; send the body as ${accepted}.` })
+    : new InvalidRequest({ message: `Content-Type ${media.essence} is not accepted here; send the body as ${accepted()}.` })
 }
 
 const queryProblem = (shape: OperationShape, url: string): InvalidRequest | undefined => {
