@@ -9,5 +9,14 @@ export class AppClock extends Context.Tag("svc/AppClock")<AppClock, { readonly n
   static readonly from = (now: () => number) => Layer.succeed(AppClock, { now })
 }
 
-/** ISO 8601 timestamp for milliseconds since the epoch. */
-export const isoAt = (ms: number): string => new Date(ms).toISOString()
+let lastMs = Number.NaN
+let lastIso = ""
+
+/** ISO 8601 timestamp for milliseconds since the epoch (the last one is kept: many requests share a millisecond). */
+export const isoAt = (ms: number): string => {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString()
+    lastMs = ms
+  }
+  return lastIso
+}

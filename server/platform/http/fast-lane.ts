@@ -35,7 +35,7 @@ import { isJsonMediaType, parseMediaType } from "./media-type.js"
 import type { EndpointPolicy, PolicyIndex, RequiredScopes } from "./policy.js"
 import { logNodeRequest, type RequestLogOptions } from "./request-log.js"
 import { newRequestId, toApiFailure } from "./request-middleware.js"
-import { type OperationShapes, operationOf, requestShapeProblem } from "./request-shape.js"
+import { type OperationShapes, operationOf, routedShapeProblem } from "./request-shape.js"
 import { plainRequestPath } from "./request-url.js"
 import { successMembers } from "./responses.js"
 
@@ -324,7 +324,7 @@ export const FastLaneLive = <R>(options: {
         const lane = lanes.get(`${routed.method} ${routed.path}`)
         if (lane === undefined) return null
         const headers = request.headers
-        if (requestShapeProblem(options.shapes, { method, url: target, headers }) !== undefined) return null
+        if (routedShapeProblem(routed, { method, url: target, headers }) !== undefined) return null
         if (lane.readHeaders.some((name) => headers[name] !== undefined)) return null
         const declared = headers["content-length"]
         if (headers["transfer-encoding"] !== undefined) return null

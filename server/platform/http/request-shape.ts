@@ -163,9 +163,12 @@ const nulInUrl = /%00/i
  * Checks a request against the operation it goes to: the refusal when its body type or a query
  * parameter is not accepted there, or undefined (also for a path no operation has: routing answers).
  */
-export const requestShapeProblem = (shapes: OperationShapes, request: RequestLine): InvalidRequest | undefined => {
+export const requestShapeProblem = (shapes: OperationShapes, request: RequestLine): InvalidRequest | undefined =>
+  routedShapeProblem(operationOf(shapes, request.method, pathSegments(request.url)), request)
+
+/** `requestShapeProblem` for a request already routed to `shape` (undefined: no operation has its path). */
+export const routedShapeProblem = (shape: OperationShape | undefined, request: RequestLine): InvalidRequest | undefined => {
   if (nulInUrl.test(request.url)) return new InvalidRequest({ message: "The address may not contain the NUL character (%00)." })
-  const shape = operationOf(shapes, request.method, pathSegments(request.url))
   if (shape === undefined) return undefined
   return bodyProblem(shape, request) ?? queryProblem(shape, request.url)
 }
