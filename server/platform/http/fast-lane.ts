@@ -15,8 +15,9 @@
  *   answers it with its usual refusal.
  * - Otherwise the lane authenticates, counts the request against the key's rate, runs the same
  *   operation the endpoint's handler runs, and encodes the answer with the endpoint's declared
- *   success schema and encoding (JSON, or JSON text kept by `KeptJson`); a failure of the operation is answered with its envelope (`error-catalog.ts`),
- *   a defect as the API's 500. Every answer carries `X-Request-Id` and its request-log line.
+ *   success schema and encoding (JSON, or JSON text kept by `KeptJson`); a failure of the
+ *   operation is answered with its envelope (`error-catalog.ts`), a defect as the API's 500.
+ *   Every answer carries `X-Request-Id` and its request-log line.
  */
 import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup } from "@effect/platform"
 import { Effect, Either, Exit, Layer, Option, Runtime, Schema, SchemaAST } from "effect"
