@@ -160,6 +160,17 @@ describe("POST /knowledgebases", () => {
     expect(limited.answer.headers.get("retry-after")).toBe("60")
     expect(limited.lane).toEqual(["handed-on"])
   })
+
+  it("a key refused for its scope counts once against its rate, as through the router", async () => {
+    const pair = [limitedLaned, limitedPlain] as const
+    const keys = new Map<TestServer, string>()
+    for (const side of pair) keys.set(side.server, await side.server.createKey({ name: "read only, limited", scopes: ["knowledge:read"] }))
+    const refused = await both((s) => s.request("POST", "/knowledgebases", { key: keys.get(s)!, body: { name: "No scope" } }), pair)
+    expect(refused.answer.status).toBe(403)
+    expect(refused.lane).toEqual(["handed-on"])
+    const next = await both((s) => s.request("GET", "/knowledgebases", { key: keys.get(s)! }), pair)
+    expect(next.answer.status).toBe(200)
+  })
 })
 
 describe("GET /knowledgebases", () => {

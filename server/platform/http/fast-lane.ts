@@ -280,14 +280,16 @@ export const FastLaneLive = <R>(options: {
       }
       const runCallback = Runtime.runCallback(runtime)
 
-      /** Authenticates and admits the caller, or says the API should answer (nothing written but `last_used_at`). */
+      /**
+       * Authenticates and admits the caller, or says the API should answer. The key's plan, gate
+       * and scope are checked before its rate is counted (the router counts first): a request the
+       * lane hands on has then taken nothing, and the router counts it once, as it counts any other.
+       */
       const admit = (taken: Taken) =>
-        Effect.flatMap(accounts.authenticate(taken.token), (principal) =>
-          Effect.flatMap(limiter.take(requestRate, principal.key.id), () => {
-            const refusal = authorize(principal, taken.lane.policy)
-            return refusal ? Effect.fail(refusal) : Effect.succeed(principal)
-          })
-        )
+        Effect.flatMap(accounts.authenticate(taken.token), (principal): Effect.Effect<Principal, ApiFailure> => {
+          const refusal = authorize(principal, taken.lane.policy)
+          return refusal ? Effect.fail(refusal) : Effect.as(limiter.take(requestRate, principal.key.id), principal)
+        })
 
       /** On PostgreSQL the data version is brought up to date first (`data-version-sync.ts`); nothing on SQLite. */
       const backend = yield* DatabaseBackend
