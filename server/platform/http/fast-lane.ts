@@ -36,7 +36,7 @@ import { isJsonMediaType, parseMediaType } from "./media-type.js"
 import type { EndpointPolicy, PolicyIndex, RequiredScopes } from "./policy.js"
 import { logNodeRequest, type RequestLogOptions } from "./request-log.js"
 import { newRequestId, toApiFailure } from "./request-middleware.js"
-import { type OperationShapes, operationOf, routedShapeProblem } from "./request-shape.js"
+import { type OperationShapes, operationOf, queryRecord, routedShapeProblem } from "./request-shape.js"
 import { plainRequestPath } from "./request-url.js"
 import { successMembers } from "./responses.js"
 
@@ -103,6 +103,8 @@ interface Lane {
   readonly policy: EndpointPolicy & { readonly scope: RequiredScopes }
   /** Whether the endpoint takes a (JSON) body. */
   readonly takesBody: boolean
+  /** The path parameters' names, by their segment's position in the path. */
+  readonly parameters: ReadonlyArray<readonly [index: number, name: string]>
   readonly decodePath: (input: unknown) => Either.Either<unknown, unknown>
   readonly decodeUrlParams: (input: unknown) => Either.Either<unknown, unknown>
   readonly decodePayload: (input: unknown) => Either.Either<unknown, unknown>
@@ -165,6 +167,10 @@ const laneOf = (operation: FastOperation, policies: PolicyIndex): Lane => {
     operation,
     policy: policy as EndpointPolicy & { readonly scope: RequiredScopes },
     takesBody: Option.isSome(endpoint.payloadSchema),
+    parameters: endpoint.path
+      .split("/")
+      .filter((segment) => segment.length > 0)
+      .flatMap((segment, index) => (segment.startsWith(":") ? [[index, segment.slice(1)] as const] : [])),
     decodePath: decoderOf(endpoint.pathSchema),
     decodeUrlParams: Option.isSome(urlParams)
       ? (record) => decodeUrlParams(normalizeUrlParams(record as QueryRecord, (urlParams.value as AnySchema).ast))
@@ -219,17 +225,6 @@ const replayOf = (request: IncomingMessage, body: Buffer): IncomingMessage => {
     socket: request.socket,
     connection: request.socket
   }) as unknown as IncomingMessage
-}
-
-/** The query of a request target as the router reads it: each name's value, or its values when repeated. */
-const queryRecord = (query: string): QueryRecord => {
-  const record: QueryRecord = {}
-  if (query === "") return record
-  for (const [name, value] of new URLSearchParams(query)) {
-    const seen = record[name]
-    record[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
-  }
-  return record
 }
 
 const emptyBody = Buffer.alloc(0)
@@ -337,12 +332,12 @@ export const FastLaneLive = <R>(options: {
           if (media === null || !isJsonMediaType(media) || media.essence !== "application/json") return null
         } else if (declared !== undefined && declared !== "0") return null
         const token = bearerToken(headers["authorization"])
-        return token === null ? null : { lane, token, segments, query: target.length > path.length ? target.slice(path.length + 1) : "" }
+        return token === null ? null : { lane, token, segments, target }
       }
 
       /** Decodes and serves a request the lane took, once its body (if any) was read. */
       const serveTaken = (request: IncomingMessage, response: ServerResponse, took: NonNullable<ReturnType<typeof take>>, body: Buffer, started: number) => {
-        const { lane, token, segments, query } = took
+        const { lane, token, segments, target } = took
         const passOn = () => {
           options.observe?.("handed-on", request.method ?? "", lane.operation.endpoint.path)
           options.front.pass(replayOf(request, body), response)
@@ -355,15 +350,12 @@ export const FastLaneLive = <R>(options: {
             return passOn()
           }
         }
-        const names = lane.operation.endpoint.path.split("/").filter((segment) => segment.length > 0)
         const params: Record<string, string> = {}
-        names.forEach((name, index) => {
-          if (name.startsWith(":")) params[name.slice(1)] = segments[index]!
-        })
+        for (const [index, name] of lane.parameters) params[name] = segments[index]!
         let decoded: { path: unknown; urlParams: unknown; payload: unknown } | null = null
         try {
           const path = lane.decodePath(params)
-          const urlParams = lane.decodeUrlParams(queryRecord(query))
+          const urlParams = lane.decodeUrlParams(queryRecord(target))
           const payload = lane.decodePayload(parsed)
           if (Either.isRight(path) && Either.isRight(urlParams) && Either.isRight(payload) && lane.operation.accepts(payload.right)) {
             decoded = { path: path.right, urlParams: urlParams.right, payload: payload.right }

@@ -185,10 +185,11 @@ const decodes = (schema: Option.Option<AnySchema>, input: () => unknown) =>
         Effect.match({ onFailure: () => false, onSuccess: () => true })
       )
 
-const queryRecord = (url: string): Record<string, string | Array<string>> => {
+/** The query of a request target as the router reads it: each name's value, or its values when repeated. */
+export const queryRecord = (url: string): Record<string, string | Array<string>> => {
   const query = url.indexOf("?")
   const record: Record<string, string | Array<string>> = {}
-  if (query < 0) return record
+  if (query < 0 || query === url.length - 1) return record
   for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
     const seen = record[name]
     record[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
