@@ -11,9 +11,10 @@
  *   untouched.
  * - A request it took but cannot finish the plain way (a query or body that does not decode,
  *   a key that does not authenticate, is rate limited or may not call the endpoint, a payload the
- *   operation declines) is handed on before anything was written, its body replayed, and the API
- *   answers it with its usual refusal.
- * - Otherwise the lane authenticates, counts the request against the key's rate, runs the same
+ *   operation declines) is handed on before anything was written or counted, its body replayed,
+ *   and the API answers it with its usual refusal.
+ * - Otherwise the lane authenticates, checks the key may call the endpoint, counts the request
+ *   against the key's rate (only then: a request handed on is counted once, by the router), runs the same
  *   operation the endpoint's handler runs, and encodes the answer with the endpoint's declared
  *   success schema and encoding (JSON, or JSON text kept by `KeptJson`); a failure of the
  *   operation is answered with its envelope (`error-catalog.ts`), a defect as the API's 500.
