@@ -1,8 +1,8 @@
 /**
- * The svc SDK (`svc/sdk`): a typed client for the External API.
+ * The svc SDK (`svc-local/sdk`): a typed client for the External API.
  *
  * ```ts
- * import { Svc, NotFoundError } from "svc/sdk"
+ * import { Svc, NotFoundError } from "svc-local/sdk"
  * const svc = new Svc({ baseUrl: "http://127.0.0.1:8787/api/v1", apiKey: process.env.SVC_API_KEY })
  * const { knowledgebase } = await svc.knowledgebases.create({ name: "Handbook" })
  * for await (const kb of svc.knowledgebases.list({ limit: 20 })) console.log(kb.name)

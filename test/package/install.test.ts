@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack` makes a tarball holding the built CLI and SDK (and not
  * the sources, tests or benchmarks), which installs into an empty project offline, gives a working
- * `svc` command and resolves `svc/sdk`.
+ * `svc` command and resolves `svc-local/sdk`.
  *
  * It packs the `dist/` of the last `npm run build` (as the CLI tests run it). The install runs
  * offline from the npm cache `npm ci` filled: npm 11 resolves a range with the full registry
@@ -118,9 +118,9 @@ describe("the packed package", () => {
     expect(run(join(project, "node_modules", ".bin", "svc"), ["--version"], project).trim()).toBe(manifest.version)
   })
 
-  it("installed from the tarball, `svc/sdk` imports with its client and error classes", () => {
+  it("installed from the tarball, `svc-local/sdk` imports with its client and error classes", () => {
     const script = `
-      const sdk = await import("svc/sdk")
+      const sdk = await import("svc-local/sdk")
       const svc = new sdk.Svc({ baseUrl: "http://127.0.0.1:1/api/v1", apiKey: "svco_x" })
       console.log(JSON.stringify({ list: typeof svc.knowledgebases.list, error: typeof sdk.NotFoundError }))
       await svc.close()
