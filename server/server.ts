@@ -8,7 +8,7 @@ import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
 import { CoreLive, type CoreOptions } from "./core.js"
-import { type DemoIds, seedDemo } from "./demo/seed.js"
+import { type DemoReport, seedDemoOnce } from "./demo/seed.js"
 import { features } from "./features.js"
 import { ActivityLog } from "./knowledge/activity/service.js"
 import { CreditRenewalLive } from "./platform/accounts/credit-renewal.js"
@@ -37,7 +37,7 @@ export interface ServerOptions extends CoreOptions {
   readonly logLevel?: LogLevel.LogLevel | undefined
   /** Writes one line per request (`svc serve`); none when undefined. */
   readonly requestLog?: RequestLogOptions | undefined
-  /** Seeds demo content on the first start of an empty data directory (`svc serve --demo`). */
+  /** Seeds demo content into organization `default` unless it is there already (`svc serve --demo`). */
   readonly demo?: boolean | undefined
   /** How often the monthly credit renewal looks for due organizations, in milliseconds (a minute; tests shorten it). */
   readonly creditRenewalPollMs?: number | undefined
@@ -56,8 +56,8 @@ export interface RunningServer {
   readonly organization: { readonly id: string; readonly slug: string } | null
   /** The all-scopes key of the default organization, on the first start only. */
   readonly bootstrapKey: string | null
-  /** What `demo` seeded on this start, or null. */
-  readonly demo: DemoIds | null
+  /** With `demo`: the demo's ids, and whether this start seeded them; null without `demo`. */
+  readonly demo: DemoReport | null
   /** Writes what background work still holds in memory (recent activity), as shutdown does. */
   readonly flush: () => Promise<void>
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
@@ -123,8 +123,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
         Layer.buildWithScope(Layer.merge(mergeLayers(features.map((feature) => feature.workers)), CreditRenewalLive(options.creditRenewalPollMs)).pipe(Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
       )
     }
-    const demo =
-      options.demo && boot.secret !== null ? await Effect.runPromise(seedDemo(boot.secret).pipe(Effect.provide(core))) : null
+    const demo = options.demo ? await Effect.runPromise(seedDemoOnce(boot.secret).pipe(Effect.provide(core))) : null
     const http = await Effect.runPromise(
       Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )

@@ -13,7 +13,7 @@ import { FlowService } from "../builder/flows/service.js"
 import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
 import { SourceService } from "../knowledge/sources/service.js"
-import { AccountsService } from "../platform/accounts/service.js"
+import { AccountsService, defaultOrganization } from "../platform/accounts/service.js"
 import { readDemoContent } from "./content.js"
 
 /** What the demo created, by id. */
@@ -65,3 +65,29 @@ export const seedDemo = (secret: string) =>
     yield* apps.publish(actor, app.id)
     return { knowledgebaseId: kb.id, agentId: agent.id, flowId: flow.id, appId: app.id } satisfies DemoIds
   }).pipe(Effect.withLogSpan("demo"))
+
+/** The setting that records the demo's ids once it is seeded (`svc serve --demo` seeds a data directory once). */
+const demoSetting = "demo_ids"
+
+/** What `svc serve --demo` reports: the demo's ids, and whether this start seeded it or found it. */
+export interface DemoReport extends DemoIds {
+  readonly created: boolean
+}
+
+/**
+ * `svc serve --demo` on any data directory: seeds the demo into organization `default` unless it
+ * was seeded before (then reports the recorded ids). On the first start it acts as the bootstrap
+ * key; on a later start through a key made for it (`demo`, every scope) and revoked once the demo
+ * is in, so the keys list shows who wrote it.
+ */
+export const seedDemoOnce = (bootstrapSecret: string | null) =>
+  Effect.gen(function* () {
+    const accounts = yield* AccountsService
+    const recorded = yield* accounts.setting(demoSetting)
+    if (recorded !== null) return { ...(JSON.parse(recorded) as DemoIds), created: false } satisfies DemoReport
+    const made = bootstrapSecret === null ? yield* accounts.createKey(defaultOrganization.slug, { name: "demo", scopes: "all" }) : null
+    const ids = yield* seedDemo(bootstrapSecret ?? (made!.secret as string))
+    if (made !== null) yield* accounts.revokeKey(defaultOrganization.slug, made.key.id)
+    yield* accounts.putSettingIfAbsent(demoSetting, JSON.stringify(ids))
+    return { ...ids, created: true } satisfies DemoReport
+  })

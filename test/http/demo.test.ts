@@ -2,10 +2,16 @@
  * `svc serve --demo` on an empty data directory: a Knowledgebase of handbook pages and a price list
  * PDF (indexed), a published support Agent on it, a published lead-qualification Flow with typed
  * questions, and a published App combining them with a Transaction Service; a later start of the
- * same data directory seeds nothing again.
+ * same data directory seeds nothing again, and `--demo` on a data directory that started without it
+ * seeds it then, once.
  */
+import { Effect } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { AccountsService } from "../../server/platform/accounts/service.js"
+import { dropTestDatabase, startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer
 beforeAll(async () => {
@@ -28,7 +34,8 @@ describe("svc serve --demo", () => {
       knowledgebaseId: expect.any(String),
       agentId: expect.any(String),
       flowId: expect.any(String),
-      appId: expect.any(String)
+      appId: expect.any(String),
+      created: true
     })
   })
 
@@ -90,14 +97,50 @@ describe("svc serve --demo", () => {
     expect(transaction.body.output.answer).toContain("Refunds and returns")
   })
 
-  it("seeds nothing on a later start of the same data directory", async () => {
+  it("seeds nothing on a later start of the same data directory: it reports the demo that is there", async () => {
     await server.flush()
     const again = await startTestServer({ dataDir: server.dataDir, key: server.key, server: { demo: true } })
     try {
-      expect(again.demo).toBeNull()
+      expect(again.demo).toEqual({ ...server.demo, created: false })
       expect((await again.request("GET", "/agents")).body.agents).toHaveLength(1)
     } finally {
       await again.stop()
+    }
+  })
+})
+
+describe("svc serve --demo on a data directory that started without it", () => {
+  it("seeds the demo once, through a key made for it and revoked after, and a third start finds it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-demo-"))
+    try {
+      const plain = await startTestServer({ dataDir })
+      const key = plain.key
+      expect((await plain.request("GET", "/agents")).body.agents).toHaveLength(0)
+      await plain.flush()
+      await plain.stop()
+      const seeded = await startTestServer({ dataDir, key, server: { demo: true } })
+      try {
+        expect(seeded.bootstrapKey).toBeNull()
+        expect(seeded.demo).toMatchObject({ created: true, agentId: expect.any(String) })
+        const agent = (await seeded.request("GET", `/agents/${seeded.demo!.agentId}`)).body.agent
+        expect(agent).toMatchObject({ name: "Support agent", version: 1 })
+        expect((await seeded.request("GET", "/agents")).body.agents).toHaveLength(1)
+        const keys = await seeded.admin(Effect.flatMap(AccountsService, (accounts) => accounts.listKeys("default")))
+        expect(keys.filter((k) => k.name === "demo").map((k) => k.revokedAt !== null)).toEqual([true])
+        await seeded.flush()
+      } finally {
+        await seeded.stop()
+      }
+      const third = await startTestServer({ dataDir, key, server: { demo: true } })
+      try {
+        expect(third.demo).toEqual({ ...seeded.demo, created: false })
+        expect((await third.request("GET", "/agents")).body.agents).toHaveLength(1)
+      } finally {
+        await third.stop()
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+      await dropTestDatabase(dataDir)
     }
   })
 })
