@@ -3,9 +3,13 @@
  * requests finish, closes the database and exits 0 (a second signal quits at once with 130, see main.ts).
  */
 import type { Command } from "commander"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import type { RunningServer } from "../../server/server.js"
-import { type CliError, describe, errnoCode, failure } from "../errors.js"
-import { type DataDirOptions, parsePort, parseRetryDelays, resolveDatabase, resolveDataDir, withDataDir } from "../options.js"
+import { type CliError, describe, errnoCode, failure, usage } from "../errors.js"
+import { type DataDirOptions, parsePort, parsePositive, parseRetryDelays, resolveDatabase, resolveDataDir, withDataDir } from "../options.js"
+import { removeServerRecord, writeServerRecord } from "../server-file.js"
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
@@ -18,6 +22,8 @@ interface ServeOptions extends DataDirOptions {
   readonly demo?: boolean
   readonly webhookRetryDelays?: [number, number, number]
   readonly quiet?: boolean
+  readonly ephemeral?: boolean
+  readonly rateLimit?: number
 }
 
 /** The ready line of `svc serve --json`. */
@@ -31,15 +37,16 @@ export const readyJson = (server: RunningServer) => ({
 })
 
 /** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown, `database` is the PostgreSQL URL already masked. */
-const banner = (server: RunningServer, lostKey: string | null, quiet: boolean, database: string | undefined): Array<Block> => [
+const banner = (server: RunningServer, lostKey: string | null, options: ServeOptions, database: string | undefined): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
     kind: "fields",
     rows: [
       ["Base URL", server.baseUrl],
       ["MCP URL", server.mcpUrl],
-      database === undefined ? ["Data dir", server.dataDir] : ["Database", database],
-      ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"]
+      database === undefined ? ["Data dir", options.ephemeral ? `${server.dataDir} (removed at exit)` : server.dataDir] : ["Database", database],
+      ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"],
+      ...(options.rateLimit === undefined ? [] : [["Rate limit", `${options.rateLimit} requests per minute per key (local testing)`] as const])
     ]
   },
   ...(server.bootstrapKey === null
@@ -56,6 +63,7 @@ const banner = (server: RunningServer, lostKey: string | null, quiet: boolean, d
   ...(server.demo === null
     ? []
     : [
+        ...(server.demo.created ? [] : [{ kind: "note", text: "The demo was seeded on an earlier start; it is there, not seeded again." } as const]),
         {
           kind: "fields",
           rows: [
@@ -68,7 +76,7 @@ const banner = (server: RunningServer, lostKey: string | null, quiet: boolean, d
       ]),
   {
     kind: "note",
-    text: quiet ? "Press Ctrl+C to stop." : "Logs go to stderr, one line per request (--quiet for none). Press Ctrl+C to stop."
+    text: options.quiet === true ? "Press Ctrl+C to stop." : "Logs go to stderr, one line per request (--quiet for none). Press Ctrl+C to stop."
   }
 ]
 
@@ -99,11 +107,26 @@ const stopRequested = (io: CliIo) => {
   return { stopped, release: () => release() }
 }
 
+/**
+ * With `--ephemeral`, a temporary data directory removed when the command ends (also when a second
+ * Ctrl+C quits at once); `--data-dir` and `--database` do not go with it.
+ */
+const ephemeralDirectory = (options: ServeOptions): string | undefined => {
+  if (!options.ephemeral) return undefined
+  if (options.dataDir !== undefined || options.database !== undefined) {
+    throw usage("--ephemeral keeps its data in a temporary directory of its own: leave out --data-dir and --database.")
+  }
+  const dir = mkdtempSync(join(tmpdir(), "svc-ephemeral-"))
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
 const serve = async (io: CliIo, options: ServeOptions) => {
+  const ephemeral = ephemeralDirectory(options)
   const stop = stopRequested(io)
+  const dataDir = ephemeral ?? resolveDataDir(io, options.dataDir)
   try {
-    const dataDir = resolveDataDir(io, options.dataDir)
-    const database = resolveDatabase(io, options.database)
+    const database = ephemeral === undefined ? resolveDatabase(io, options.database) : undefined
     const [{ startServer }, { isDataDirectory }, { ensureDirectory }, { maskedDatabaseUrl }] = await Promise.all([
       import("../../server/server.js"),
       import("../../server/admin.js"),
@@ -122,6 +145,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         allowPrivateUrls: options.allowPrivateUrls,
         webhookRetryDelays: options.webhookRetryDelays,
         demo: options.demo,
+        requestsPerMinute: options.rateLimit,
         requestLog: options.quiet
           ? undefined
           : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
@@ -133,7 +157,8 @@ const serve = async (io: CliIo, options: ServeOptions) => {
       server.bootstrapKey === null && server.organization !== null && isPending(dataDir)
         ? lostKeyNotice(server.organization.slug, dataDir)
         : null
-    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options.quiet === true, database === undefined ? undefined : maskedDatabaseUrl(database)) })
+    writeServerRecord(dataDir, server)
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options, database === undefined ? undefined : maskedDatabaseUrl(database)) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
     await stop.stopped
@@ -143,6 +168,8 @@ const serve = async (io: CliIo, options: ServeOptions) => {
     })
   } finally {
     stop.release()
+    removeServerRecord(dataDir)
+    if (ephemeral !== undefined) rmSync(ephemeral, { recursive: true, force: true })
   }
 }
 
@@ -155,7 +182,9 @@ export const serveCommand = (program: Command, io: CliIo): void => {
       .option("--host <host>", "address to listen on (default: 127.0.0.1)")
       .option("--port <port>", "port to listen on, 0 for any free port (default: 8787)", parsePort)
       .option("--allow-private-urls", "let url sources and webhooks reach loopback and private addresses")
-      .option("--demo", "seed demo content")
+      .option("--demo", "seed demo content into organization 'default' (once per data directory; later starts say it is there)")
+      .option("--ephemeral", "keep the data in a temporary directory removed at exit (for CI); not with --data-dir or --database")
+      .option("--rate-limit <n>", "requests per minute per key, a local-testing knob (default: 120, the spec's figure)", parsePositive)
       .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)
   ).action((options: ServeOptions) => serve(io, options))
