@@ -344,6 +344,12 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
       /** The organization `svc serve` reports: `default`, when it exists. */
       defaultOrganization: repo.organizationBySlug(defaultOrganization.slug),
 
+      /** A named server-wide setting's value, or null when it was never set. */
+      setting: (name: string) => repo.setting(name),
+
+      /** Sets a named server-wide setting unless it is set already (the first writer wins). */
+      putSettingIfAbsent: (name: string, value: string) => repo.putSettingIfAbsent(name, value),
+
       /** A named server-wide setting, created with `initial` on first read. */
       settingOrInit: (name: string, initial: () => string) =>
         Effect.gen(function* () {
