@@ -35,7 +35,12 @@ export interface CoreOptions {
   readonly requestsPerMinute?: number | undefined
   /** Overrides ingestion limits (tests: which addresses count as public, job time limits). */
   readonly ingestion?: Partial<Omit<IngestionSettings, "allowPrivateUrls">> | undefined
-  /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. */
+  /**
+   * The server's default model (`svc serve --model`), over `SVC_MODEL`: what Agents, Flow `prompt`
+   * steps and App Supervisors that name no model run on. Blank counts as not given.
+   */
+  readonly defaultModel?: string | undefined
+  /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. `defaultModel` wins over theirs. */
   readonly model?: Partial<ModelSettings> | undefined
   /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
   readonly runs?: Partial<RunSettingsShape> | undefined
@@ -43,6 +48,13 @@ export interface CoreOptions {
   readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
   /** Instance registry settings over the defaults (tests shorten the heartbeat and so the lease). */
   readonly instances?: Partial<InstanceSettingsShape> | undefined
+}
+
+/** The model settings of `options`: the environment's (or the tests' `model`), `defaultModel` over their default model. */
+const modelConfigOf = (options: CoreOptions) => {
+  const defaultModel = options.defaultModel?.trim() || undefined
+  if (options.model === undefined) return ModelConfig.fromEnv(process.env, defaultModel)
+  return ModelConfig.layer(defaultModel === undefined ? options.model : { ...options.model, defaultModel })
 }
 
 /** Domain services over the database, shared by the HTTP server, `svc mcp` and the benchmarks. */
@@ -62,7 +74,7 @@ export const CoreLive = (
     Layer.provideMerge(Layer.merge(ReadConnection.Default, CacheVersions.Default)),
     Layer.provideMerge(InstanceSettings.layer(options.instances)),
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
-    Layer.provideMerge(options.model === undefined ? ModelConfig.fromEnv() : ModelConfig.layer(options.model)),
+    Layer.provideMerge(modelConfigOf(options)),
     Layer.provideMerge(RunSettings.layer(options.runs)),
     Layer.provideMerge(
       WebhookSettings.layer({

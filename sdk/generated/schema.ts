@@ -1336,11 +1336,8 @@ export interface components {
              * @description a string at most 50000 character(s) long
              */
             instructions?: string;
-            /**
-             * maxLength(200)
-             * @description `builtin` (the default) or a model of the configured OpenAI-compatible server.
-             */
-            model?: string;
+            /** @description `builtin` or a model of the configured OpenAI-compatible server, kept as named. Absent or null: the Agent runs on the server's default model (`svc serve --model`, `SVC_MODEL`, else `builtin`), resolved at run time. */
+            model?: string | null;
             greeting?: string | null;
             /**
              * maxItems(50)
@@ -1363,7 +1360,9 @@ export interface components {
             name: string;
             description: string;
             instructions: string;
+            /** @description The model the Agent runs on: the one it names (`modelSource` `explicit`), else the server's default at the time of this read (`modelSource` `default`). */
             model: string;
+            modelSource: components["schemas"]["ModelSource"];
             greeting: string | null;
             knowledgebaseIds: string[];
             flowIds: string[];
@@ -1374,6 +1373,11 @@ export interface components {
             /** @example 2026-11-21T10:00:00.000Z */
             updatedAt: string;
         };
+        /**
+         * @description `explicit`: the model was named and is kept; `default`: none was named, so `model` shows the server's default (`svc serve --model`, `SVC_MODEL`, else `builtin`), resolved again on every read and run.
+         * @enum {string}
+         */
+        ModelSource: "default" | "explicit";
         /**
          * int
          * @description an integer
@@ -1408,7 +1412,9 @@ export interface components {
             name: string;
             description: string;
             instructions: string;
+            /** @description The model the Agent runs on: the one it names (`modelSource` `explicit`), else the server's default at the time of this read (`modelSource` `default`). */
             model: string;
+            modelSource: components["schemas"]["ModelSource"];
             greeting: string | null;
             knowledgebaseIds: string[];
             flowIds: string[];
@@ -1473,11 +1479,8 @@ export interface components {
              * @description a string at most 50000 character(s) long
              */
             instructions?: string;
-            /**
-             * maxLength(200)
-             * @description `builtin` (the default) or a model of the configured OpenAI-compatible server.
-             */
-            model?: string;
+            /** @description `builtin` or a model of the configured OpenAI-compatible server, kept as named. Absent or null: the Agent runs on the server's default model (`svc serve --model`, `SVC_MODEL`, else `builtin`), resolved at run time. */
+            model?: string | null;
             greeting?: string | null;
             /**
              * maxItems(50)
@@ -1582,6 +1585,9 @@ export interface components {
             agentIds: string[];
             flowIds: string[];
             api: components["schemas"]["AppApi"];
+            /** @description The model the Supervisor runs on: the server's default at the time of this read (an App names no model of its own; it is resolved at run time). */
+            model: string;
+            modelSource: components["schemas"]["ModelSource"];
             /** @description The published version; null until the first publish. */
             publishedVersion: components["schemas"]["Int"] | null;
             /** @example 2026-11-21T10:00:00.000Z */
@@ -1626,6 +1632,9 @@ export interface components {
             greeting: string | null;
             agents: components["schemas"]["PinnedMember"][];
             flows: components["schemas"]["PinnedMember"][];
+            /** @description The model the Supervisor runs on: the server's default at the time of this read (an App names no model of its own; it is resolved at run time). */
+            model: string;
+            modelSource: components["schemas"]["ModelSource"];
             version: components["schemas"]["Int"];
             /** @example 2026-11-21T10:00:00.000Z */
             publishedAt: string;
@@ -1842,7 +1851,7 @@ export interface components {
             template: string;
             /**
              * maxLength(200)
-             * @description The model to call; default the server's.
+             * @description The model to call, kept as named. Without it the step calls the server's default model (`svc serve --model`, `SVC_MODEL`, else `builtin`), resolved at run time; the draft shows it as `defaultModel`.
              */
             model?: string;
         };
@@ -1907,6 +1916,8 @@ export interface components {
             conversational: boolean;
             inputs: components["schemas"]["FlowInput"][];
             inputsSchema: components["schemas"]["FlowInputsSchema"];
+            /** @description The server's default model at the time of this read: what a `prompt` step without `model` calls (resolved at run time; `steps` show each step as written). */
+            defaultModel: string;
             /** @description The published version; null until the first publish. */
             publishedVersion: components["schemas"]["Int"] | null;
             /** @example 2026-11-21T10:00:00.000Z */

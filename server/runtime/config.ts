@@ -1,8 +1,9 @@
 /**
  * Settings of the model runtime: which OpenAI-compatible endpoint (if any) serves models, the
- * default model, and the bounds every turn keeps (tool steps, time, retries, history). Read once
- * from the environment (`SVC_MODEL_BASE_URL`, `SVC_MODEL_API_KEY`, `SVC_MODEL`); tests build the
- * layer directly.
+ * server's default model, and the bounds every turn keeps (tool steps, time, retries, history).
+ * Read once at start-up from the environment (`SVC_MODEL_BASE_URL`, `SVC_MODEL_API_KEY`,
+ * `SVC_MODEL`), the default model overridden by the server's `defaultModel` option (`svc serve
+ * --model`); tests build the layer directly.
  */
 import { Context, Layer } from "effect"
 
@@ -15,7 +16,10 @@ export interface ModelSettings {
   readonly baseUrl: string | undefined
   /** Bearer key of that API; none sends no `Authorization` header (local servers need none). */
   readonly apiKey: string | undefined
-  /** The model of an Agent that names none. */
+  /**
+   * The server's default model: what an Agent, a Flow `prompt` step or an App Supervisor that names
+   * no model runs on (see `effectiveDefaultModel`).
+   */
   readonly defaultModel: string
   /** Most model calls in one turn (each tool round is one more); a model still calling tools after them fails the run. */
   readonly maxSteps: number
@@ -47,6 +51,13 @@ export const defaultModelSettings: ModelSettings = {
   historyTokenBudget: 6_000
 }
 
+/**
+ * The model a run that names none uses, as reads show it: `defaultModel`, or `builtin` when no
+ * endpoint is configured (without one every name runs on `builtin`).
+ */
+export const effectiveDefaultModel = (settings: Pick<ModelSettings, "baseUrl" | "defaultModel">): string =>
+  settings.baseUrl === undefined ? builtinModel : settings.defaultModel
+
 /** A configuration problem found at start-up. */
 export class ModelConfigError extends Error {
   override readonly name = "ModelConfigError"
@@ -58,10 +69,11 @@ const nonBlank = (value: string | undefined): string | undefined => {
 }
 
 /**
- * The settings named by the environment over the defaults. Throws `ModelConfigError` when
+ * The settings named by the environment over the defaults; `defaultModel` (the server's option,
+ * `svc serve --model`), when not blank, wins over `SVC_MODEL`. Throws `ModelConfigError` when
  * `SVC_MODEL_BASE_URL` is not an http(s) URL.
  */
-export const modelSettingsFromEnv = (env: Readonly<Record<string, string | undefined>>): ModelSettings => {
+export const modelSettingsFromEnv = (env: Readonly<Record<string, string | undefined>>, defaultModel?: string): ModelSettings => {
   const baseUrl = nonBlank(env.SVC_MODEL_BASE_URL)
   if (baseUrl !== undefined) {
     let protocol: string
@@ -78,7 +90,7 @@ export const modelSettingsFromEnv = (env: Readonly<Record<string, string | undef
     ...defaultModelSettings,
     baseUrl: baseUrl?.replace(/\/+$/, ""),
     apiKey: nonBlank(env.SVC_MODEL_API_KEY),
-    defaultModel: nonBlank(env.SVC_MODEL) ?? builtinModel
+    defaultModel: nonBlank(defaultModel) ?? nonBlank(env.SVC_MODEL) ?? builtinModel
   }
 }
 
@@ -86,7 +98,7 @@ export const modelSettingsFromEnv = (env: Readonly<Record<string, string | undef
 export class ModelConfig extends Context.Tag("svc/ModelConfig")<ModelConfig, ModelSettings>() {
   /** A layer with the defaults overridden by `overrides`. */
   static readonly layer = (overrides: Partial<ModelSettings> = {}) => Layer.succeed(ModelConfig, { ...defaultModelSettings, ...overrides })
-  /** A layer read once from `env` (the process's environment by default). */
-  static readonly fromEnv = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-    Layer.sync(ModelConfig, () => modelSettingsFromEnv(env))
+  /** A layer read once from `env` (the process's environment by default), `defaultModel` (not blank) over `SVC_MODEL`. */
+  static readonly fromEnv = (env: Readonly<Record<string, string | undefined>> = process.env, defaultModel?: string) =>
+    Layer.sync(ModelConfig, () => modelSettingsFromEnv(env, defaultModel))
 }

@@ -28,7 +28,7 @@ export interface ModelTool {
 
 /** What one turn asks of a model. */
 export interface TurnRequest {
-  /** The model's name (`builtin`, or a name the OpenAI-compatible endpoint knows). */
+  /** The model's name (`builtin`, or a name the OpenAI-compatible endpoint knows); blank for the server's default. */
   readonly model: string
   /** System instructions; empty for none. */
   readonly instructions: string

@@ -1,6 +1,6 @@
 /**
- * The model runtime: the one service runs call. It resolves an Agent's model name (none means
- * `SVC_MODEL`, then `builtin`), picks the implementation (`builtin` when the name is `builtin` or
+ * The model runtime: the one service runs call. It resolves a model name (none means the server's
+ * default: `svc serve --model`, `SVC_MODEL`, then `builtin`) at run time, picks the implementation (`builtin` when the name is `builtin` or
  * no endpoint is configured, else the OpenAI-compatible endpoint), bounds the history by the token
  * budget and runs the turn.
  */

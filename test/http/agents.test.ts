@@ -47,6 +47,7 @@ describe("create and draft", () => {
       description: "Answers from the handbook.",
       instructions: "",
       model: "builtin",
+      modelSource: "default",
       greeting: null,
       knowledgebaseIds: [knowledgebase],
       flowIds: [],

@@ -62,6 +62,8 @@ describe("create and draft", () => {
       agentIds: [agent.id],
       flowIds: [],
       api: { transactionEnabled: false, inputSchema: null, outputSchema: null },
+      model: "builtin",
+      modelSource: "default",
       publishedVersion: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String)
@@ -169,6 +171,8 @@ describe("publish pins members", () => {
         greeting: "Hi",
         agents: [{ id: agent.id, version: 1 }],
         flows: [{ id: flow, version: 3 }],
+        model: "builtin",
+        modelSource: "default",
         version: 1,
         publishedAt: first.publishedAt
       }

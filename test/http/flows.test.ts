@@ -95,6 +95,7 @@ describe("create and draft", () => {
         required: ["company_name"],
         additionalProperties: false
       },
+      defaultModel: "builtin",
       publishedVersion: null,
       createdAt: expect.any(String),
       updatedAt: flow.createdAt

@@ -4,7 +4,14 @@
  */
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { defaultModelSettings, ModelConfig, ModelConfigError, type ModelSettings, modelSettingsFromEnv } from "../../server/runtime/config.js"
+import {
+  defaultModelSettings,
+  effectiveDefaultModel,
+  ModelConfig,
+  ModelConfigError,
+  type ModelSettings,
+  modelSettingsFromEnv
+} from "../../server/runtime/config.js"
 import type { TurnRequest } from "../../server/runtime/model.js"
 import { ModelRuntime } from "../../server/runtime/service.js"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"
@@ -85,6 +92,18 @@ describe("ModelConfig from the environment", () => {
     expect(modelSettingsFromEnv({ SVC_MODEL_BASE_URL: " ", SVC_MODEL: "" })).toEqual(defaultModelSettings)
     expect(defaultModelSettings.defaultModel).toBe("builtin")
     expect(defaultModelSettings.baseUrl).toBeUndefined()
+  })
+
+  it("takes the server's default model option (svc serve --model) over SVC_MODEL, blank counting as not given", () => {
+    const env = { SVC_MODEL_BASE_URL: "http://localhost:11434/v1", SVC_MODEL: "llama3" }
+    expect(modelSettingsFromEnv(env, "qwen").defaultModel).toBe("qwen")
+    expect(modelSettingsFromEnv(env, " ").defaultModel).toBe("llama3")
+    expect(modelSettingsFromEnv({}, "qwen").defaultModel).toBe("qwen")
+  })
+
+  it("reads the default as builtin when no endpoint is configured, as runs resolve it", () => {
+    expect(effectiveDefaultModel({ baseUrl: undefined, defaultModel: "llama3" })).toBe("builtin")
+    expect(effectiveDefaultModel({ baseUrl: "http://localhost:11434/v1", defaultModel: "llama3" })).toBe("llama3")
   })
 
   it("refuses a base URL that is not an http(s) URL", () => {

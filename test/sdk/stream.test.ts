@@ -27,7 +27,7 @@ beforeAll(async () => {
   await setCredits(server, 1_000)
   const [kb] = await insertKnowledgebases(server, { count: 1, prefix: "Handbook" })
   await readySource(server, kb!.id, { name: "Refund handbook", markdown: true, text: `# Refunds\n\nA ${term} refund is paid within thirty days.\n` })
-  handbookAgent = await createAgent(server, { knowledgebaseIds: [kb!.id] })
+  handbookAgent = await createAgent(server, { model: "builtin", knowledgebaseIds: [kb!.id] })
   fakeAgent = await createAgent(server, { name: "Slow", model: "fake-model" })
 })
 afterAll(async () => {

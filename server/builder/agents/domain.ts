@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { DateTime, Uuid } from "../../platform/schema.js"
 import { draftListItemFields, Greeting, IdList, ItemDescription, ItemName, strictBody } from "../versions/domain.js"
+import { ModelSource } from "../versions/model.js"
 
 /** A published Agent as listed. */
 export const AgentSummary = Schema.Struct({
@@ -21,27 +22,27 @@ export type AgentDraftItem = typeof AgentDraftItem.Type
 /** Fields an Agent list may be narrowed to. */
 export const agentFields = ["id", "name", "description"] as const
 
-/** The model an Agent uses when none is named: the offline, deterministic one. */
-export const defaultModel = "builtin"
-
 const Instructions = Schema.String.pipe(Schema.maxLength(50_000)).annotations({
   message: () => "instructions must be at most 50000 characters"
 })
-const Model = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
-  description: "`builtin` (the default) or a model of the configured OpenAI-compatible server.",
-  message: () => "model must be 1 to 200 characters"
+const Model = Schema.NullOr(
+  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({ message: () => "model must be 1 to 200 characters" })
+).annotations({
+  description:
+    "`builtin` or a model of the configured OpenAI-compatible server, kept as named. Absent or null: the Agent runs on the server's default model (`svc serve --model`, `SVC_MODEL`, else `builtin`), resolved at run time."
 })
 
 /** What an Agent is made of, besides its name and description (kept as the draft's JSON). */
 export interface AgentDefinition {
   readonly instructions: string
-  readonly model: string
+  /** The model named; null when none is: the server's default, resolved at run time. */
+  readonly model: string | null
   readonly greeting: string | null
   readonly knowledgebaseIds: ReadonlyArray<string>
   readonly flowIds: ReadonlyArray<string>
 }
 
-/** Body of `POST /agents`. */
+/** Body of `POST /agents`; without `model` (or with null) the Agent runs on the server's default model. */
 export const CreateAgent = Schema.Struct({
   name: ItemName,
   description: Schema.optional(ItemDescription),
@@ -57,7 +58,7 @@ export const CreateAgent = Schema.Struct({
 })
 export type CreateAgent = typeof CreateAgent.Type
 
-/** Body of `PATCH /agents/{id}/draft`: at least one property. */
+/** Body of `PATCH /agents/{id}/draft`: at least one property; `model: null` goes back to the server's default. */
 export const PatchAgentDraft = Schema.Struct({
   name: Schema.optional(ItemName),
   description: Schema.optional(ItemDescription),
@@ -71,7 +72,10 @@ export type PatchAgentDraft = typeof PatchAgentDraft.Type
 
 const definitionFields = {
   instructions: Schema.String,
-  model: Schema.String,
+  model: Schema.String.annotations({
+    description: "The model the Agent runs on: the one it names (`modelSource` `explicit`), else the server's default at the time of this read (`modelSource` `default`)."
+  }),
+  modelSource: ModelSource,
   greeting: Schema.NullOr(Schema.String),
   knowledgebaseIds: Schema.Array(Uuid),
   flowIds: Schema.Array(Uuid)

@@ -13,6 +13,7 @@ import { transactionsOn } from "../../platform/sql/database.js"
 import { emptyPatchMessage, type PublishedVersion } from "../versions/domain.js"
 import { existingIds, referenceProblems, refuseProblems } from "../versions/references.js"
 import { draftListItem, type ItemListRequest, listName, removeItem, requireDraftsScope } from "../versions/operations.js"
+import { ServerDefaultModel } from "../versions/model.js"
 import { agentDefinitionText, parseAgentDefinition, toAgent, toAgentDraft } from "./definition.js"
 import type { Agent, AgentDefinition, AgentDraft, AgentDraftItem, AgentSummary, CreateAgent, PatchAgentDraft } from "./domain.js"
 import { AgentRepo } from "./repo.js"
@@ -28,6 +29,7 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
     const clock = yield* AppClock
     const sql = yield* SqlClient.SqlClient
     const inTransaction = transactionsOn(sql)
+    const serverDefault = yield* ServerDefaultModel
 
     const notFound = (id: string) => new NotFound({ message: `No Agent '${id}' in this organization.` })
 
@@ -68,15 +70,15 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
             const id = newId()
             yield* repo.insert(org, id, { name: input.name, description: input.description ?? "", draft: agentDefinitionText(definition) }, isoAt(clock.now()))
             const row = yield* repo.itemForWrite(org, id)
-            return toAgentDraft(row!)
+            return toAgentDraft(row!, serverDefault)
           })
         ),
 
       /** The Agent's draft. */
       draft: (actor: Principal, id: string): Effect.Effect<AgentDraft, NotFound> =>
-        Effect.flatMap(repo.item(actor.organization.id, id), (row) => (row ? Effect.succeed(toAgentDraft(row)) : Effect.fail(notFound(id)))),
+        Effect.flatMap(repo.item(actor.organization.id, id), (row) => (row ? Effect.succeed(toAgentDraft(row, serverDefault)) : Effect.fail(notFound(id)))),
 
-      /** Changes the given properties of the draft; the published version is untouched. */
+      /** Changes the given properties of the draft (`model: null` goes back to the server's default); the published version is untouched. */
       updateDraft: (actor: Principal, id: string, patch: PatchAgentDraft): Effect.Effect<AgentDraft, InvalidRequest | NotFound> =>
         inTransaction(
           Effect.gen(function* () {
@@ -93,7 +95,7 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
               { name: name ?? row.name, description: description ?? row.description, draft: agentDefinitionText(definition) },
               isoAt(clock.now())
             )
-            return toAgentDraft((yield* repo.itemForWrite(org, id))!)
+            return toAgentDraft((yield* repo.itemForWrite(org, id))!, serverDefault)
           })
         ),
 
@@ -114,7 +116,7 @@ export class AgentService extends Effect.Service<AgentService>()("svc/AgentServi
 
       /** The published Agent as it runs; a never-published Agent is `not_found`. */
       get: (actor: Principal, id: string): Effect.Effect<Agent, NotFound> =>
-        Effect.flatMap(repo.published(actor.organization.id, id), (row) => (row ? Effect.succeed(toAgent(row)) : Effect.fail(notFound(id)))),
+        Effect.flatMap(repo.published(actor.organization.id, id), (row) => (row ? Effect.succeed(toAgent(row, serverDefault)) : Effect.fail(notFound(id)))),
 
       /**
        * One page of Agents, oldest first: published ones (their published version's name and

@@ -1,5 +1,6 @@
 /** An App's definition as kept in JSON text (drafts and versions), and the views built from rows. */
 import type { ItemRow, VersionRow } from "../versions/store.js"
+import { shownModel } from "../versions/model.js"
 import type { App, AppDefinition, AppDraft, PinnedMember } from "./domain.js"
 import { type AppContractColumns, contractOf } from "./repo.js"
 
@@ -28,19 +29,20 @@ export const parseAppDefinition = (text: string): AppDefinition => {
 /** The JSON text a draft definition is kept as. */
 export const appDefinitionText = (definition: AppDefinition): string => JSON.stringify(definition)
 
-/** An App's draft view from its row. */
-export const toAppDraft = (row: ItemRow): AppDraft => ({
+/** An App's draft view from its row, on a server whose default model (the Supervisor's) is `serverDefault`. */
+export const toAppDraft = (row: ItemRow, serverDefault: string): AppDraft => ({
   id: row.id,
   name: row.name,
   description: row.description,
   ...parseAppDefinition(row.draft),
+  ...shownModel(null, serverDefault),
   publishedVersion: row.published_version,
   createdAt: row.created_at,
   updatedAt: row.updated_at
 })
 
-/** A published App from its published version's row. */
-export const toApp = (row: VersionRow & AppContractColumns & { readonly id: string }): App => {
+/** A published App from its published version's row, on a server whose default model (the Supervisor's) is `serverDefault`. */
+export const toApp = (row: VersionRow & AppContractColumns & { readonly id: string }, serverDefault: string): App => {
   const kept = JSON.parse(row.definition) as Partial<AppVersionDefinition>
   return {
     id: row.id,
@@ -50,6 +52,7 @@ export const toApp = (row: VersionRow & AppContractColumns & { readonly id: stri
     greeting: kept.greeting ?? null,
     agents: kept.agents ?? [],
     flows: kept.flows ?? [],
+    ...shownModel(null, serverDefault),
     version: row.version,
     publishedAt: row.published_at
   }

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { DateTime, Uuid } from "../../platform/schema.js"
 import { Greeting, IdList, ItemDescription, ItemName, strictBody } from "../versions/domain.js"
+import { ModelSource } from "../versions/model.js"
 
 /** The services a published App exposes. */
 export const AppServices = Schema.Struct({
@@ -105,6 +106,14 @@ export const PatchAppDraft = Schema.Struct({
 })
 export type PatchAppDraft = typeof PatchAppDraft.Type
 
+/** The model the Supervisor runs on, as reads show it (an App names none: always the server's default). */
+const supervisorModelFields = {
+  model: Schema.String.annotations({
+    description: "The model the Supervisor runs on: the server's default at the time of this read (an App names no model of its own; it is resolved at run time)."
+  }),
+  modelSource: ModelSource
+}
+
 /** An App's draft (`GET/PATCH /apps/{id}/draft`, `POST /apps`). */
 export const AppDraft = Schema.Struct({
   id: Uuid,
@@ -114,6 +123,7 @@ export const AppDraft = Schema.Struct({
   agentIds: Schema.Array(Uuid),
   flowIds: Schema.Array(Uuid),
   api: AppApi,
+  ...supervisorModelFields,
   publishedVersion: Schema.NullOr(Schema.Int).annotations({ description: "The published version; null until the first publish." }),
   createdAt: DateTime,
   updatedAt: DateTime
@@ -130,6 +140,7 @@ export const App = Schema.Struct({
   greeting: Schema.NullOr(Schema.String),
   agents: Schema.Array(PinnedMember),
   flows: Schema.Array(PinnedMember),
+  ...supervisorModelFields,
   version: Schema.Int,
   publishedAt: DateTime
 }).annotations({ identifier: "App" })

@@ -14,6 +14,7 @@ import { transactionsOn } from "../../platform/sql/database.js"
 import { emptyPatchMessage, type PublishedVersion } from "../versions/domain.js"
 import { existingIds, pinProblems, publishedVersions, referenceProblems, refuseProblems } from "../versions/references.js"
 import { draftListItem, type ItemListRequest, listName, removeItem, requireDraftsScope } from "../versions/operations.js"
+import { ServerDefaultModel } from "../versions/model.js"
 import { appDefinitionText, type AppVersionDefinition, parseAppDefinition, toApp, toAppDraft } from "./definition.js"
 import type { App, AppDefinition, AppDraft, AppDraftItem, CreateApp, PatchAppDraft, PublishedApp } from "./domain.js"
 import { jsonSchemaProblems } from "./json-schema.js"
@@ -30,6 +31,7 @@ export class AppService extends Effect.Service<AppService>()("svc/AppService", {
     const clock = yield* AppClock
     const sql = yield* SqlClient.SqlClient
     const inTransaction = transactionsOn(sql)
+    const serverDefault = yield* ServerDefaultModel
 
     const notFound = (id: string) => new NotFound({ message: `No App '${id}' in this organization.` })
 
@@ -71,13 +73,13 @@ export class AppService extends Effect.Service<AppService>()("svc/AppService", {
             const definition = parseAppDefinition(JSON.stringify({ greeting: input.greeting, agentIds: input.agentIds, flowIds: input.flowIds }))
             const id = newId()
             yield* repo.insert(org, id, { name: input.name, description: input.description ?? "", draft: appDefinitionText(definition) }, isoAt(clock.now()))
-            return toAppDraft((yield* repo.itemForWrite(org, id))!)
+            return toAppDraft((yield* repo.itemForWrite(org, id))!, serverDefault)
           })
         ),
 
       /** The App's draft. */
       draft: (actor: Principal, id: string): Effect.Effect<AppDraft, NotFound> =>
-        Effect.flatMap(repo.item(actor.organization.id, id), (row) => (row ? Effect.succeed(toAppDraft(row)) : Effect.fail(notFound(id)))),
+        Effect.flatMap(repo.item(actor.organization.id, id), (row) => (row ? Effect.succeed(toAppDraft(row, serverDefault)) : Effect.fail(notFound(id)))),
 
       /**
        * Changes the given properties of the draft (`api` only the properties it gives); member
@@ -101,7 +103,7 @@ export class AppService extends Effect.Service<AppService>()("svc/AppService", {
               { name: name ?? row.name, description: description ?? row.description, draft: appDefinitionText(definition) },
               isoAt(clock.now())
             )
-            return toAppDraft((yield* repo.itemForWrite(org, id))!)
+            return toAppDraft((yield* repo.itemForWrite(org, id))!, serverDefault)
           })
         ),
 
@@ -149,7 +151,7 @@ export class AppService extends Effect.Service<AppService>()("svc/AppService", {
       /** The published App with its pinned members; a never-published App is `not_found`. */
       get: (actor: Principal, id: string): Effect.Effect<App, NotFound> =>
         Effect.flatMap(repo.published<AppContractColumns>(actor.organization.id, id), (row) =>
-          row ? Effect.succeed(toApp(row)) : Effect.fail(notFound(id))
+          row ? Effect.succeed(toApp(row, serverDefault)) : Effect.fail(notFound(id))
         ),
 
       /**

@@ -120,7 +120,8 @@ export const PromptStep = Schema.Struct({
   model: optional(
     Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
       ...says("model must be 1 to 200 characters"),
-      description: "The model to call; default the server's."
+      description:
+        "The model to call, kept as named. Without it the step calls the server's default model (`svc serve --model`, `SVC_MODEL`, else `builtin`), resolved at run time; the draft shows it as `defaultModel`."
     })
   )
 }).annotations({ identifier: "FlowPromptStep", parseOptions: strict })
@@ -257,6 +258,10 @@ export const FlowDraft = Schema.Struct({
   steps: Schema.Array(Step),
   output: Schema.NullOr(Schema.String).annotations({ description: "The output template; null: the last step's variable." }),
   ...derivedFields,
+  defaultModel: Schema.String.annotations({
+    description:
+      "The server's default model at the time of this read: what a `prompt` step without `model` calls (resolved at run time; `steps` show each step as written)."
+  }),
   publishedVersion: Schema.NullOr(Schema.Int).annotations({ description: "The published version; null until the first publish." }),
   createdAt: DateTime,
   updatedAt: DateTime

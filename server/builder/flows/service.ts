@@ -15,6 +15,7 @@ import { transactionsOn } from "../../platform/sql/database.js"
 import { emptyPatchMessage, type PublishedVersion } from "../versions/domain.js"
 import { refuseProblems } from "../versions/references.js"
 import { draftListItem, type ItemListRequest, listName, removeItem, requireDraftsScope } from "../versions/operations.js"
+import { ServerDefaultModel } from "../versions/model.js"
 import { type CheckedFlow, checkFlowDefinition } from "./definition.js"
 import { applyDraftPatch, type Flow, type FlowDefinition, type FlowDraft, type FlowDraftItem, FlowDraftPatch } from "./domain.js"
 import { referenceProblemsOf } from "./references.js"
@@ -57,6 +58,7 @@ export class FlowService extends Effect.Service<FlowService>()("svc/FlowService"
     const clock = yield* AppClock
     const sql = yield* SqlClient.SqlClient
     const inTransaction = transactionsOn(sql)
+    const serverDefault = yield* ServerDefaultModel
 
     const notFound = (id: string) => new NotFound({ message: `No Flow '${id}' in this organization.` })
 
@@ -83,14 +85,14 @@ export class FlowService extends Effect.Service<FlowService>()("svc/FlowService"
               yield* refuseProblems(yield* referenceProblemsOf(sql, org, flow))
               const id = newId()
               yield* repo.insert(org, id, { name, description: description ?? "", draft: flowDefinitionText(flow.definition) }, isoAt(clock.now()))
-              return toFlowDraft((yield* repo.itemForWrite(org, id))!)
+              return toFlowDraft((yield* repo.itemForWrite(org, id))!, serverDefault)
             })
           )
         }),
 
       /** The Flow's draft. */
       draft: (actor: Principal, id: string): Effect.Effect<FlowDraft, NotFound> =>
-        Effect.flatMap(repo.item(actor.organization.id, id), (row) => (row ? Effect.succeed(toFlowDraft(row)) : Effect.fail(notFound(id)))),
+        Effect.flatMap(repo.item(actor.organization.id, id), (row) => (row ? Effect.succeed(toFlowDraft(row, serverDefault)) : Effect.fail(notFound(id)))),
 
       /**
        * Replaces the properties a patch (as sent) gives, at least one; the whole result is checked
@@ -109,7 +111,7 @@ export class FlowService extends Effect.Service<FlowService>()("svc/FlowService"
             yield* refuseProblems(yield* referenceProblemsOf(sql, org, flow))
             const { name, description } = flow.definition
             yield* repo.saveDraft(org, id, { name, description: description ?? "", draft: flowDefinitionText(flow.definition) }, isoAt(clock.now()))
-            return toFlowDraft((yield* repo.itemForWrite(org, id))!)
+            return toFlowDraft((yield* repo.itemForWrite(org, id))!, serverDefault)
           })
         ),
 

@@ -57,8 +57,8 @@ const derived = (definition: FlowDefinition): DerivedViews => {
   return { conversational: questions.length === 0, inputs: flowInputs({ questions }), inputsSchema: flowInputsSchema({ questions }) }
 }
 
-/** A Flow's draft view from its row. */
-export const toFlowDraft = (row: ItemRow): FlowDraft => {
+/** A Flow's draft view from its row, on a server whose default model is `serverDefault`. */
+export const toFlowDraft = (row: ItemRow, serverDefault: string): FlowDraft => {
   const definition = storedFlowDefinition(row.name, row.description, row.draft)
   return {
     id: row.id,
@@ -68,6 +68,7 @@ export const toFlowDraft = (row: ItemRow): FlowDraft => {
     steps: definition.steps,
     output: definition.output ?? null,
     ...derived(definition),
+    defaultModel: serverDefault,
     publishedVersion: row.published_version,
     createdAt: row.created_at,
     updatedAt: row.updated_at

@@ -38,7 +38,13 @@ const saveAgent = tool({
     name: name.optional(),
     description,
     instructions: z.string().max(50_000).optional(),
-    model: z.string().min(1).max(200).optional().describe("`builtin` (default) or a model of the server's OpenAI-compatible endpoint."),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .nullable()
+      .optional()
+      .describe("`builtin` or a model of the server's OpenAI-compatible endpoint, kept as named; absent on create, or null, runs on the server's default model (resolved at run time)."),
     greeting,
     knowledgebaseIds: z.array(z.string().min(1)).optional().describe("Knowledgebases (ids or exact names) the Agent searches."),
     flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the Agent may run as tools.")
@@ -66,7 +72,12 @@ const question = z.object({
   description: z.string().optional()
 })
 const step = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("prompt"), name: z.string().min(1), template: z.string(), model: z.string().min(1).max(200).optional() }),
+  z.object({
+    type: z.literal("prompt"),
+    name: z.string().min(1),
+    template: z.string(),
+    model: z.string().min(1).max(200).optional().describe("Kept as named; absent: the server's default model, resolved at run time.")
+  }),
   z.object({ type: z.literal("search"), name: z.string().min(1), query: z.string(), knowledgebaseIds: z.array(z.string()).optional() }),
   z.object({ type: z.literal("agent"), name: z.string().min(1), agentId: z.string(), message: z.string() }),
   z.object({ type: z.literal("template"), name: z.string().min(1), template: z.string() })

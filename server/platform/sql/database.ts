@@ -25,6 +25,7 @@ import migration0012 from "./migrations/0012_credit_renewal.js"
 import migration0013 from "./migrations/0013_mcp_sign_in.js"
 import migration0014 from "./migrations/0014_outbox_claims.js"
 import migration0015 from "./migrations/0015_service_instances.js"
+import migration0016 from "./migrations/0016_agent_default_model.js"
 import { PgDatabaseLive } from "./pg-database.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
@@ -44,7 +45,8 @@ export const migrations = {
   "0012_credit_renewal": migration0012,
   "0013_mcp_sign_in": migration0013,
   "0014_outbox_claims": migration0014,
-  "0015_service_instances": migration0015
+  "0015_service_instances": migration0015,
+  "0016_agent_default_model": migration0016
 }
 
 /**

@@ -93,7 +93,7 @@ const runStep = (
         const tools: Array<ModelTool> = agent.knowledgebaseIds.length === 0 ? [] : [knowledgeTool(services.search, actor, agent.knowledgebaseIds)]
         const message = renderTemplate(step.message, values)
         const result = yield* services.runtime.runTurn(
-          { model: agent.model, instructions: agent.instructions, history: [], message, tools },
+          { model: agent.model ?? "", instructions: agent.instructions, history: [], message, tools },
           nestedSink(recorder)
         )
         return result.reply

@@ -353,7 +353,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       Effect.flatMap(agentFlowTools.toolsFor(actor, definition.flowIds), (flowTools) => {
         const { knowledgebaseIds } = definition
         const tools = [...(knowledgebaseIds.length === 0 ? [] : [knowledgeTool(search, actor, knowledgebaseIds)]), ...flowTools]
-        return runtime.runTurn({ model: definition.model, instructions: definition.instructions, history, message, tools }, sink)
+        return runtime.runTurn({ model: definition.model ?? "", instructions: definition.instructions, history, message, tools }, sink)
       })
 
     /**
