@@ -24,6 +24,7 @@ interface ServeOptions extends DataDirOptions {
   readonly quiet?: boolean
   readonly ephemeral?: boolean
   readonly rateLimit?: number
+  readonly model?: string
 }
 
 /** The ready line of `svc serve --json`. */
@@ -107,6 +108,13 @@ const stopRequested = (io: CliIo) => {
   return { stopped, release: () => release() }
 }
 
+/** A warning when a default model is named but no endpoint is configured: runs then use `builtin`. */
+const unreachableModelNotice = (io: CliIo, options: ServeOptions): string | null => {
+  const named = options.model?.trim() || io.env.SVC_MODEL?.trim()
+  if (!named || named === "builtin" || io.env.SVC_MODEL_BASE_URL?.trim()) return null
+  return `svc: the default model '${named}' needs SVC_MODEL_BASE_URL (an OpenAI-compatible endpoint); until it is set, runs use the offline builtin model.`
+}
+
 /**
  * With `--ephemeral`, a temporary data directory removed when the command ends (also when a second
  * Ctrl+C quits at once); `--data-dir` and `--database` do not go with it.
@@ -129,7 +137,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
     const database = ephemeral === undefined ? resolveDatabase(io, options.database) : undefined
     const [{ startServer }, { isDataDirectory }, { ensureDirectory }, { maskedDatabaseUrl }] = await Promise.all([
       import("../../server/server.js"),
-      import("../../server/admin.js"),
+      import("../../server/platform/sql/database-file.js"),
       import("../../server/platform/sql/database.js"),
       import("../../server/platform/sql/dialect.js")
     ])
@@ -146,6 +154,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         webhookRetryDelays: options.webhookRetryDelays,
         demo: options.demo,
         requestsPerMinute: options.rateLimit,
+        defaultModel: options.model,
         requestLog: options.quiet
           ? undefined
           : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
@@ -158,6 +167,8 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         ? lostKeyNotice(server.organization.slug, dataDir)
         : null
     writeServerRecord(dataDir, server)
+    const modelNotice = unreachableModelNotice(io, options)
+    if (modelNotice !== null) progress(io, modelNotice)
     await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options, database === undefined ? undefined : maskedDatabaseUrl(database)) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
@@ -184,6 +195,7 @@ export const serveCommand = (program: Command, io: CliIo): void => {
       .option("--allow-private-urls", "let url sources and webhooks reach loopback and private addresses")
       .option("--demo", "seed demo content into organization 'default' (once per data directory; later starts say it is there)")
       .option("--ephemeral", "keep the data in a temporary directory removed at exit (for CI); not with --data-dir or --database")
+      .option("--model <name>", "the default model of Agents, Flow steps and Apps that name none (default: $SVC_MODEL, else builtin)")
       .option("--rate-limit <n>", "requests per minute per key, a local-testing knob (default: 120, the spec's figure)", parsePositive)
       .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)

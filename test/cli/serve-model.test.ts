@@ -31,4 +31,28 @@ describe("svc serve with SVC_MODEL_BASE_URL and SVC_MODEL", slow, () => {
       expect((await served.stop()).code).toBe(0)
     }
   })
+
+  it("--model names the default over SVC_MODEL; a default model without an endpoint is warned about at start", async () => {
+    fake ??= await startFakeOpenAi((request) => say(`answered by ${request.body.model}`))
+    fake.requests.length = 0
+    const env = { SVC_MODEL_BASE_URL: fake.baseUrl, SVC_MODEL: "fake-env-model" }
+    const served = startProcess(["serve", "--port", "0", "--demo", "--json", "--model", "fake-flag-model"], await backendDataDir(), env)
+    try {
+      await served.waitFor((stdout) => stdout.includes("\n"))
+      const { baseUrl, bootstrapKey, demo } = parseOneDocument(served.stdout())
+      const turn = await jsonRequest(baseUrl, bootstrapKey, "POST", `/agents/${demo.agentId}/conversation`, { message: "Shipping to Norway?" })
+      expect(turn).toMatchObject({ status: 200, body: { reply: "answered by fake-flag-model" } })
+      expect(fake.requests.map((request) => request.body.model)).toEqual(["fake-flag-model"])
+      expect(served.stderr()).not.toContain("needs SVC_MODEL_BASE_URL")
+    } finally {
+      expect((await served.stop()).code).toBe(0)
+    }
+    const offline = startProcess(["serve", "--port", "0", "--json", "--quiet", "--model", "llama3"], await backendDataDir())
+    try {
+      await offline.waitFor((stdout) => stdout.includes("\n"))
+      expect(offline.stderr()).toContain("the default model 'llama3' needs SVC_MODEL_BASE_URL")
+    } finally {
+      expect((await offline.stop()).code).toBe(0)
+    }
+  })
 })
