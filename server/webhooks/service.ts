@@ -252,7 +252,9 @@ export class WebhookService extends Effect.Service<WebhookService>()("svc/Webhoo
             endUserId: null,
             url: endpoint.url,
             body: JSON.stringify(payload),
-            nextAttemptAt: now,
+            // Not due while this attempt runs (as a claim would hold it), so a server's worker polling the
+            // same outbox never sends it a second time; a test event is never retried after it.
+            nextAttemptAt: now + settings.attemptTimeoutMs + 30_000,
             createdAt: isoAt(now)
           })
           yield* attempt((yield* repo.delivery(id))!, { manual: true })
