@@ -24,8 +24,10 @@ const backendFree = process.env.SVC_TEST_PG_ALL
   ? []
   : [
       "builder/flows/*.test.ts",
+      "cli/causes.test.ts",
       "cli/progress.test.ts",
       "cli/render.test.ts",
+      "cli/start-up-imports.test.ts",
       "http/gates.test.ts",
       "knowledge/chunk.test.ts",
       "knowledge/export.test.ts",

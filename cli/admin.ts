@@ -1,31 +1,44 @@
 /**
- * Runs admin effects on a data directory, turning their failures into CLI errors. The server's
- * modules load on first use, so help and usage errors stay fast.
+ * Runs admin effects on a data directory, turning their failures into CLI errors. Each command
+ * names the services it uses (their layers); they run over `server/admin-base.ts` (the database
+ * and the clock), so a command loads and builds those services only. The server's modules, and
+ * effect's (each by its own module: effect's index would load them all), load on first use, so
+ * help and usage errors stay fast.
  */
-import type { Effect } from "effect"
-import type { AdminServices } from "../server/admin.js"
+import type { Effect, Layer } from "effect"
+import type { AdminBase } from "../server/admin-base.js"
 import type { AccountsService } from "../server/platform/accounts/service.js"
 import { describe, failure, fromCause } from "./errors.js"
 import type { CliIo } from "./io.js"
 import { type DataDirOptions, resolveDatabase, resolveDataDir } from "./options.js"
 
+/** The layers of the services an admin command uses, over the database and the clock. */
+export type AdminServicesLayer<S> = Layer.Layer<S, unknown, AdminBase>
+
 /**
- * Runs one admin effect on the command's data directory (or its `--database`); expected failures
- * become exit 1. A directory without a database is refused, and nothing is created: only `svc serve`
- * makes a data directory. A PostgreSQL database is opened (and migrated) as it is.
+ * Runs one admin effect, with `services`, on the command's data directory (or its `--database`);
+ * expected failures become exit 1. A directory without a database is refused, and nothing is
+ * created: only `svc serve` makes a data directory. A PostgreSQL database is opened (and migrated)
+ * as it is.
  */
-export const admin = async <A, E>(
+export const admin = async <A, E, S>(
   io: CliIo,
   options: DataDirOptions,
-  effect: Effect.Effect<A, E, AdminServices>
+  services: AdminServicesLayer<S>,
+  effect: Effect.Effect<A, E, S | AdminBase>
 ): Promise<A> => {
-  const [{ isDataDirectory, runAdmin }, { Effect, Exit }] = await Promise.all([import("../server/admin.js"), import("effect")])
+  const [{ isDataDirectory }, { runAdminWith }, Effect, Exit] = await Promise.all([
+    import("../server/platform/sql/database-file.js"),
+    import("../server/admin-base.js"),
+    import("effect/Effect"),
+    import("effect/Exit")
+  ])
   const dataDir = resolveDataDir(io, options.dataDir)
   const database = resolveDatabase(io, options.database)
   if (database === undefined && !isDataDirectory(dataDir)) {
     throw failure(`no data directory at ${dataDir}; pass --data-dir (svc serve creates one there).`, "no_data_directory")
   }
-  const exit = await runAdmin({ dataDir, database }, Effect.exit(effect)).catch((error: unknown) => {
+  const exit = await runAdminWith({ dataDir, database }, services, Effect.exit(effect)).catch((error: unknown) => {
     throw failure(database === undefined ? `cannot open the data directory ${dataDir}: ${describe(error)}` : `cannot open the database: ${describe(error)}`)
   })
   if (Exit.isSuccess(exit)) return exit.value
@@ -36,24 +49,34 @@ export const admin = async <A, E>(
 export const withAccounts = async <A, E>(
   io: CliIo,
   options: DataDirOptions,
-  use: (accounts: AccountsService) => Effect.Effect<A, E, AdminServices>
+  use: (accounts: AccountsService) => Effect.Effect<A, E, AccountsService | AdminBase>
 ): Promise<A> => {
-  const [{ AccountsService }, { Effect }] = await Promise.all([
+  const [{ AccountsService }, Effect] = await Promise.all([
     import("../server/platform/accounts/service.js"),
-    import("effect")
+    import("effect/Effect")
   ])
-  return admin(io, options, Effect.flatMap(AccountsService, use))
+  return admin(io, options, AccountsService.Default, Effect.flatMap(AccountsService, use))
 }
 
-/** Runs `use` with the id of the organization named by `--org` on the command's data directory. */
-export const withOrganization = async <A, E>(
+/**
+ * Runs `use` with the id of the organization named by `--org` on the command's data directory,
+ * with `services` beside the accounts service (which finds the organization).
+ */
+export const withOrganization = async <A, E, S>(
   io: CliIo,
   options: DataDirOptions & { readonly org: string },
-  use: (organizationId: string) => Effect.Effect<A, E, AdminServices>
+  services: AdminServicesLayer<S>,
+  use: (organizationId: string) => Effect.Effect<A, E, S | AccountsService | AdminBase>
 ): Promise<A> => {
-  const [{ AccountsService }, { Effect }] = await Promise.all([
+  const [{ AccountsService }, Effect, Layer] = await Promise.all([
     import("../server/platform/accounts/service.js"),
-    import("effect")
+    import("effect/Effect"),
+    import("effect/Layer")
   ])
-  return admin(io, options, Effect.flatMap(Effect.flatMap(AccountsService, (accounts) => accounts.organization(options.org)), (org) => use(org.id)))
+  return admin(
+    io,
+    options,
+    Layer.merge(AccountsService.Default, services),
+    Effect.flatMap(Effect.flatMap(AccountsService, (accounts) => accounts.organization(options.org)), (org) => use(org.id))
+  )
 }

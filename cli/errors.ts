@@ -2,7 +2,8 @@
  * How the CLI fails: an expected failure (exit 1, the service's own message), bad usage (exit 2),
  * or something unexpected (exit 1, one line, never a stack trace).
  */
-import { Cause, Option, Runtime } from "effect"
+import type { Cause } from "effect"
+import { fiberFailureCause, firstFailure, squashCause } from "./causes.js"
 
 /**
  * A failure the CLI reports as one `svc: <line>` line on stderr, exiting with `exitCode`; with `--json`
@@ -43,18 +44,18 @@ const firstLine = (text: string): string => text.split("\n").find((line) => line
 
 /** Turns an Effect failure cause into a CLI error: expected failures keep their message. */
 export const fromCause = (cause: Cause.Cause<unknown>): CliError => {
-  const expected = Cause.failureOption(cause)
-  if (Option.isSome(expected) && isExpected(expected.value)) return failure(expected.value.message, expected.value.code)
-  return unexpected(Cause.squash(cause))
+  const expected = firstFailure(cause)
+  if (expected !== undefined && isExpected(expected.error)) return failure(expected.error.message, expected.error.code)
+  return unexpected(squashCause(cause))
 }
 
 /** A one-line description of anything thrown. */
 export const describe = (error: unknown): string => {
-  if (Runtime.isFiberFailure(error)) {
-    const cause = error[Runtime.FiberFailureCauseId]
-    const expected = Cause.failureOption(cause)
-    if (Option.isSome(expected) && isExpected(expected.value)) return firstLine(expected.value.message)
-    return describe(Cause.squash(cause))
+  const cause = fiberFailureCause(error)
+  if (cause !== undefined) {
+    const expected = firstFailure(cause)
+    if (expected !== undefined && isExpected(expected.error)) return firstLine(expected.error.message)
+    return describe(squashCause(cause))
   }
   if (error instanceof Error) {
     const nested = (error as { cause?: unknown }).cause
@@ -69,8 +70,9 @@ export const describe = (error: unknown): string => {
 /** The Node system error code (`EADDRINUSE`, `ENOENT`, ...) of `error` or of an error it wraps. */
 export const errnoCode = (error: unknown): string | undefined => {
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 10; depth++) {
-    if (Runtime.isFiberFailure(current)) {
-      current = Cause.squash(current[Runtime.FiberFailureCauseId])
+    const cause = fiberFailureCause(current)
+    if (cause !== undefined) {
+      current = squashCause(cause)
       continue
     }
     const code = (current as { code?: unknown }).code
@@ -84,6 +86,7 @@ export const errnoCode = (error: unknown): string | undefined => {
 export const toCliError = (error: unknown): CliError => {
   if (error instanceof CliError) return error
   if (isExpected(error)) return failure(error.message, error.code)
-  if (Runtime.isFiberFailure(error)) return fromCause(error[Runtime.FiberFailureCauseId])
+  const cause = fiberFailureCause(error)
+  if (cause !== undefined) return fromCause(cause)
   return unexpected(error)
 }

@@ -1,10 +1,18 @@
 /**
- * Entry point of the `svc` command (bin/svc.js imports the compiled file): runs the program on the
- * real process and exits with its code. The first SIGINT or SIGTERM asks the running command to stop;
- * a second one quits at once with 130.
+ * Entry point of the `svc` command (bin/svc.js imports its bundle): runs the program on the real
+ * process and exits with its code. The first SIGINT or SIGTERM asks the running command to stop;
+ * a second one quits at once with 130. `svc --version` is answered before the program (every
+ * command's definition) loads.
  */
 import type { CliIo } from "./io.js"
-import { runCli } from "./program.js"
+import { asksOnlyForVersion, packageVersion } from "./version.js"
+
+if (asksOnlyForVersion(process.argv.slice(2))) {
+  process.stdout.write(`${packageVersion()}\n`)
+  process.exit(0)
+}
+
+const { runCli } = await import("./program.js")
 
 /** Stop requests from SIGINT and SIGTERM, with handlers installed only while a command listens. */
 const signalStops = (): CliIo["onStop"] => {

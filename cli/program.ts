@@ -4,7 +4,6 @@
  * become one `svc: <message>` line on stderr (and, with `--json`, the error envelope on stdout).
  */
 import { Command, CommanderError } from "commander"
-import { readFileSync } from "node:fs"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
 import { endUsersCommands } from "./commands/end-users.js"
@@ -24,6 +23,7 @@ import { sourcesCommands } from "./commands/sources.js"
 import { subscriptionsCommands } from "./commands/subscriptions.js"
 import { CliError, toCliError, usage } from "./errors.js"
 import { type CliIo, watchOutput } from "./io.js"
+import { packageVersion } from "./version.js"
 
 /**
  * A command family registers its commands (usually one group, like `svc keys ...`) on the program;
@@ -55,15 +55,6 @@ export const families: ReadonlyArray<CommandFamily> = [
   mcpCommand
 ]
 
-const version = (): string => {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown }
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0"
-  } catch {
-    return "0.0.0"
-  }
-}
-
 /** Makes a command group without a (known) subcommand a one-line usage error instead of a help dump. */
 const requireSubcommands = (command: Command, path: string): void => {
   if (command.commands.length === 0) return
@@ -85,7 +76,7 @@ export const buildProgram = (io: CliIo): Command => {
     .description(
       "A local, self-hostable implementation of the External API: server, administration on the data directory, and API commands (--base-url, --api-key)."
     )
-    .version(version(), "-V, --version")
+    .version(packageVersion(), "-V, --version")
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),

@@ -3,7 +3,7 @@
  * (`server.ts`) and the in-process MCP server of `svc mcp`.
  */
 import { Layer } from "effect"
-import { features } from "./features.js"
+import { allFeatureServices } from "./feature-services.js"
 import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
@@ -67,7 +67,7 @@ export const CoreLive = (
     Cursors.Default,
     IdempotencyStore.Default,
     RateLimiter.Default,
-    mergeLayers(features.map((feature) => feature.services))
+    mergeLayers(allFeatureServices)
   ).pipe(
     // The registry's row goes before the connections its last write needs close (a clean shutdown deletes it).
     Layer.provideMerge(InstanceRegistry.Default),

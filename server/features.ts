@@ -1,6 +1,7 @@
 /**
- * The registry of features. The API joins their contracts, the server merges their services,
- * handlers and workers, and administration their services; a new feature is one line here.
+ * The registry of features. The API joins their contracts, the server merges their handlers and
+ * workers; their services are listed in `feature-services.ts` (which the core and administration
+ * merge without loading any HTTP). A new feature is one line here and its entry there.
  */
 import { agentsFeature } from "./builder/agents/feature.js"
 import { appsFeature } from "./builder/apps/feature.js"

@@ -28,15 +28,17 @@ export const resultsText = (record: ActivityRecord): string => {
 
 /** A key's activity, after checking the key belongs to the organization (else exit 1). */
 const activityOf = async (io: CliIo, options: ActivityOptions, keyId: string) => {
-  const [{ AccountsService }, { ActivityLog }, { NotFound }, { Effect }] = await Promise.all([
+  const [{ AccountsService }, { ActivityLog }, { NotFound }, Effect, Layer] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
     import("../../server/knowledge/activity/service.js"),
     import("../../server/platform/errors.js"),
-    import("effect")
+    import("effect/Effect"),
+    import("effect/Layer")
   ])
   return admin(
     io,
     options,
+    Layer.merge(AccountsService.Default, ActivityLog.Default),
     Effect.gen(function* () {
       const accounts = yield* AccountsService
       const org = yield* accounts.organization(options.org)

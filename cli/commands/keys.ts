@@ -1,6 +1,7 @@
 /** `svc keys create|list|revoke|activity`: organization and personal API keys. */
 import type { Command } from "commander"
-import { type ApiKey, scopes as allScopes, type StoredScopes } from "../../server/platform/accounts/domain.js"
+import { scopes as allScopes } from "../../server/platform/accounts/allowed-values.js"
+import type { ApiKey, StoredScopes } from "../../server/platform/accounts/domain.js"
 import { withAccounts } from "../admin.js"
 import { usage } from "../errors.js"
 import { keyActivityCommand } from "./key-activity.js"
@@ -100,7 +101,7 @@ const list = async (io: CliIo, options: OrgOptions) => {
 
 /** Revokes a key, telling whether it was revoked already (revoking is idempotent: nothing changes then). */
 const revokeOnce = async (io: CliIo, keyId: string, options: OrgOptions) => {
-  const { Effect } = await import("effect")
+  const Effect = await import("effect/Effect")
   return withAccounts(io, options, (a) =>
     Effect.gen(function* () {
       const before = (yield* a.listKeys(options.org)).find((key) => key.id === keyId)

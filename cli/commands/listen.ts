@@ -44,11 +44,15 @@ const line = (f: Forwarded): string =>
   }\n`
 
 const listen = async (io: CliIo, options: ListenOptions) => {
-  const [{ WebhookService }, { AccountsService }, { sendSigned }, { Deferred, Duration, Effect }] = await Promise.all([
+  const [{ WebhookService }, { WebhookSettings }, { AccountsService }, { sendSigned }, Deferred, Duration, Effect, Layer] = await Promise.all([
     import("../../server/webhooks/service.js"),
+    import("../../server/webhooks/domain.js"),
     import("../../server/platform/accounts/service.js"),
     import("../../server/webhooks/delivery.js"),
-    import("effect")
+    import("effect/Deferred"),
+    import("effect/Duration"),
+    import("effect/Effect"),
+    import("effect/Layer")
   ])
   const stopped = Effect.runSync(Deferred.make<void>())
   const release = io.onStop(() => Effect.runSync(Deferred.succeed(stopped, undefined)))
@@ -56,6 +60,7 @@ const listen = async (io: CliIo, options: ListenOptions) => {
     await admin(
       io,
       options,
+      Layer.merge(AccountsService.Default, Layer.provide(WebhookService.Default, WebhookSettings.layer())),
       Effect.gen(function* () {
         const webhooks = yield* WebhookService
         const organizationId = options.org === undefined ? null : (yield* (yield* AccountsService).organization(options.org)).id

@@ -17,10 +17,11 @@ const deliveryOf = (email: OutboxEmail): string =>
   email.sentAt !== null ? `sent ${shortTime(email.sentAt)}` : email.lastError !== null ? `failed ×${email.attempts}: ${email.lastError}` : "recorded"
 
 const list = async (io: CliIo, options: ListOptions) => {
-  const [{ Outbox }, { Effect }] = await Promise.all([import("../../server/provisioning/outbox/service.js"), import("effect")])
+  const [{ Outbox }, Effect] = await Promise.all([import("../../server/provisioning/outbox/service.js"), import("effect/Effect")])
   const emails = await admin(
     io,
     options,
+    Outbox.Default,
     Effect.flatMap(Outbox, (outbox) => outbox.list({ ...(options.to === undefined ? {} : { to: options.to }), limit: options.limit ?? 100 }))
   )
   await output(io, options, emails, {

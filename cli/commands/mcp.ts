@@ -52,8 +52,8 @@ const log = (io: CliIo) => (line: string) => void io.stderr.write(`${line}\n`)
 
 /** Serves MCP in this process on the data directory until stdin ends. */
 const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
-  const [{ isDataDirectory }, { CoreLive }, { features }, { mergeLayers }, { StderrLogger }, { parseFamilies }, { serveStdioInProcess }, { McpSignInLive }, effect] = await Promise.all([
-    import("../../server/admin.js"),
+  const [{ isDataDirectory }, { CoreLive }, { features }, { mergeLayers }, { StderrLogger }, { parseFamilies }, { serveStdioInProcess }, { McpSignInLive }, Layer, ManagedRuntime] = await Promise.all([
+    import("../../server/platform/sql/database-file.js"),
     import("../../server/core.js"),
     import("../../server/features.js"),
     import("../../server/platform/feature.js"),
@@ -61,9 +61,9 @@ const inProcess = async (io: CliIo, options: McpOptions, apiKey: string) => {
     import("../../server/mcp/families.js"),
     import("../../server/mcp/stdio.js"),
     import("../../server/mcp/sign-in/feature.js"),
-    import("effect")
+    import("effect/Layer"),
+    import("effect/ManagedRuntime")
   ])
-  const { Layer, ManagedRuntime } = effect
   const families = parseFamilies(options.tools ?? null)
   if ("_tag" in families) throw usage(`--tools: ${families.message.replace(/^tools: /, "")}`)
   const dataDir = resolveDataDir(io, options.dataDir)

@@ -1,7 +1,6 @@
 /** `svc members sessions|revoke-session`: a member's MCP sign-in sessions, listed and ended on the data directory. */
 import type { Command } from "commander"
 import type { Effect } from "effect"
-import type { AdminServices } from "../../server/admin.js"
 import type { SignInSession } from "../../server/mcp/sign-in/domain.js"
 import type { McpSessions } from "../../server/mcp/sign-in/sessions.js"
 import { admin } from "../admin.js"
@@ -21,9 +20,9 @@ interface SessionsOptions extends OrgOptions {
 /** A sign-in session as the CLI prints it. */
 export const sessionJson = (session: SignInSession) => ({ ...session })
 
-const withSessions = async <A, E>(io: CliIo, options: DataDirOptions, use: (sessions: McpSessions) => Effect.Effect<A, E, AdminServices>): Promise<A> => {
-  const [{ McpSessions }, { Effect }] = await Promise.all([import("../../server/mcp/sign-in/sessions.js"), import("effect")])
-  return admin(io, options, Effect.flatMap(McpSessions, use))
+const withSessions = async <A, E>(io: CliIo, options: DataDirOptions, use: (sessions: McpSessions) => Effect.Effect<A, E>): Promise<A> => {
+  const [{ McpSessions }, Effect] = await Promise.all([import("../../server/mcp/sign-in/sessions.js"), import("effect/Effect")])
+  return admin(io, options, McpSessions.Default, Effect.flatMap(McpSessions, use))
 }
 
 const statusOf = (session: SignInSession) => (session.revokedAt === null ? "active" : "ended")

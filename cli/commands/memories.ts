@@ -16,14 +16,16 @@ interface AddOptions extends DataDirOptions {
 export const memoryJson = (memory: Memory) => ({ id: memory.id, text: memory.text })
 
 const add = async (io: CliIo, text: string, options: AddOptions) => {
-  const [{ AccountsService }, { MemoryService }, { Effect }] = await Promise.all([
+  const [{ AccountsService }, { MemoryService }, Effect, Layer] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
     import("../../server/knowledge/memories/service.js"),
-    import("effect")
+    import("effect/Effect"),
+    import("effect/Layer")
   ])
   const memory = await admin(
     io,
     options,
+    Layer.merge(AccountsService.Default, MemoryService.Default),
     Effect.gen(function* () {
       const member = yield* (yield* AccountsService).member(options.org, options.member)
       return yield* (yield* MemoryService).add(member.organizationId, member.id, text)

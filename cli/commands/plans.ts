@@ -19,8 +19,8 @@ interface CreateOptions extends OrgOptions {
 export const tierPlanJson = (plan: TierPlan) => ({ id: plan.id, name: plan.name, creditAllowance: plan.creditAllowance, groupId: plan.groupId })
 
 const create = async (io: CliIo, options: CreateOptions) => {
-  const [{ TierPlanService }, { Effect }] = await Promise.all([import("../../server/provisioning/plans/service.js"), import("effect")])
-  const plan = await withOrganization(io, options, (organizationId) =>
+  const [{ TierPlanService }, Effect] = await Promise.all([import("../../server/provisioning/plans/service.js"), import("effect/Effect")])
+  const plan = await withOrganization(io, options, TierPlanService.Default, (organizationId) =>
     Effect.flatMap(TierPlanService, (plans) => plans.create(organizationId, { name: options.name, creditAllowance: options.credits }))
   )
   await output(io, options, plan, {
@@ -33,8 +33,8 @@ const create = async (io: CliIo, options: CreateOptions) => {
 }
 
 const archive = async (io: CliIo, id: string, options: OrgOptions) => {
-  const [{ TierPlanService }, { Effect }] = await Promise.all([import("../../server/provisioning/plans/service.js"), import("effect")])
-  const plan = await withOrganization(io, options, (organizationId) => Effect.flatMap(TierPlanService, (plans) => plans.archive(organizationId, id)))
+  const [{ TierPlanService }, Effect] = await Promise.all([import("../../server/provisioning/plans/service.js"), import("effect/Effect")])
+  const plan = await withOrganization(io, options, TierPlanService.Default, (organizationId) => Effect.flatMap(TierPlanService, (plans) => plans.archive(organizationId, id)))
   await output(io, options, plan, {
     json: (p) => ({ tierPlan: { ...tierPlanJson(p), archived: p.archived } }),
     human: (p) => [

@@ -7,7 +7,6 @@ import { type Command, Option } from "commander"
 import type { Delivery } from "../../server/webhooks/domain.js"
 import type { WebhookService } from "../../server/webhooks/service.js"
 import type { Effect } from "effect"
-import type { AdminServices } from "../../server/admin.js"
 import { withOrganization } from "../admin.js"
 import { CliError } from "../errors.js"
 import type { CliIo } from "../io.js"
@@ -29,10 +28,16 @@ interface WebhookOptions extends OrgOptions {
 const withWebhooks = async <A, E>(
   io: CliIo,
   options: OrgOptions,
-  use: (webhooks: WebhookService, organizationId: string) => Effect.Effect<A, E, AdminServices>
+  use: (webhooks: WebhookService, organizationId: string) => Effect.Effect<A, E>
 ): Promise<A> => {
-  const [{ WebhookService }, { Effect }] = await Promise.all([import("../../server/webhooks/service.js"), import("effect")])
-  return withOrganization(io, options, (organizationId) => Effect.flatMap(WebhookService, (webhooks) => use(webhooks, organizationId)))
+  const [{ WebhookService }, { WebhookSettings }, Effect, Layer] = await Promise.all([
+    import("../../server/webhooks/service.js"),
+    import("../../server/webhooks/domain.js"),
+    import("effect/Effect"),
+    import("effect/Layer")
+  ])
+  const services = Layer.provide(WebhookService.Default, WebhookSettings.layer())
+  return withOrganization(io, options, services, (organizationId) => Effect.flatMap(WebhookService, (webhooks) => use(webhooks, organizationId)))
 }
 
 /** The last attempt's outcome in a few words. */

@@ -13,8 +13,8 @@ interface CreateOptions extends DataDirOptions {
 }
 
 const create = async (io: CliIo, options: CreateOptions) => {
-  const [{ PortalService }, { Effect }] = await Promise.all([import("../../server/provisioning/portals/service.js"), import("effect")])
-  const portal: Portal = await withOrganization(io, options, (organizationId) =>
+  const [{ PortalService }, Effect] = await Promise.all([import("../../server/provisioning/portals/service.js"), import("effect/Effect")])
+  const portal: Portal = await withOrganization(io, options, PortalService.Default, (organizationId) =>
     Effect.flatMap(PortalService, (portals) => portals.create(organizationId, { name: options.name }))
   )
   await output(io, options, portal, {

@@ -5,7 +5,6 @@
  */
 import type { Command } from "commander"
 import type { Effect } from "effect"
-import type { AdminServices } from "../../server/admin.js"
 import type { ReviewService } from "../../server/knowledge/review/service.js"
 import { admin } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
@@ -27,16 +26,20 @@ type Rejected = Effect.Effect.Success<ReturnType<Review["reject"]>>
 const withReview = async <A, E>(
   io: CliIo,
   options: OrgOptions,
-  use: (review: Review, organizationId: string) => Effect.Effect<A, E, AdminServices>
+  use: (review: Review, organizationId: string) => Effect.Effect<A, E>
 ): Promise<A> => {
-  const [{ AccountsService }, { ReviewService }, { Effect }] = await Promise.all([
+  const [{ AccountsService }, { ReviewService }, { IngestionConfig }, Effect, Layer] = await Promise.all([
     import("../../server/platform/accounts/service.js"),
     import("../../server/knowledge/review/service.js"),
-    import("effect")
+    import("../../server/knowledge/sources/ingestion-config.js"),
+    import("effect/Effect"),
+    import("effect/Layer")
   ])
   return admin(
     io,
     options,
+    // Approving an upload queues its indexing, under the default ingestion limits.
+    Layer.merge(AccountsService.Default, Layer.provide(ReviewService.Default, IngestionConfig.layer())),
     Effect.gen(function* () {
       const org = yield* (yield* AccountsService).organization(options.org)
       return yield* use(yield* ReviewService, org.id)

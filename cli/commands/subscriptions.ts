@@ -18,8 +18,8 @@ interface SetStatusOptions extends DataDirOptions {
 
 const setStatus = async (io: CliIo, id: string, options: SetStatusOptions) => {
   const status = oneOf("status", statuses, options.status)
-  const [{ EndUserService }, { Effect }] = await Promise.all([import("../../server/provisioning/end-users/service.js"), import("effect")])
-  await withOrganization(io, options, (organizationId) => Effect.flatMap(EndUserService, (endUsers) => endUsers.setPaid(organizationId, id, status === "paid")))
+  const [{ EndUserService }, Effect] = await Promise.all([import("../../server/provisioning/end-users/service.js"), import("effect/Effect")])
+  await withOrganization(io, options, EndUserService.Default, (organizationId) => Effect.flatMap(EndUserService, (endUsers) => endUsers.setPaid(organizationId, id, status === "paid")))
   await output(io, options, { id, status }, {
     json: (subscription) => ({ subscription }),
     human: (subscription) => [

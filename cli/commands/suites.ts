@@ -13,8 +13,8 @@ interface CreateOptions extends DataDirOptions {
 }
 
 const create = async (io: CliIo, options: CreateOptions) => {
-  const [{ SuiteService }, { Effect }] = await Promise.all([import("../../server/provisioning/suites/service.js"), import("effect")])
-  const suite: Suite = await withOrganization(io, options, (organizationId) =>
+  const [{ SuiteService }, Effect] = await Promise.all([import("../../server/provisioning/suites/service.js"), import("effect/Effect")])
+  const suite: Suite = await withOrganization(io, options, SuiteService.Default, (organizationId) =>
     Effect.flatMap(SuiteService, (suites) => suites.create(organizationId, { name: options.name, appIds: options.app }))
   )
   await output(io, options, suite, {

@@ -1,9 +1,8 @@
 /** The `webhooks` feature: the signup webhook's endpoints, its durable outbox and the delivery worker (no REST endpoints: set from the CLI). */
 import { Layer } from "effect"
 import { defineFeature } from "../platform/feature.js"
+import { featureServices } from "../feature-services.js"
 import { featureContract } from "../platform/http/contract.js"
-import { WebhookRepo } from "./repo.js"
-import { WebhookService, WebhookSignal } from "./service.js"
 import { WebhookWorkerLive } from "./worker.js"
 
 /** The signup webhook. */
@@ -11,6 +10,6 @@ export const webhooksFeature = defineFeature({
   name: "webhooks",
   contract: featureContract(),
   http: Layer.empty,
-  services: Layer.mergeAll(WebhookService.Default, WebhookRepo.Default, WebhookSignal.Default),
+  services: featureServices.webhooks,
   workers: WebhookWorkerLive
 })

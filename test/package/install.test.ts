@@ -101,7 +101,7 @@ const projectEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
 }
 
 beforeAll(() => {
-  if (!existsSync(join(repoRoot, "dist", "cli", "main.js"))) throw new Error("dist/ is missing: run `npm run build` first")
+  if (!existsSync(join(repoRoot, "dist", "cli-bundle", "main.js"))) throw new Error("dist/ is missing: run `npm run build` first")
   dir = mkdtempSync(join(tmpdir(), "svc-pack-"))
   const packed = JSON.parse(run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], repoRoot)) as Array<{
     filename: string

@@ -1,13 +1,13 @@
 /** The `agents` feature: what an organization builds and runs as Agents. */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { AgentsContract } from "./api.js"
 import { AgentsHttpLive } from "./http.js"
-import { AgentService } from "./service.js"
 
 /** Agents. */
 export const agentsFeature = defineFeature({
   name: "agents",
   contract: AgentsContract,
   http: AgentsHttpLive,
-  services: AgentService.Default
+  services: featureServices.agents
 })

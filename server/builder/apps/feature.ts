@@ -1,13 +1,13 @@
 /** The `apps` feature: Apps combining Agents and Flows, with their services. */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { AppsContract } from "./api.js"
 import { AppsHttpLive } from "./http.js"
-import { AppService } from "./service.js"
 
 /** Apps. */
 export const appsFeature = defineFeature({
   name: "apps",
   contract: AppsContract,
   http: AppsHttpLive,
-  services: AppService.Default
+  services: featureServices.apps
 })

@@ -1,13 +1,13 @@
 /** The `flows` feature: what an organization builds and runs as Flows. */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { FlowsContract } from "./api.js"
 import { FlowsHttpLive } from "./http.js"
-import { FlowService } from "./service.js"
 
 /** Flows. */
 export const flowsFeature = defineFeature({
   name: "flows",
   contract: FlowsContract,
   http: FlowsHttpLive,
-  services: FlowService.Default
+  services: featureServices.flows
 })

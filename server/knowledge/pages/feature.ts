@@ -1,10 +1,8 @@
 /** The `pages` feature: pages and folders, their revisions and review. */
-import { Layer } from "effect"
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { PagesContract } from "./api.js"
 import { PagesFastLane, PagesHttpLive } from "./http.js"
-import { PageRepo } from "./repo.js"
-import { PageService } from "./service.js"
 
 /** Pages and folders of Knowledgebases. */
 export const pagesFeature = defineFeature({
@@ -12,5 +10,5 @@ export const pagesFeature = defineFeature({
   contract: PagesContract,
   http: PagesHttpLive,
   fastLane: PagesFastLane,
-  services: Layer.mergeAll(PageService.Default, PageRepo.Default)
+  services: featureServices.pages
 })

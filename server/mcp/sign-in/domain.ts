@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Data } from "effect"
-import { apiPrefix } from "../../platform/http/contract.js"
+import { apiPrefix } from "../../platform/api-root.js"
 import { randomToken } from "../../platform/ids.js"
 import type { McpAddress } from "../address.js"
 

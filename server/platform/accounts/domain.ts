@@ -2,41 +2,24 @@
  * Organizations, members, API keys: plans, gates, roles and scopes, and the rules that tie them.
  */
 import { Schema } from "effect"
+import { type ApiScope, gates, plans, roles, scopeMinimumRole, scopes } from "./allowed-values.js"
 
-/** Organization plans (conventions: Organization settings). */
-export const plans = ["trial", "creator", "pro", "agency", "lifetime"] as const
+// The plain lists live in `allowed-values.ts` (the CLI reads them without loading effect).
+export { type ApiScope, gates, plans, roles, scopeMinimumRole, scopes }
+
+/** An organization's plan. */
 export const Plan = Schema.Literal(...plans)
 export type Plan = typeof Plan.Type
 
-/** Feature gates an organization may have switched on. */
-export const gates = ["apps", "groups", "mcp", "review"] as const
+/** A feature gate. */
 export const Gate = Schema.Literal(...gates)
 export type Gate = typeof Gate.Type
 
-/** Member roles, weakest first. */
-export const roles = ["viewer", "member", "admin"] as const
+/** A member's role. */
 export const Role = Schema.Literal(...roles)
 export type Role = typeof Role.Type
 
-/** Every scope with the weakest role a personal key's member needs to use it (spec: Authentication 5). */
-export const scopeMinimumRole = {
-  "agents:read": "viewer",
-  "agents:execute": "viewer",
-  "agents:write": "member",
-  "flows:read": "viewer",
-  "flows:execute": "viewer",
-  "flows:write": "member",
-  "apps:read": "viewer",
-  "apps:execute": "viewer",
-  "apps:write": "member",
-  "knowledge:read": "viewer",
-  "knowledge:write": "member",
-  "end_users:read": "admin",
-  "end_users:write": "admin"
-} as const satisfies Record<string, Role>
-
-export type ApiScope = keyof typeof scopeMinimumRole
-export const scopes = Object.keys(scopeMinimumRole) as ReadonlyArray<ApiScope>
+/** A scope, as a schema. */
 export const ApiScopeSchema = Schema.Literal(...(scopes as [ApiScope, ...Array<ApiScope>]))
 
 /** Kinds of API key. */

@@ -5,13 +5,14 @@
  * serves, documents and generates the SDK.
  */
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import { apiPrefix } from "../api-root.js"
 import { ErrorResponse } from "./error-catalog.js"
 
 /** The API's identifier; every slice and the joined API share it. */
 export const apiId = "svc" as const
 
-/** The API root, `{base_url}` without the host. */
-export const apiPrefix = "/api/v1" as const
+/** The API root, `{base_url}` without the host (defined in `platform/api-root.ts`). */
+export { apiPrefix }
 
 /** The API with the failures any endpoint may answer (bad input, a body too large, a fault). */
 const frame = () =>

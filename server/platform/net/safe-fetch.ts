@@ -29,7 +29,7 @@ import type { LookupAddress, LookupOptions } from "node:dns"
 import { lookup as dnsLookup } from "node:dns/promises"
 import { isIP, type LookupFunction } from "node:net"
 import { Effect, Schema } from "effect"
-import { Agent, buildConnector, request } from "undici"
+import type { buildConnector } from "undici"
 import { checkUrl, describeAddress, isPublicAddress } from "./address-policy.js"
 
 /** Largest body fetched by default: 10 MB. */
@@ -161,6 +161,8 @@ const errorText = (e: unknown): string => {
  * `FetchRefused` (and nothing else).
  */
 export const safeFetch = async (url: string | URL, options: SafeFetchOptions): Promise<SafeFetchResult> => {
+  // undici loads on the first fetch: the services that fetch are built by processes that never do (the CLI's administration).
+  const { Agent, buildConnector, request } = await import("undici")
   const { allowPrivate, maxBytes, timeoutMs } = options
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS
   const classify = options.classify ?? isPublicAddress

@@ -8,7 +8,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Duration, Effect, Layer } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { dirname, resolve } from "node:path"
+import { databaseFile } from "./database-file.js"
 import { DatabaseBackend, isPostgresUrl, maskedDatabaseUrl } from "./dialect.js"
 import migration0001 from "./migrations/0001_platform.js"
 import migration0002 from "./migrations/0002_apps.js"
@@ -26,7 +27,6 @@ import migration0013 from "./migrations/0013_mcp_sign_in.js"
 import migration0014 from "./migrations/0014_outbox_claims.js"
 import migration0015 from "./migrations/0015_service_instances.js"
 import migration0016 from "./migrations/0016_agent_default_model.js"
-import { PgDatabaseLive } from "./pg-database.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
@@ -62,8 +62,8 @@ export const ensureDirectory = (dir: string): void => {
   for (const path of missing) mkdirSync(path)
 }
 
-/** The database file inside a data directory. */
-export const databaseFile = (dataDir: string): string => join(dataDir, "svc.sqlite")
+/** The database file inside a data directory (defined in `database-file.ts`). */
+export { databaseFile }
 
 /** How long a connection waits for another process's write lock. */
 export const busyTimeoutMs = 5_000
@@ -99,7 +99,13 @@ const SqliteDatabaseLive = (dataDir: string): Layer.Layer<SqliteClient.SqliteCli
 export const DatabaseLive = (dataDir: string, url?: string): Layer.Layer<SqlClient.SqlClient | DatabaseBackend, unknown> => {
   if (url !== undefined && url !== "") {
     if (!isPostgresUrl(url)) return Layer.fail(new Error(`unsupported database URL (expected postgres://…): ${maskedDatabaseUrl(url)}`))
-    return PgDatabaseLive(url, migrations)
+    // Loaded only for PostgreSQL: a SQLite data directory (and the CLI's administration) loads no pg.
+    return Layer.unwrapEffect(
+      Effect.map(
+        Effect.promise(() => import("./pg-database.js")),
+        ({ PgDatabaseLive }) => PgDatabaseLive(url, migrations)
+      )
+    )
   }
   return Layer.merge(SqliteDatabaseLive(dataDir), Layer.succeed(DatabaseBackend, { dialect: "sqlite", filename: databaseFile(dataDir) }))
 }

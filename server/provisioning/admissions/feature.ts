@@ -1,13 +1,13 @@
 /** The `portalAdmissions` feature: which user groups each Portal admits. */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { PortalAdmissionsContract } from "./api.js"
 import { PortalAdmissionsHttpLive } from "./http.js"
-import { AdmissionService } from "./service.js"
 
 /** Portal admissions. */
 export const portalAdmissionsFeature = defineFeature({
   name: "portalAdmissions",
   contract: PortalAdmissionsContract,
   http: PortalAdmissionsHttpLive,
-  services: AdmissionService.Default
+  services: featureServices.portalAdmissions
 })

@@ -1,11 +1,9 @@
 /** The `endUsers` feature: end-user accounts, their subscriptions and per-user grants, the email outbox they write to, and its SMTP delivery. */
-import { Layer } from "effect"
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { MailDeliveryLive } from "../outbox/delivery.js"
-import { Outbox } from "../outbox/service.js"
 import { EndUsersContract } from "./api.js"
 import { EndUsersFastLane, EndUsersHttpLive } from "./http.js"
-import { EndUserService } from "./service.js"
 
 /** End users. */
 export const endUsersFeature = defineFeature({
@@ -13,6 +11,6 @@ export const endUsersFeature = defineFeature({
   contract: EndUsersContract,
   http: EndUsersHttpLive,
   fastLane: EndUsersFastLane,
-  services: Layer.merge(EndUserService.Default, Outbox.Default),
+  services: featureServices.endUsers,
   workers: MailDeliveryLive
 })

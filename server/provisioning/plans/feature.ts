@@ -1,13 +1,13 @@
 /** The `tierPlans` feature: the plan catalog an end user's subscriptions come from. */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { TierPlansContract } from "./api.js"
 import { TierPlansHttpLive } from "./http.js"
-import { TierPlanService } from "./service.js"
 
 /** Tier plans. */
 export const tierPlansFeature = defineFeature({
   name: "tierPlans",
   contract: TierPlansContract,
   http: TierPlansHttpLive,
-  services: TierPlanService.Default
+  services: featureServices.tierPlans
 })

@@ -1,13 +1,13 @@
 /** The `portals` feature: the organization's Portals (admissions are their own feature). */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { PortalsContract } from "./api.js"
 import { PortalsHttpLive } from "./http.js"
-import { PortalService } from "./service.js"
 
 /** Portals. */
 export const portalsFeature = defineFeature({
   name: "portals",
   contract: PortalsContract,
   http: PortalsHttpLive,
-  services: PortalService.Default
+  services: featureServices.portals
 })

@@ -1,13 +1,13 @@
 /** The `appRuns` feature: App conversation turns (published and draft) and transactions. */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { AppRunsContract } from "./api.js"
 import { AppRunsHttpLive } from "./http.js"
-import { AppRunService } from "./service.js"
 
 /** App runs. */
 export const appRunsFeature = defineFeature({
   name: "appRuns",
   contract: AppRunsContract,
   http: AppRunsHttpLive,
-  services: AppRunService.Default
+  services: featureServices.appRuns
 })

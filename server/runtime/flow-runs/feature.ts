@@ -1,13 +1,13 @@
 /** The `flowRuns` feature: runs of Flows (published and draft). */
 import { defineFeature } from "../../platform/feature.js"
+import { featureServices } from "../../feature-services.js"
 import { FlowRunsContract } from "./api.js"
 import { FlowRunsHttpLive } from "./http.js"
-import { FlowRunService } from "./service.js"
 
 /** Flow runs. */
 export const flowRunsFeature = defineFeature({
   name: "flowRuns",
   contract: FlowRunsContract,
   http: FlowRunsHttpLive,
-  services: FlowRunService.Default
+  services: featureServices.flowRuns
 })
