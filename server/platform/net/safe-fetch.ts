@@ -162,7 +162,11 @@ const errorText = (e: unknown): string => {
  */
 export const safeFetch = async (url: string | URL, options: SafeFetchOptions): Promise<SafeFetchResult> => {
   // undici loads on the first fetch: the services that fetch are built by processes that never do (the CLI's administration).
-  const { Agent, buildConnector, request } = await import("undici")
+  // It is CommonJS: Node's import answers its named exports and `default`, the CLI bundle's import only `default`
+  // (module.exports, which holds them all), so they are read from `default` (without it every fetch of the
+  // bundled `svc`, webhooks and url sources, failed with "… is not a function").
+  const loaded = await import("undici")
+  const { Agent, buildConnector, request } = loaded.default ?? loaded
   const { allowPrivate, maxBytes, timeoutMs } = options
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS
   const classify = options.classify ?? isPublicAddress
