@@ -8,7 +8,7 @@
  *
  * Only the project's own TypeScript is rewritten; the packages' own files import modules already.
  */
-import type { Plugin } from "esbuild"
+import type { PartialMessage, Plugin } from "esbuild"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative, sep } from "node:path"
@@ -22,16 +22,24 @@ type IndexExports = ReadonlyMap<string, { readonly subpath: string; readonly nam
  */
 export const readIndexExports = (indexSource: string): IndexExports => {
   const exports = new Map<string, { subpath: string; name: string | undefined }>()
-  for (const match of indexSource.matchAll(/export\s+\*\s+as\s+(\w+)\s+from\s+"\.\/([\w/]+)\.js"/g)) {
+  // The index documents each export in a comment, inside the braces too.
+  const source = indexSource.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
+  for (const match of source.matchAll(/export\s+\*\s+as\s+(\w+)\s+from\s+"\.\/([\w/]+)\.js"/g)) {
     exports.set(match[1]!, { subpath: match[2]!, name: undefined })
   }
-  for (const match of indexSource.matchAll(/export\s*\{([^}]*)\}\s*from\s*"\.\/([\w/]+)\.js"/g)) {
+  for (const match of source.matchAll(/export\s*\{([^}]*)\}\s*from\s*"\.\/([\w/]+)\.js"/g)) {
     for (const specifier of match[1]!.split(",").map((part) => part.trim()).filter((part) => part !== "")) {
       const [name, alias] = specifier.split(/\s+as\s+/)
       exports.set((alias ?? name)!, { subpath: match[2]!, name: name! })
     }
   }
   return exports
+}
+
+/** A value import of `pkg`'s index (`import { A, B } from "pkg"`; not `import type`), its braces captured. */
+const indexImport = (pkg: string): RegExp => {
+  const quoted = pkg.replace(/[/\\^$*+?.()|[\]{}]/g, "\\$&")
+  return new RegExp(`import\\s*\\{([^}]*)\\}\\s*from\\s*["']${quoted}["'];?`, "g")
 }
 
 /** One specifier of an import's braces: `Name`, `Name as local`, or a `type` one (dropped: esbuild erases it). */
@@ -46,10 +54,8 @@ const parseSpecifier = (text: string): { readonly imported: string; readonly loc
  * Rewrites the value imports of `pkg`'s index in `source` into imports of its modules; a name the
  * index map does not know keeps its import of the index. `import type` lines are left as they are.
  */
-export const rewriteIndexImports = (source: string, pkg: string, exports: IndexExports): string => {
-  const quoted = pkg.replace(/[/\\^$*+?.()|[\]{}]/g, "\\$&")
-  const pattern = new RegExp(`import\\s*\\{([^}]*)\\}\\s*from\\s*["']${quoted}["'];?`, "g")
-  return source.replace(pattern, (statement, braces: string) => {
+export const rewriteIndexImports = (source: string, pkg: string, exports: IndexExports): string =>
+  source.replace(indexImport(pkg), (statement, braces: string) => {
     const lines: Array<string> = []
     const kept: Array<string> = []
     for (const specifier of braces.split(",").map(parseSpecifier)) {
@@ -64,7 +70,6 @@ export const rewriteIndexImports = (source: string, pkg: string, exports: IndexE
     const newlines = statement.split("\n").length - 1
     return lines.join(" ") + "\n".repeat(newlines)
   })
-}
 
 /** The index exports of `pkg`, resolved from `root` (its ES module `index.js`). */
 const indexExportsOf = (root: string, pkg: string): IndexExports => {
@@ -82,8 +87,12 @@ export const deepImportsPlugin = (root: string, packages: ReadonlyArray<string>)
       const path = relative(root, args.path)
       if (path.startsWith("..") || path.split(sep).includes("node_modules")) return undefined
       let contents = readFileSync(args.path, "utf8")
-      for (const { pkg, exports } of indexes) contents = rewriteIndexImports(contents, pkg, exports)
-      return { contents, loader: args.path.endsWith(".tsx") ? "tsx" : "ts" }
+      const warnings: Array<PartialMessage> = []
+      for (const { pkg, exports } of indexes) {
+        contents = rewriteIndexImports(contents, pkg, exports)
+        if (indexImport(pkg).test(contents)) warnings.push({ text: `${path} still imports ${pkg}'s index (a name its index map does not know): its chunks hold every module of ${pkg} any command uses` })
+      }
+      return { contents, loader: args.path.endsWith(".tsx") ? "tsx" : "ts", warnings }
     })
   }
 })
