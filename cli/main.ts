@@ -4,8 +4,13 @@
  * a second one quits at once with 130. `svc --version` is answered before the program (every
  * command's definition) loads.
  */
+import module from "node:module"
 import type { CliIo } from "./io.js"
 import { asksOnlyForVersion, packageVersion } from "./version.js"
+
+// Node 22.1 and later keep the compiled modules on disk, so later starts skip compiling the chunks a
+// command loads; Node 20 has no such cache (docs/performance.md, "CLI start-up").
+;(module as { enableCompileCache?: () => unknown }).enableCompileCache?.()
 
 if (asksOnlyForVersion(process.argv.slice(2))) {
   process.stdout.write(`${packageVersion()}\n`)
