@@ -60,7 +60,9 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "platform/data-version-cache.test.ts",
       "platform/migration-0005.test.ts",
       "platform/sqlite-connection.test.ts",
-      "platform/write-fast-path.test.ts"
+      "platform/write-fast-path.test.ts",
+      // The README's tour, on the SQLite file it describes (`svc reset` and `--ephemeral` are SQLite's); minutes a run.
+      "docs/readme.test.ts"
     ].map((file) => `test/${file}`)
 
 export default defineConfig({

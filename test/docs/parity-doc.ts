@@ -1,7 +1,8 @@
 /**
  * Reads docs/parity.md: its coverage rows (every table headed `Item | Spec reference | State |
- * Notes`, under the part `##` heading they sit in), its summary (total, count per state, table per
- * part), and the HTTP route a row's item names, if any.
+ * Notes`, or `Feature | Command | State | Notes and tests` for local development, under the part
+ * `##` heading they sit in), its summary (total, count per state, table per part), and the HTTP
+ * route a row's item names, if any.
  */
 
 /** The states the legend defines. */
@@ -27,7 +28,8 @@ export interface ParitySummary {
   readonly byPart: ReadonlyMap<string, StateCounts>
 }
 
-const rowHeader = /^\|\s*Item\s*\|\s*Spec reference\s*\|\s*State\s*\|\s*Notes\s*\|\s*$/
+/** The header of a coverage table: the API's (`Item | Spec reference | State | Notes`) or local development's (`Feature | Command | State | Notes and tests`). */
+const rowHeader = /^\|\s*(Item\s*\|\s*Spec reference|Feature\s*\|\s*Command)\s*\|\s*State\s*\|\s*Notes( and tests)?\s*\|\s*$/
 const separator = /^\|(\s*:?-+:?\s*\|)+\s*$/
 
 /** The cells of a markdown table line; `\|` inside a cell is kept as text. */
