@@ -91,3 +91,13 @@ export const oneOf = <T extends string>(what: string, allowed: ReadonlyArray<T>,
 /** Checks every entry of a comma list against `allowed`. */
 export const allOf = <T extends string>(what: string, allowed: ReadonlyArray<T>, values: ReadonlyArray<string>): Array<T> =>
   values.map((value) => oneOf(what, allowed, value))
+
+const selfRunning = new WeakSet<Command>()
+
+/** Marks a command that has subcommands and also runs by itself (`svc mcp` beside `svc mcp config`). */
+export const runsWithoutSubcommand = (command: Command): void => {
+  selfRunning.add(command)
+}
+
+/** Whether `command` runs by itself when no subcommand is named. */
+export const isSelfRunning = (command: Command): boolean => selfRunning.has(command)

@@ -24,6 +24,7 @@ import { subscriptionsCommands } from "./commands/subscriptions.js"
 import { CliError, toCliError, usage } from "./errors.js"
 import { type CliIo, watchOutput } from "./io.js"
 import { packageVersion } from "./version.js"
+import { isSelfRunning } from "./options.js"
 
 /**
  * A command family registers its commands (usually one group, like `svc keys ...`) on the program;
@@ -57,7 +58,7 @@ export const families: ReadonlyArray<CommandFamily> = [
 
 /** Makes a command group without a (known) subcommand a one-line usage error instead of a help dump. */
 const requireSubcommands = (command: Command, path: string): void => {
-  if (command.commands.length === 0) return
+  if (command.commands.length === 0 || isSelfRunning(command)) return
   const names = command.commands.map((c) => c.name()).join(", ")
   command.allowExcessArguments().action(() => {
     const [given] = command.args

@@ -8,7 +8,8 @@ import type { Command } from "commander"
 import { type Readable, Writable } from "node:stream"
 import { failure, usage } from "../errors.js"
 import type { CliIo } from "../io.js"
-import { resolveDatabase, resolveDataDir } from "../options.js"
+import { resolveDatabase, resolveDataDir, runsWithoutSubcommand } from "../options.js"
+import { mcpConfigCommand } from "./mcp-config.js"
 
 interface McpOptions {
   readonly dataDir?: string | undefined
@@ -107,7 +108,7 @@ const run = async (io: CliIo, options: McpOptions) => {
 
 /** Registers `svc mcp`. */
 export const mcpCommand = (program: Command, io: CliIo): void => {
-  program
+  const mcp = program
     .command("mcp")
     .description("the MCP server on stdio for desktop AI clients (personal key from --api-key or $SVC_API_KEY)")
     .option("--data-dir <dir>", "serve in this process on this data directory (default: $SVC_DATA_DIR or ./.svc)")
@@ -116,4 +117,6 @@ export const mcpCommand = (program: Command, io: CliIo): void => {
     .option("--api-key <key>", "a personal API key (default: $SVC_API_KEY)")
     .option("--tools <families>", "tool families: run, authoring, knowledge, provisioning, agents (default: all)")
     .action((options: McpOptions) => run(io, options))
+  mcpConfigCommand(mcp, io)
+  runsWithoutSubcommand(mcp)
 }

@@ -191,7 +191,7 @@ describe("the packed package", () => {
       await client.connect(transport)
       try {
         const tools = (await client.listTools()).tools.map((tool) => tool.name)
-        expect(tools).toContain("search_knowledgebases")
+        expect(tools).toContain("search_knowledgebase")
         const who = await client.callTool({ name: "whoami", arguments: {} })
         expect(JSON.stringify(who.content)).toContain("desk@example.com")
       } finally {
