@@ -15,7 +15,7 @@ import { InstanceSettings } from "./platform/instances/settings.js"
 import { mergeLayers } from "./platform/feature.js"
 import { CacheVersions } from "./platform/sql/cache-versions.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
-import { ModelConfig } from "./runtime/config.js"
+import { ModelConfig } from "./platform/model-config.js"
 import { WebhookSettings } from "./webhooks/domain.js"
 
 export type { AdminTarget } from "./admin-base.js"

@@ -16,7 +16,7 @@ import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.j
 import { DatabaseLive } from "./platform/sql/database.js"
 import { CacheVersions } from "./platform/sql/cache-versions.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
-import { ModelConfig, type ModelSettings } from "./runtime/config.js"
+import { ModelConfig, type ModelSettings } from "./platform/model-config.js"
 import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
 import { WebhookSettings, type WebhookSettingsShape } from "./webhooks/domain.js"
 

@@ -1,6 +1,5 @@
 /** The `knowledgebases` feature: Knowledgebases, the changes feed, search, activity, memories and review. */
 import { defineFeature } from "../platform/feature.js"
-import { featureServices } from "../feature-services.js"
 import { KnowledgebasesContract } from "./api.js"
 import { KnowledgeFastLane, KnowledgeHttpLive } from "./http.js"
 
@@ -9,6 +8,5 @@ export const knowledgebasesFeature = defineFeature({
   name: "knowledgebases",
   contract: KnowledgebasesContract,
   http: KnowledgeHttpLive,
-  fastLane: KnowledgeFastLane,
-  services: featureServices.knowledgebases
+  fastLane: KnowledgeFastLane
 })

@@ -1,7 +1,8 @@
 /**
- * A feature of the service: its slice of the contract, the HTTP handlers of that slice, the domain
- * services the handlers, the CLI and MCP share, and any background work `svc serve` runs. The
- * registry in `server/features.ts` lists them; the server, the API and administration loop over it.
+ * A feature of the service: its slice of the contract, the HTTP handlers of that slice, and any
+ * background work `svc serve` runs. The registry in `server/features.ts` lists them; the server and
+ * the API loop over it. Its domain services, which the handlers, the CLI and MCP share, are listed
+ * apart, in `server/feature-services.ts`, so administration loads them without any HTTP.
  */
 import type { HttpApi } from "@effect/platform"
 import { Effect, Layer } from "effect"
@@ -10,18 +11,16 @@ import type { FastOperation } from "./http/fast-lane.js"
 /** The endpoints a feature's fast lane serves (`http/fast-lane.ts`), built from its services. */
 export type FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>, never, any>
 
-/** One feature; `http` serves `contract`'s groups, `services` holds what knows nothing of HTTP. */
+/** One feature; `http` serves `contract`'s groups. */
 export interface Feature<
   Contract extends HttpApi.HttpApi.Any = HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any = Layer.Layer.Any,
-  Services extends Layer.Layer.Any = Layer.Layer.Any,
   Workers extends Layer.Layer.Any = Layer.Layer<never>,
   FastLane extends FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>>
 > {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
-  readonly services: Services
   readonly workers: Workers
   /** The feature's hot writes that the fast lane serves; none when absent. */
   readonly fastLane: FastLane
@@ -31,17 +30,15 @@ export interface Feature<
 export const defineFeature = <
   Contract extends HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any,
-  Services extends Layer.Layer.Any,
   Workers extends Layer.Layer.Any = Layer.Layer<never>,
   FastLane extends FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>>
 >(feature: {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
-  readonly services: Services
   readonly workers?: Workers
   readonly fastLane?: FastLane
-}): Feature<Contract, Http, Services, Workers, FastLane> => ({
+}): Feature<Contract, Http, Workers, FastLane> => ({
   ...feature,
   workers: (feature.workers ?? Layer.empty) as Workers,
   fastLane: feature.fastLane ?? (Effect.succeed([]) as unknown as FastLane)

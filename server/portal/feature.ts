@@ -1,13 +1,11 @@
 /** The `portalPages` feature: sign-in and chat at the Portal's web pages (served in front of the API by `http.ts`; no REST endpoints). */
 import { Layer } from "effect"
 import { defineFeature } from "../platform/feature.js"
-import { featureServices } from "../feature-services.js"
 import { featureContract } from "../platform/http/contract.js"
 
 /** The Portal's web pages. */
 export const portalPagesFeature = defineFeature({
   name: "portalPages",
   contract: featureContract(),
-  http: Layer.empty,
-  services: featureServices.portalPages
+  http: Layer.empty
 })

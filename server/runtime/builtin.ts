@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { RunFailed } from "../platform/errors.js"
-import { builtinModel } from "./config.js"
+import { builtinModel } from "../platform/model-config.js"
 import { type ModelImplementation, type ToolCall, type TurnRequest, type TurnResult, type TurnSink, type TurnStep, timedStep } from "./model.js"
 import { decodeSearchToolOutput, maxSearchQueryChars, type SearchToolPassage, searchToolName } from "./search-tool.js"
 

@@ -17,7 +17,7 @@ import addFormatsModule from "ajv-formats"
 import { Clock, Duration, Effect, Exit, FiberRef } from "effect"
 import OpenAI from "openai"
 import { RunFailed } from "../platform/errors.js"
-import type { ModelSettings } from "./config.js"
+import type { ModelSettings } from "../platform/model-config.js"
 import {
   type JsonSchemaObject,
   type ModelImplementation,

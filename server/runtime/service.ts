@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import type { RunFailed } from "../platform/errors.js"
 import { builtinImplementation } from "./builtin.js"
-import { builtinModel, ModelConfig } from "./config.js"
+import { builtinModel, ModelConfig } from "../platform/model-config.js"
 import { boundHistory } from "./history.js"
 import { ignoreEvents, type ModelImplementation, type TurnRequest, type TurnResult, type TurnSink } from "./model.js"
 import { makeOpenAiImplementation } from "./openai.js"

@@ -1,7 +1,6 @@
 /** The `webhooks` feature: the signup webhook's endpoints, its durable outbox and the delivery worker (no REST endpoints: set from the CLI). */
 import { Layer } from "effect"
 import { defineFeature } from "../platform/feature.js"
-import { featureServices } from "../feature-services.js"
 import { featureContract } from "../platform/http/contract.js"
 import { WebhookWorkerLive } from "./worker.js"
 
@@ -10,6 +9,5 @@ export const webhooksFeature = defineFeature({
   name: "webhooks",
   contract: featureContract(),
   http: Layer.empty,
-  services: featureServices.webhooks,
   workers: WebhookWorkerLive
 })

@@ -61,10 +61,9 @@ describe("administration", () => {
     }
   })
 
-  it("feature-services.ts lists exactly each feature's services, the ones its feature declares", async () => {
+  it("feature-services.ts lists the services of exactly the features the registry has, in its order", async () => {
     const [{ features }, { featureServices }] = await Promise.all([import("../../server/features.js"), import("../../server/feature-services.js")])
     expect(Object.keys(featureServices)).toEqual(features.map((feature) => feature.name))
-    for (const feature of features) expect(feature.services).toBe((featureServices as Record<string, unknown>)[feature.name])
   })
 
   it("the check itself sees HTTP modules: the server's registry of features reaches them", () => {

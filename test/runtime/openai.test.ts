@@ -6,7 +6,7 @@
 import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { RunFailed } from "../../server/platform/errors.js"
-import { ModelConfig, type ModelSettings } from "../../server/runtime/config.js"
+import { ModelConfig, type ModelSettings } from "../../server/platform/model-config.js"
 import { deliverWhole, type ModelTool, type TurnEvent, type TurnRequest, type TurnResult } from "../../server/runtime/model.js"
 import { ModelRuntime } from "../../server/runtime/service.js"
 import { callTool, type FakeOpenAi, type FakeScript, say, startFakeOpenAi } from "../support/fake-openai.js"

@@ -11,7 +11,7 @@ import {
   ModelConfigError,
   type ModelSettings,
   modelSettingsFromEnv
-} from "../../server/runtime/config.js"
+} from "../../server/platform/model-config.js"
 import type { TurnRequest } from "../../server/runtime/model.js"
 import { ModelRuntime } from "../../server/runtime/service.js"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"

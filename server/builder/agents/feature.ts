@@ -1,6 +1,5 @@
 /** The `agents` feature: what an organization builds and runs as Agents. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { AgentsContract } from "./api.js"
 import { AgentsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { AgentsHttpLive } from "./http.js"
 export const agentsFeature = defineFeature({
   name: "agents",
   contract: AgentsContract,
-  http: AgentsHttpLive,
-  services: featureServices.agents
+  http: AgentsHttpLive
 })

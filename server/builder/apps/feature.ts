@@ -1,6 +1,5 @@
 /** The `apps` feature: Apps combining Agents and Flows, with their services. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { AppsContract } from "./api.js"
 import { AppsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { AppsHttpLive } from "./http.js"
 export const appsFeature = defineFeature({
   name: "apps",
   contract: AppsContract,
-  http: AppsHttpLive,
-  services: featureServices.apps
+  http: AppsHttpLive
 })

@@ -1,6 +1,5 @@
 /** The `flows` feature: what an organization builds and runs as Flows. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { FlowsContract } from "./api.js"
 import { FlowsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { FlowsHttpLive } from "./http.js"
 export const flowsFeature = defineFeature({
   name: "flows",
   contract: FlowsContract,
-  http: FlowsHttpLive,
-  services: featureServices.flows
+  http: FlowsHttpLive
 })

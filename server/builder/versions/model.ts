@@ -4,7 +4,7 @@
  * one). Reads show the name it resolves to in `model` and say where it came from in `modelSource`.
  */
 import { Effect, Schema } from "effect"
-import { effectiveDefaultModel, ModelConfig } from "../../runtime/config.js"
+import { effectiveDefaultModel, ModelConfig } from "../../platform/model-config.js"
 
 /** Where a read's `model` comes from. */
 export const ModelSource = Schema.Literal("default", "explicit").annotations({

@@ -1,6 +1,5 @@
 /** The `pages` feature: pages and folders, their revisions and review. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { PagesContract } from "./api.js"
 import { PagesFastLane, PagesHttpLive } from "./http.js"
 
@@ -9,6 +8,5 @@ export const pagesFeature = defineFeature({
   name: "pages",
   contract: PagesContract,
   http: PagesHttpLive,
-  fastLane: PagesFastLane,
-  services: featureServices.pages
+  fastLane: PagesFastLane
 })

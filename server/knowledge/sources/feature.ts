@@ -1,6 +1,5 @@
 /** The `sources` feature: uploaded and fetched documents, and the worker that indexes them. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { SourcesContract } from "./api.js"
 import { SourcesHttpLive } from "./http.js"
 import { IngestionWorkerLive } from "./ingestion.js"
@@ -10,6 +9,5 @@ export const sourcesFeature = defineFeature({
   name: "sources",
   contract: SourcesContract,
   http: SourcesHttpLive,
-  services: featureServices.sources,
   workers: IngestionWorkerLive
 })

@@ -1,6 +1,5 @@
 /** The `portalAdmissions` feature: which user groups each Portal admits. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { PortalAdmissionsContract } from "./api.js"
 import { PortalAdmissionsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { PortalAdmissionsHttpLive } from "./http.js"
 export const portalAdmissionsFeature = defineFeature({
   name: "portalAdmissions",
   contract: PortalAdmissionsContract,
-  http: PortalAdmissionsHttpLive,
-  services: featureServices.portalAdmissions
+  http: PortalAdmissionsHttpLive
 })

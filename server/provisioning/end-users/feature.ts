@@ -1,6 +1,5 @@
 /** The `endUsers` feature: end-user accounts, their subscriptions and per-user grants, the email outbox they write to, and its SMTP delivery. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { MailDeliveryLive } from "../outbox/delivery.js"
 import { EndUsersContract } from "./api.js"
 import { EndUsersFastLane, EndUsersHttpLive } from "./http.js"
@@ -11,6 +10,5 @@ export const endUsersFeature = defineFeature({
   contract: EndUsersContract,
   http: EndUsersHttpLive,
   fastLane: EndUsersFastLane,
-  services: featureServices.endUsers,
   workers: MailDeliveryLive
 })

@@ -1,6 +1,5 @@
 /** The `userGroups` feature: user groups, their members and their grants. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { UserGroupsContract } from "./api.js"
 import { UserGroupsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { UserGroupsHttpLive } from "./http.js"
 export const userGroupsFeature = defineFeature({
   name: "userGroups",
   contract: UserGroupsContract,
-  http: UserGroupsHttpLive,
-  services: featureServices.userGroups
+  http: UserGroupsHttpLive
 })

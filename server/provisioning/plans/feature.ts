@@ -1,6 +1,5 @@
 /** The `tierPlans` feature: the plan catalog an end user's subscriptions come from. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { TierPlansContract } from "./api.js"
 import { TierPlansHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { TierPlansHttpLive } from "./http.js"
 export const tierPlansFeature = defineFeature({
   name: "tierPlans",
   contract: TierPlansContract,
-  http: TierPlansHttpLive,
-  services: featureServices.tierPlans
+  http: TierPlansHttpLive
 })

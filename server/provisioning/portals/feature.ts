@@ -1,6 +1,5 @@
 /** The `portals` feature: the organization's Portals (admissions are their own feature). */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { PortalsContract } from "./api.js"
 import { PortalsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { PortalsHttpLive } from "./http.js"
 export const portalsFeature = defineFeature({
   name: "portals",
   contract: PortalsContract,
-  http: PortalsHttpLive,
-  services: featureServices.portals
+  http: PortalsHttpLive
 })

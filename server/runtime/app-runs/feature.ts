@@ -1,6 +1,5 @@
 /** The `appRuns` feature: App conversation turns (published and draft) and transactions. */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { AppRunsContract } from "./api.js"
 import { AppRunsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { AppRunsHttpLive } from "./http.js"
 export const appRunsFeature = defineFeature({
   name: "appRuns",
   contract: AppRunsContract,
-  http: AppRunsHttpLive,
-  services: featureServices.appRuns
+  http: AppRunsHttpLive
 })

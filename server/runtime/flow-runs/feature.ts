@@ -1,6 +1,5 @@
 /** The `flowRuns` feature: runs of Flows (published and draft). */
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { FlowRunsContract } from "./api.js"
 import { FlowRunsHttpLive } from "./http.js"
 
@@ -8,6 +7,5 @@ import { FlowRunsHttpLive } from "./http.js"
 export const flowRunsFeature = defineFeature({
   name: "flowRuns",
   contract: FlowRunsContract,
-  http: FlowRunsHttpLive,
-  services: featureServices.flowRuns
+  http: FlowRunsHttpLive
 })

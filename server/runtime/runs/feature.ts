@@ -1,7 +1,6 @@
 /** The `runs` feature: Agent conversation turns, executions and conversation reads. */
 import { Effect, Layer } from "effect"
 import { defineFeature } from "../../platform/feature.js"
-import { featureServices } from "../../feature-services.js"
 import { sweepEveryHeartbeat } from "../../platform/instances/registry.js"
 import { RunsContract } from "./api.js"
 import { RunsHttpLive } from "./http.js"
@@ -25,6 +24,5 @@ export const runsFeature = defineFeature({
   name: "runs",
   contract: RunsContract,
   http: RunsHttpLive,
-  services: featureServices.runs,
   workers: RecoverAbandonedRunsLive
 })
