@@ -12,6 +12,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { failure, usage } from "../errors.js"
 import type { CliIo } from "../io.js"
+import { parseMcpUrl } from "../mcp-url.js"
 import { resolveDataDir } from "../options.js"
 
 /** The clients a configuration is printed for. */
@@ -57,16 +58,7 @@ const svcScript = (): string => {
 /** `word` as one POSIX shell word. */
 const shellWord = (word: string): string => (/^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.split("'").join("'\\''")}'`)
 
-const mcpAddress = (url: string): string => {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw usage(`--url '${url}' is not a URL (like http://127.0.0.1:8787/mcp).`)
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw usage(`--url '${url}' is not an http(s) URL.`)
-  return parsed.href
-}
+const mcpAddress = (url: string): string => parseMcpUrl(url).href
 
 /** The stdio launch of `svc mcp` on the data directory (or bridged to `url`). */
 const stdioLaunch = (io: CliIo, options: ConfigOptions, apiKey: string | undefined): Launch => {

@@ -8,6 +8,7 @@ import type { Command } from "commander"
 import { type Readable, Writable } from "node:stream"
 import { failure, usage } from "../errors.js"
 import type { CliIo } from "../io.js"
+import { parseMcpUrl } from "../mcp-url.js"
 import { resolveDatabase, resolveDataDir, runsWithoutSubcommand } from "../options.js"
 import { mcpConfigCommand } from "./mcp-config.js"
 
@@ -27,13 +28,7 @@ const apiKeyOf = (io: CliIo, options: McpOptions): string => {
 
 /** The MCP address `--url` names, with `--tools` added to its query. */
 const addressOf = (url: string, tools: string | undefined): URL => {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw usage(`--url '${url}' is not a URL (like http://127.0.0.1:8787/mcp).`)
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw usage(`--url '${url}' is not an http(s) URL.`)
+  const parsed = parseMcpUrl(url)
   if (tools !== undefined) parsed.searchParams.set("tools", tools)
   return parsed
 }

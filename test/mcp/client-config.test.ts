@@ -7,6 +7,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { execFileSync } from "node:child_process"
 import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import { isAbsolute, join } from "node:path"
@@ -45,11 +46,8 @@ const config = async (args: ReadonlyArray<string>): Promise<any> => {
   return parseOneDocument(result.stdout)
 }
 
-/** The tool names a stdio launch offers, started as printed from a fresh working directory. */
-const stdioTools = async (launch: Launch): Promise<Array<string>> => {
-  expect(isAbsolute(launch.command)).toBe(true)
-  expect(isAbsolute(launch.args[0]!)).toBe(true)
-  const transport = new StdioClientTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: freshDataDir(), stderr: "pipe" })
+/** The tool names offered through `transport`, by the MCP SDK's client. */
+const toolsThrough = async (transport: Transport): Promise<Array<string>> => {
   const client = new Client({ name: "config-test", version: "1.0.0" })
   await client.connect(transport)
   try {
@@ -59,17 +57,16 @@ const stdioTools = async (launch: Launch): Promise<Array<string>> => {
   }
 }
 
-/** The tool names an HTTP entry offers. */
-const httpTools = async (entry: { url: string; headers?: Record<string, string> }): Promise<Array<string>> => {
-  const transport = new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} } })
-  const client = new Client({ name: "config-test", version: "1.0.0" })
-  await client.connect(transport)
-  try {
-    return (await client.listTools()).tools.map((tool) => tool.name)
-  } finally {
-    await client.close()
-  }
+/** The tool names a stdio launch offers, started as printed from a fresh working directory. */
+const stdioTools = (launch: Launch): Promise<Array<string>> => {
+  expect(isAbsolute(launch.command)).toBe(true)
+  expect(isAbsolute(launch.args[0]!)).toBe(true)
+  return toolsThrough(new StdioClientTransport({ command: launch.command, args: launch.args, env: launch.env, cwd: freshDataDir(), stderr: "pipe" }))
 }
+
+/** The tool names an HTTP entry offers. */
+const httpTools = (entry: { url: string; headers?: Record<string, string> }): Promise<Array<string>> =>
+  toolsThrough(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} } }))
 
 describe("svc mcp config", () => {
   it("claude-desktop: an absolute node and bin/svc.js on the data directory, never npx, that serves the tools", async () => {
