@@ -178,6 +178,10 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
       acquirer,
       compiler,
       transactionAcquirer,
+      // Takes the write lock at BEGIN, waiting for another process's (the busy timeout): a deferred
+      // BEGIN's first write after a read fails at once with SQLITE_BUSY (no wait) whenever another
+      // process committed meanwhile, and the migrator reads that failure as "migrations already running".
+      beginTransaction: "BEGIN IMMEDIATE",
       spanAttributes: [["db.system.name", "sqlite"]]
     })
     const sqliteClient = Object.assign(client, {

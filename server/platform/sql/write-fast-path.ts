@@ -95,7 +95,8 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
               observed = true
             }
             return value
-          })()
+            // IMMEDIATE: the write lock from BEGIN on, as every SQLite transaction of svc takes it (see sqlite-connection.ts).
+          }).immediate()
           if (observed) generations.commits().afterCommit()
           return result
         })
