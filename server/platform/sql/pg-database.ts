@@ -29,7 +29,11 @@ const migrationLock = 7_134_001
 
 /**
  * After the migrations: the `citext` extension, and on every table the statement-level trigger that
- * notifies `dataChangedChannel`, so tables of later migrations get it with no edit.
+ * notifies `dataChangedChannel`, so tables of later migrations get it with no edit. Only what is
+ * missing is created: creating a trigger (or an index) locks its table against writes until this
+ * transaction ends, and every process that opens the database runs this, a CLI command beside a
+ * serving instance included; a lock on each table taken in turn, while a writer holds one table and
+ * waits for another, was a deadlock that PostgreSQL broke by failing one of the two.
  */
 const installChangeNotifications = (sql: SqlClient.SqlClient) =>
   Effect.gen(function* () {
@@ -37,9 +41,12 @@ const installChangeNotifications = (sql: SqlClient.SqlClient) =>
       BEGIN PERFORM pg_notify('${dataChangedChannel}', ''); RETURN NULL; END $$`)
     // The shared rate-limit log (pg-rate-limiter.ts); counting a request changes no data, so no notification.
     yield* sql`CREATE TABLE IF NOT EXISTS rate_limit_hits (bucket TEXT NOT NULL, at BIGINT NOT NULL)`
-    yield* sql`CREATE INDEX IF NOT EXISTS rate_limit_hits_bucket ON rate_limit_hits (bucket, at)`
-    const tables = yield* sql<{ name: string }>`SELECT tablename AS name FROM pg_tables
-      WHERE schemaname = current_schema() AND tablename NOT IN ('rate_limit_hits', 'schema_migrations')`
+    const [index] = yield* sql<{ found: string | null }>`SELECT to_regclass('rate_limit_hits_bucket')::text AS found`
+    if (!index?.found) yield* sql`CREATE INDEX IF NOT EXISTS rate_limit_hits_bucket ON rate_limit_hits (bucket, at)`
+    const tables = yield* sql<{ name: string }>`SELECT c.relname AS name FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_hits', 'schema_migrations')
+        AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'svc_data_changed')`
     for (const { name } of tables) {
       yield* sql.unsafe(`CREATE OR REPLACE TRIGGER svc_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${pg.escapeIdentifier(name)}
         FOR EACH STATEMENT EXECUTE FUNCTION svc_data_changed()`)
