@@ -8,7 +8,8 @@
 import type { Effect, Layer } from "effect"
 import type { AdminBase } from "../server/admin-base.js"
 import type { AccountsService } from "../server/platform/accounts/service.js"
-import { describe, failure, fromCause } from "./errors.js"
+import { adminPrelude } from "./admin-prelude.js"
+import { CliError, describe, failure, fromCause } from "./errors.js"
 import type { CliIo } from "./io.js"
 import { type DataDirOptions, resolveDatabase, resolveDataDir } from "./options.js"
 
@@ -19,7 +20,8 @@ export type AdminServicesLayer<S> = Layer.Layer<S, unknown, AdminBase>
  * Runs one admin effect, with `services`, on the command's data directory (or its `--database`);
  * expected failures become exit 1. A directory without a database is refused, and nothing is
  * created: only `svc serve` makes a data directory. A PostgreSQL database is opened (and migrated)
- * as it is.
+ * as it is. Before `effect`, in the same run, `adminPrelude` waits out a first start in progress and
+ * fills in a left-out `--org`.
  */
 export const admin = async <A, E, S>(
   io: CliIo,
@@ -27,21 +29,30 @@ export const admin = async <A, E, S>(
   services: AdminServicesLayer<S>,
   effect: Effect.Effect<A, E, S | AdminBase>
 ): Promise<A> => {
-  const [{ isDataDirectory }, { runAdminWith }, Effect, Exit] = await Promise.all([
+  const [{ isDataDirectory }, { runAdminWith }, Effect, Exit, Layer, Cause] = await Promise.all([
     import("../server/platform/sql/database-file.js"),
     import("../server/admin-base.js"),
     import("effect/Effect"),
-    import("effect/Exit")
+    import("effect/Exit"),
+    import("effect/Layer"),
+    import("effect/Cause")
   ])
   const dataDir = resolveDataDir(io, options.dataDir)
   const database = resolveDatabase(io, options.database)
   if (database === undefined && !isDataDirectory(dataDir)) {
     throw failure(`no data directory at ${dataDir}; pass --data-dir (svc serve creates one there).`, "no_data_directory")
   }
-  const exit = await runAdminWith({ dataDir, database }, services, Effect.exit(effect)).catch((error: unknown) => {
+  const prelude = await adminPrelude(options, dataDir, database, database === undefined ? dataDir : "the database")
+  const run =
+    prelude === undefined
+      ? runAdminWith({ dataDir, database }, services, Effect.exit(effect))
+      : runAdminWith({ dataDir, database }, Layer.merge(prelude.services, services), Effect.exit(Effect.zipRight(prelude.effect, effect)))
+  const exit = await run.catch((error: unknown) => {
     throw failure(database === undefined ? `cannot open the data directory ${dataDir}: ${describe(error)}` : `cannot open the database: ${describe(error)}`)
   })
   if (Exit.isSuccess(exit)) return exit.value
+  const refusal = Cause.failureOption(exit.cause)
+  if (refusal._tag === "Some" && refusal.value instanceof CliError) throw refusal.value
   throw fromCause(exit.cause)
 }
 

@@ -16,10 +16,12 @@ import { memoriesCommands } from "./commands/memories.js"
 import { orgsCommands } from "./commands/orgs.js"
 import { plansCommands } from "./commands/plans.js"
 import { portalsCommands } from "./commands/portals.js"
+import { resetCommand } from "./commands/reset.js"
 import { suitesCommands } from "./commands/suites.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
 import { sourcesCommands } from "./commands/sources.js"
+import { statusCommand } from "./commands/status.js"
 import { subscriptionsCommands } from "./commands/subscriptions.js"
 import { CliError, toCliError, usage } from "./errors.js"
 import { type CliIo, watchOutput } from "./io.js"
@@ -38,6 +40,8 @@ export type CommandFamily = (program: Command, io: CliIo) => void
  */
 export const families: ReadonlyArray<CommandFamily> = [
   serveCommand,
+  statusCommand,
+  resetCommand,
   orgsCommands,
   membersCommands,
   keysCommands,
@@ -71,6 +75,16 @@ const requireSubcommands = (command: Command, path: string): void => {
   for (const sub of command.commands) requireSubcommands(sub, `${path} ${sub.name()}`)
 }
 
+/** What `svc --help` says last: the exit codes every command keeps to. */
+export const exitCodesHelp = `
+Exit codes:
+  0  success
+  1  refused or failed: the command line was understood, but the data, the server or the API said no
+     (the message says why; a refused command writes nothing)
+  2  bad usage: an unknown command or option, a missing or conflicting option, or a bad option value
+     (the message names it; nothing is written)
+`
+
 /** Builds the `svc` program with every command family, on `io`. */
 export const buildProgram = (io: CliIo): Command => {
   const program = new Command("svc")
@@ -84,6 +98,7 @@ export const buildProgram = (io: CliIo): Command => {
       writeErr: (text) => io.stderr.write(text),
       outputError: () => undefined
     })
+    .addHelpText("after", exitCodesHelp)
   for (const family of families) family(program, io)
   requireSubcommands(program, "svc")
   return program

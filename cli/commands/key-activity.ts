@@ -9,6 +9,7 @@ import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 interface ActivityOptions extends DataDirOptions {
   readonly org: string
@@ -86,7 +87,8 @@ export const keyActivityCommand = (keys: Command, io: CliIo): void => {
       .command("activity")
       .description("a key's recent Knowledgebase activity: searches (as fingerprints) and reads, newest first")
       .argument("<key-id>", "the key's id (see svc keys list)")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .option("--connection <id>", "only what came through this MCP connection (the `via` column: an MCP connection id, or api)")
   ).action((keyId: string, options: ActivityOptions) => activity(io, keyId, options))
 }

@@ -9,6 +9,7 @@ import { type DataDirOptions, parseList, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 /** A key as `keys list` and `keys revoke` print it (never the secret). */
 export const keyJson = (key: ApiKey) => ({
@@ -131,7 +132,8 @@ export const keysCommands = (program: Command, io: CliIo): void => {
     keys
       .command("create")
       .description("create an API key; its secret is printed once")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .requiredOption("--name <name>", "what the key is for")
       .option("--scopes <scopes>", `comma-separated: ${allScopes.join(", ")}`, parseList)
       .option("--all-scopes", "every scope")
@@ -139,14 +141,15 @@ export const keysCommands = (program: Command, io: CliIo): void => {
       .option("--member <email>", "the member a personal key belongs to")
   ).action((options: CreateOptions) => create(io, options))
   withDataDir(
-    keys.command("list").description("list an organization's keys, revoked ones included").requiredOption("--org <slug>", "the organization")
+    keys.command("list").description("list an organization's keys, revoked ones included").option("--org <slug>", orgHelp).hook("preAction", noteOrgLeftOut)
   ).action((options: OrgOptions) => list(io, options))
   withDataDir(
     keys
       .command("revoke")
       .description("revoke a key; it stops working at once")
       .argument("<key-id>", "the key's id (see svc keys list)")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((keyId: string, options: OrgOptions) => revoke(io, keyId, options))
   keyActivityCommand(keys, io)
 }

@@ -8,6 +8,7 @@ import type { CliIo } from "../io.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 interface OrgOptions extends DataDirOptions {
   readonly org: string
@@ -60,7 +61,8 @@ export const memberSessionsCommands = (members: Command, io: CliIo): void => {
     members
       .command("sessions")
       .description("list a member's MCP sign-in sessions")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .requiredOption("--email <email>", "the member's email address")
   ).action((options: SessionsOptions) => list(io, options))
   withDataDir(
@@ -68,6 +70,7 @@ export const memberSessionsCommands = (members: Command, io: CliIo): void => {
       .command("revoke-session")
       .description("end an MCP sign-in session; its tokens stop working at once")
       .argument("<session-id>", "the session's id (see svc members sessions)")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((sessionId: string, options: OrgOptions) => revoke(io, sessionId, options))
 }

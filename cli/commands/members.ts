@@ -8,6 +8,7 @@ import { type DataDirOptions, oneOf, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import type { Block } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 /** A member as the CLI prints it. */
 export const memberJson = (member: Member) => ({ id: member.id, email: member.email, role: member.role })
@@ -59,7 +60,8 @@ const memberCommand = (parent: Command, name: string, description: string): Comm
   parent
     .command(name)
     .description(description)
-    .requiredOption("--org <slug>", "the organization")
+    .option("--org <slug>", orgHelp)
+    .hook("preAction", noteOrgLeftOut)
     .requiredOption("--email <email>", "the member's email address")
 
 /** Registers `svc members`. */

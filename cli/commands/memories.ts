@@ -6,6 +6,7 @@ import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { shortTime } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 interface AddOptions extends DataDirOptions {
   readonly org: string
@@ -49,7 +50,8 @@ export const memoriesCommands = (program: Command, io: CliIo): void => {
       .command("add")
       .description("add a memory for a member")
       .argument("<text>", "the note, 1 to 10,000 characters")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .requiredOption("--member <email>", "the member it belongs to")
   ).action((text: string, options: AddOptions) => add(io, text, options))
 }

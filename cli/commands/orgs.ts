@@ -1,4 +1,4 @@
-/** `svc orgs create|set|show`: organizations, their plan, feature gates and credits. */
+/** `svc orgs create|set|show|list`: organizations, their plan, feature gates and credits. */
 import type { Command } from "commander"
 import { gates, plans } from "../../server/platform/accounts/allowed-values.js"
 import type { Organization } from "../../server/platform/accounts/domain.js"
@@ -83,9 +83,20 @@ const show = async (io: CliIo, slug: string, options: DataDirOptions) => {
   })
 }
 
+const list = async (io: CliIo, options: DataDirOptions) => {
+  const orgs = await withAccounts(io, options, (a) => a.organizations)
+  await output(io, options, orgs, {
+    json: (os) => ({ organizations: os.map(organizationSummary) }),
+    human: (os) => [
+      { kind: "title", tone: "info", text: `${os.length} ${os.length === 1 ? "organization" : "organizations"}` },
+      { kind: "table", columns: ["slug", "name", "plan", "id"], rows: os.map((o) => [o.slug, o.name, o.plan, o.id]), empty: "No organizations yet." }
+    ]
+  })
+}
+
 /** Registers `svc orgs`. */
 export const orgsCommands = (program: Command, io: CliIo): void => {
-  const orgs = program.command("orgs").description("create, change and show organizations")
+  const orgs = program.command("orgs").description("create, change, show and list organizations")
   withDataDir(
     orgs
       .command("create")
@@ -105,4 +116,5 @@ export const orgsCommands = (program: Command, io: CliIo): void => {
       .option("--credits <n>", "set the credits left", parseWholeNumber)
   ).action((slug: string, options: SetOptions) => set(io, slug, options))
   withDataDir(orgs.command("show").description("show an organization").argument("<slug>", "the organization")).action((slug: string, options: DataDirOptions) => show(io, slug, options))
+  withDataDir(orgs.command("list").description("list the organizations, by slug")).action((options: DataDirOptions) => list(io, options))
 }

@@ -13,6 +13,7 @@ import type { CliIo } from "../io.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, shortTime } from "../ui/blocks.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 interface OrgOptions extends DataDirOptions {
   readonly org: string
@@ -128,7 +129,8 @@ export const portalWebhookCommands = (portals: Command, io: CliIo): void => {
       .command("webhook")
       .description("set a Portal's signup webhook: its URL and whether it is enabled (the signing secret is printed once, on the first enable)")
       .argument("<portal-id>", "the Portal")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .option("--url <url>", "the endpoint (http or https; loopback allowed)")
       .addOption(new Option("--enable", "send signup events").conflicts("disable"))
       .addOption(new Option("--disable", "stop sending signup events"))
@@ -138,20 +140,23 @@ export const portalWebhookCommands = (portals: Command, io: CliIo): void => {
       .command("webhook-test")
       .description("send a clearly marked test event to a Portal's webhook now")
       .argument("<portal-id>", "the Portal")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((portalId: string, options: OrgOptions) => sendTest(io, portalId, options))
   withDataDir(
     portals
       .command("deliveries")
       .description("list a Portal's webhook deliveries with their attempts, newest first")
       .argument("<portal-id>", "the Portal")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((portalId: string, options: OrgOptions) => listDeliveries(io, portalId, options))
   withDataDir(
     portals
       .command("redeliver")
       .description("send a webhook delivery again now")
       .argument("<delivery-id>", "the delivery")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((deliveryId: string, options: OrgOptions) => redeliver(io, deliveryId, options))
 }

@@ -1,14 +1,19 @@
-/** `svc portals create` (an organization's Portals) and the signup webhook commands of `portal-webhooks.ts`. */
+/** `svc portals create|list` (an organization's Portals) and the signup webhook commands of `portal-webhooks.ts`. */
 import type { Command } from "commander"
 import type { Portal } from "../../server/provisioning/portals/domain.js"
 import { withOrganization } from "../admin.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
+import { shortTime } from "../ui/blocks.js"
 import { portalWebhookCommands } from "./portal-webhooks.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
-interface CreateOptions extends DataDirOptions {
+interface OrgOptions extends DataDirOptions {
   readonly org: string
+}
+
+interface CreateOptions extends OrgOptions {
   readonly name: string
 }
 
@@ -26,6 +31,23 @@ const create = async (io: CliIo, options: CreateOptions) => {
   })
 }
 
+const list = async (io: CliIo, options: OrgOptions) => {
+  const [{ PortalService }, Effect] = await Promise.all([import("../../server/provisioning/portals/service.js"), import("effect/Effect")])
+  const all = await withOrganization(io, options, PortalService.Default, (organizationId) => Effect.flatMap(PortalService, (portals) => portals.all(organizationId)))
+  await output(io, options, all, {
+    json: (ps) => ({ portals: ps.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt })) }),
+    human: (ps) => [
+      { kind: "title", tone: "info", text: `${ps.length} ${ps.length === 1 ? "Portal" : "Portals"} in ${options.org}` },
+      {
+        kind: "table",
+        columns: ["id", "name", "address", "created"],
+        rows: ps.map((p) => [p.id, p.name, `/portals/${p.id}/`, shortTime(p.createdAt)]),
+        empty: `No Portals in ${options.org}.`
+      }
+    ]
+  })
+}
+
 /** Registers `svc portals`. */
 export const portalsCommands = (program: Command, io: CliIo): void => {
   const portals = program.command("portals").description("Portals where end users sign in")
@@ -33,8 +55,16 @@ export const portalsCommands = (program: Command, io: CliIo): void => {
     portals
       .command("create")
       .description("create a Portal")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .requiredOption("--name <name>", "the Portal's name")
   ).action((options: CreateOptions) => create(io, options))
+  withDataDir(
+    portals
+      .command("list")
+      .description("list the organization's Portals, oldest first")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
+  ).action((options: OrgOptions) => list(io, options))
   portalWebhookCommands(portals, io)
 }

@@ -11,6 +11,7 @@ import { type DataDirOptions, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import { type Block, byteSize, shortTime } from "../ui/blocks.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 interface OrgOptions extends DataDirOptions {
   readonly org: string
@@ -143,20 +144,22 @@ const reject = async (io: CliIo, id: string, options: OrgOptions) => {
 export const reviewCommands = (program: Command, io: CliIo): void => {
   const review = program.command("review").description("the review inbox: approve or reject agent writes and uploads waiting for review")
   withDataDir(
-    review.command("list").description("list the writes and uploads waiting for review, oldest first").requiredOption("--org <slug>", "the organization")
+    review.command("list").description("list the writes and uploads waiting for review, oldest first").option("--org <slug>", orgHelp).hook("preAction", noteOrgLeftOut)
   ).action((options: OrgOptions) => list(io, options))
   withDataDir(
     review
       .command("approve")
       .description("approve an item: a page write goes live, an upload starts indexing")
       .argument("<id>", "the review item's id (see svc review list)")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((id: string, options: OrgOptions) => approve(io, id, options))
   withDataDir(
     review
       .command("reject")
       .description("reject an item: the live page stays as it is, an upload is deleted")
       .argument("<id>", "the review item's id (see svc review list)")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
   ).action((id: string, options: OrgOptions) => reject(io, id, options))
 }

@@ -8,6 +8,7 @@ import { withOrganization } from "../admin.js"
 import { type DataDirOptions, oneOf, withDataDir } from "../options.js"
 import { output } from "../output.js"
 import type { CliIo } from "../io.js"
+import { noteOrgLeftOut, orgHelp } from "../org-option.js"
 
 const statuses = ["paid", "active"] as const
 
@@ -43,7 +44,8 @@ export const subscriptionsCommands = (program: Command, io: CliIo): void => {
       .command("set-status")
       .description("mark a subscription paid (live with a payment processor) or active")
       .argument("<subscription-id>", "the subscription")
-      .requiredOption("--org <slug>", "the organization")
+      .option("--org <slug>", orgHelp)
+      .hook("preAction", noteOrgLeftOut)
       .requiredOption("--status <status>", `${statuses.join(" or ")}`)
   ).action((id: string, options: SetStatusOptions) => setStatus(io, id, options))
 }

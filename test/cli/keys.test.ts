@@ -86,7 +86,6 @@ describe("svc keys", slow, () => {
       svc([...create, "--all-scopes", "--personal"], dataDir),
       svc([...create, "--all-scopes", "--member", "kim@example.com"], dataDir),
       svc(["keys", "create", "--org", "acme", "--all-scopes"], dataDir),
-      svc(["keys", "list"], dataDir),
       svc(["keys", "revoke", "--org", "acme"], dataDir)
     ])
     const lines = runs.map((run) => expectFailure(run, 2))

@@ -36,13 +36,14 @@ describe("svc members", slow, () => {
   it("refuses unknown organizations, bad emails, duplicates and missing options", async () => {
     await svcJson(["members", "add", "--org", "acme", "--email", "dup@example.com", "--role", "member"], dataDir)
     const add = ["members", "add", "--org", "acme", "--email"]
-    const [unknownOrg, badEmail, duplicate, noRole, noEmail, noOrg, ghost] = await Promise.all([
+    const [unknownOrg, badEmail, duplicate, noRole, noEmail, onlyOrg, ghost] = await Promise.all([
       svc(["members", "add", "--org", "nope", "--email", "c@example.com", "--role", "member"], dataDir),
       svc([...add, "not-an-email", "--role", "member"], dataDir),
       svc([...add, "dup@example.com", "--role", "member"], dataDir),
       svc([...add, "d@example.com"], dataDir),
       svc(["members", "set-role", "--org", "acme", "--role", "admin"], dataDir),
-      svc(["members", "remove", "--email", "dup@example.com"], dataDir),
+      // Without --org: the data directory's only organization, acme.
+      svc(["members", "remove", "--email", "nobody@example.com"], dataDir),
       svc(["members", "set-role", "--org", "acme", "--email", "ghost@example.com", "--role", "admin"], dataDir)
     ])
     expect(expectFailure(unknownOrg!, 1)).toMatch(/nope/)
@@ -50,7 +51,7 @@ describe("svc members", slow, () => {
     expect(expectFailure(duplicate!, 1)).toMatch(/already a member/)
     expect(expectFailure(noRole!, 2)).toMatch(/--role/)
     expect(expectFailure(noEmail!, 2)).toMatch(/--email/)
-    expect(expectFailure(noOrg!, 2)).toMatch(/--org/)
+    expect(expectFailure(onlyOrg!, 1)).toBe("svc: No member 'nobody@example.com' in organization 'acme'.")
     expect(expectFailure(ghost!, 1)).toMatch(/ghost@example\.com/)
   })
 

@@ -124,7 +124,7 @@ describe("svc review", slow, () => {
   it("refuses missing options and arguments as usage errors", async () => {
     const runs = await Promise.all([
       svc(["review"], dataDir),
-      svc(["review", "list"], dataDir),
+      svc(["review", "list", "--org"], dataDir),
       svc(["review", "approve", "--org", "default"], dataDir),
       svc(["review", "reject"], dataDir),
       svc(["review", "approve", "--org", "default", "a", "b"], dataDir)

@@ -7,6 +7,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import type { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 
 /** Where a kind of item is kept. */
 export interface VersionedTables {
@@ -65,6 +66,9 @@ const afterParams = (page: PageRequest) => (page.after === null ? [] : [page.aft
 export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection, tables: VersionedTables) => {
   const { items, versions, itemColumn } = tables
   return {
+    /** How many items the organization has, published or not. */
+    count: (organizationId: string) => organizationRowCount(sql, items, organizationId),
+
     /** Inserts a new item with its first draft, unpublished. */
     insert: (organizationId: string, id: string, draft: DraftValues, at: string) =>
       Effect.orDie(

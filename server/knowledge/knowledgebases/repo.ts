@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { NotFound } from "../../platform/errors.js"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { Knowledgebase } from "./domain.js"
 
@@ -62,6 +63,8 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
           .pipe(Effect.map((rows) => (rows[0] ? toKnowledgebase(rows[0]) : null)))
       )
     return {
+      /** How many Knowledgebases the organization has. */
+      count: (organizationId: string) => organizationRowCount(sql, "knowledgebases", organizationId),
       /** Up to `limit + 1` Knowledgebases after the page position, oldest first (read connection, raw rows). */
       list: (organizationId: string, page: PageRequest) =>
         Effect.orDie(

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { PageRow as TreeRow } from "./tree.js"
 import type { Source } from "../knowledgebases/domain.js"
@@ -96,6 +97,8 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
     const statements = statementsOn(sql)
 
     return {
+      /** How many pages the organization has, in all its Knowledgebases. */
+      count: (organizationId: string) => organizationRowCount(sql, "pages", organizationId),
       /** A page of the Knowledgebase (read connection). */
       find: (knowledgebaseId: string, pageId: string) =>
         orDie(

@@ -8,6 +8,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import type { Chunk } from "./chunk.js"
 import type { Source } from "../knowledgebases/domain.js"
 
@@ -81,6 +82,8 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
     const reader = yield* ReadConnection
     const orDie = Effect.orDie
     return {
+      /** How many sources the organization has, in all its Knowledgebases. */
+      count: (organizationId: string) => organizationRowCount(sql, "sources", organizationId),
       /** A source attached to the Knowledgebase (read connection). */
       find: (knowledgebaseId: string, sourceId: string) =>
         orDie(

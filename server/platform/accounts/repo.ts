@@ -129,6 +129,10 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
     return {
       organizationBySlug: (slug: string) => organizationBy("slug", slug),
       organizationById: (id: string) => organizationBy("id", id),
+      /** Every organization, by slug. */
+      organizations: orDie(
+        sql<OrganizationRow>`SELECT * FROM organizations ORDER BY slug`.pipe(Effect.map((rows) => rows.map(toOrganization)))
+      ),
       insertOrganization: (org: Organization) =>
         orDie(sql`INSERT INTO organizations (id, slug, name, plan, gates, credits_remaining, credits_used, created_at)
           VALUES (${org.id}, ${org.slug}, ${org.name}, ${org.plan}, ${JSON.stringify([...org.gates])},

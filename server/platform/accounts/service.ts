@@ -341,6 +341,12 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
         })
       ),
 
+      /** Every organization, by slug (administration: `svc orgs list`, `svc status`). */
+      organizations: repo.organizations,
+
+      /** Whether the first `svc serve` of this database has made organization `default` and its key (`bootstrap`). */
+      bootstrapped: Effect.map(repo.setting("bootstrapped_at"), (at) => at !== null),
+
       /** The organization `svc serve` reports: `default`, when it exists. */
       defaultOrganization: repo.organizationBySlug(defaultOrganization.slug),
 

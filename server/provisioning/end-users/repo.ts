@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { statementsOn } from "../../platform/sql/write-fast-path.js"
 import type { EndUserRow, SubscriptionRow } from "./rows.js"
 import {
@@ -31,6 +32,8 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
     const first = <A>(rows: ReadonlyArray<A>) => rows[0] ?? null
 
     return {
+      /** How many end-user accounts the organization has, deleted ones left out (as listings leave them out). */
+      count: (organizationId: string) => organizationRowCount(sql, "end_users", organizationId, sql`AND state <> 'deleted'`),
       /** The account by id, unless deleted. */
       live: (organizationId: string, id: string) =>
         Effect.orDie(

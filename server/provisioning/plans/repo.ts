@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import type { TierPlanRow } from "./domain.js"
 
 const afterClause = (page: PageRequest) => (page.after === null ? "" : "AND (created_at, id) > (?, ?)")
@@ -14,6 +15,11 @@ export class TierPlanRepo extends Effect.Service<TierPlanRepo>()("svc/TierPlanRe
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
     return {
+      /** How many plans the organization has, archived ones included. */
+      count: (organizationId: string) => organizationRowCount(sql, "tier_plans", organizationId),
+      /** Every plan of the organization, archived ones included, oldest first (administration: `svc plans list`). */
+      all: (organizationId: string) =>
+        Effect.orDie(sql<TierPlanRow>`SELECT * FROM tier_plans WHERE organization_id = ${organizationId} ORDER BY created_at, id`),
       /** Inserts a plan and its plan group (named after the plan); run inside a transaction. */
       insert: (row: TierPlanRow) =>
         Effect.orDie(

@@ -67,6 +67,9 @@ export class TierPlanService extends Effect.Service<TierPlanService>()("svc/Tier
           })
         ),
 
+      /** Every plan of the organization (archived included, flagged), oldest first: administration's listing. */
+      all: (organizationId: string): Effect.Effect<ReadonlyArray<TierPlan>> => Effect.map(repo.all(organizationId), (rows) => rows.map(toTierPlan)),
+
       /** One page of the organization's plans (archived included, flagged), oldest first. */
       list: (actor: Principal, request: ListPage) =>
         Effect.gen(function* () {

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import type { PortalRow } from "./domain.js"
 
 /** Rows of `portals`. */
@@ -11,6 +12,11 @@ export class PortalRepo extends Effect.Service<PortalRepo>()("svc/PortalRepo", {
     const sql = yield* SqlClient.SqlClient
     const reader = yield* ReadConnection
     return {
+      /** How many Portals the organization has. */
+      count: (organizationId: string) => organizationRowCount(sql, "portals", organizationId),
+      /** Every Portal of the organization, oldest first (administration: `svc portals list`). */
+      all: (organizationId: string) =>
+        Effect.orDie(sql<PortalRow>`SELECT * FROM portals WHERE organization_id = ${organizationId} ORDER BY created_at, id`),
       insert: (row: PortalRow) =>
         Effect.orDie(sql`INSERT INTO portals (id, organization_id, name, created_at)
           VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.created_at})`),

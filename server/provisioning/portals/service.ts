@@ -30,6 +30,9 @@ export class PortalService extends Effect.Service<PortalService>()("svc/PortalSe
           row ? Effect.succeed(toPortal(row)) : Effect.fail(new NotFound({ message: `No Portal '${id}' in this organization.` }))
         ),
 
+      /** Every Portal of the organization, oldest first: administration's listing. */
+      all: (organizationId: string): Effect.Effect<ReadonlyArray<Portal>> => Effect.map(repo.all(organizationId), (rows) => rows.map(toPortal)),
+
       /** One page of the organization's Portals, oldest first. */
       list: (actor: Principal, request: ListPage) =>
         Effect.gen(function* () {

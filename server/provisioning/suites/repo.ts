@@ -1,12 +1,25 @@
 /** SQL of Suites and their Apps (writes inside the caller's transaction). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 
 /** Suites in SQL. */
 export class SuiteRepo extends Effect.Service<SuiteRepo>()("svc/SuiteRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return {
+      /** How many Suites the organization has. */
+      count: (organizationId: string) => organizationRowCount(sql, "suites", organizationId),
+      /** Every Suite of the organization with its Apps in order, oldest first (administration: `svc suites list`). */
+      all: (organizationId: string) =>
+        Effect.orDie(
+          Effect.gen(function* () {
+            const suites = yield* sql<{ id: string; name: string }>`SELECT id, name FROM suites WHERE organization_id = ${organizationId} ORDER BY created_at, id`
+            const apps = yield* sql<{ suite_id: string; app_id: string }>`SELECT a.suite_id, a.app_id FROM suite_apps a
+              JOIN suites s ON s.id = a.suite_id WHERE s.organization_id = ${organizationId} ORDER BY a.suite_id, a.position`
+            return suites.map((suite) => ({ id: suite.id, name: suite.name, appIds: apps.filter((app) => app.suite_id === suite.id).map((app) => app.app_id) }))
+          })
+        ),
       /** Which of `ids` are Apps of the organization. */
       existingApps: (organizationId: string, ids: ReadonlyArray<string>) =>
         ids.length === 0

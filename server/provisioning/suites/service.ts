@@ -33,6 +33,9 @@ export class SuiteService extends Effect.Service<SuiteService>()("svc/SuiteServi
           })
         ),
 
+      /** Every Suite of the organization with its Apps in order, oldest first: administration's listing. */
+      all: (organizationId: string): Effect.Effect<ReadonlyArray<Suite>> => repo.all(organizationId),
+
       /** The Suite of the organization. */
       get: (organizationId: string, id: string): Effect.Effect<Suite, NotFound> =>
         Effect.flatMap(repo.find(organizationId, id), (suite) =>

@@ -4,6 +4,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { statementsOn } from "../../platform/sql/write-fast-path.js"
 import {
   appendMessageTx,
@@ -36,6 +37,10 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
     const first = <A>(rows: ReadonlyArray<A>) => rows[0] ?? null
 
     return {
+      /** How many conversations the organization has. */
+      countConversations: (organizationId: string) => organizationRowCount(sql, "conversations", organizationId),
+      /** How many executions (runs of every kind) the organization has. */
+      countExecutions: (organizationId: string) => organizationRowCount(sql, "executions", organizationId),
       /** The organization's credits left (read connection). */
       creditsLeft: (organizationId: string) =>
         Effect.orDie(
