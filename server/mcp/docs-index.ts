@@ -6,8 +6,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { positiveIdf } from "../knowledge/search/rank.js"
-import { queryTerms, snippetOf, stemOf } from "../knowledge/search/query.js"
+import { idf as positiveIdf } from "../knowledge/search/bm25f.js"
+import { stemOf } from "../knowledge/search/analyzer.js"
+import { queryTerms, snippetOf } from "../knowledge/search/query.js"
 
 /** One section of a document. */
 export interface DocSection {

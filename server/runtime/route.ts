@@ -6,7 +6,7 @@
  * distinct words it holds (rounded to 9 decimals, so equal sums tie). The highest score wins; on a tie the member listed first wins; a
  * message sharing no word with any member goes to none.
  */
-import { stemOf } from "../knowledge/search/query.js"
+import { stemOf } from "../knowledge/search/analyzer.js"
 
 /** A member an App may route to. */
 export interface RouteMember {

@@ -202,7 +202,7 @@ describe("snippetOf", () => {
 
   it("is safe with terms holding regular-expression characters", () => {
     expect(() => snippetOf("c++ and a.b (x)", ["c++", "a.b", "(x)", "[", "\\"])).not.toThrow()
-    expect(snippetOf("abc a.b", ["a.b"])).toBe("abc **a**.**b**")
+    expect(snippetOf("abc x.y", ["x.y"])).toBe("abc **x**.**y**")
   })
 
   it("handles letters of any script", () => {

@@ -17,6 +17,12 @@ export const SearchRequest = Schema.Struct({
       description: "Default `[\"documents\", \"pages\"]`, plus `memories` for a personal key. `[\"pages\"]` is free."
     })
   ),
+  collapse: Schema.optional(
+    Schema.Boolean.annotations({
+      description:
+        "Default `true`: one hit per document, its best passage. `false` lists every matching passage, several per document."
+    })
+  ),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 200)).annotations({ message: () => "limit must be a whole number from 1 to 200" })),
   cursor: Schema.optional(Schema.String)
 }).annotations({

@@ -1,14 +1,13 @@
 /**
- * The PostgreSQL form of search's hit finding (the FTS5 queries of `service.ts`): each table's words
- * are a stored `tsvector` (migrations 0004 and 0005, config `svc_english`: English stemming, no stop
- * words) with a GIN index. A hit's score is BM25-like and negative like FTS5's `bm25()` (lower is
- * better): per query word, `ts_rank_cd` (the word's weighted frequency, normalized by the text's
- * length) times the word's Lucene IDF over the table, summed per row. The cutoff rule for very
- * common words is the same as on SQLite (`rankingPlan` in `service.ts`).
+ * The PostgreSQL form of search's first stage (the FTS5 queries of `service.ts`): each table's
+ * words are a stored `tsvector` (migrations 0004 and 0005, config `svc_english`: English stemming,
+ * no stop words) with a GIN index. Candidates are ordered BM25-like, negative like FTS5's `bm25()`
+ * (lower is better): per query word, `ts_rank_cd` (the word's weighted frequency, normalized by the
+ * text's length) times the word's IDF given by the caller (the organization's), summed per row.
+ * The second stage (`bm25f.ts`) scores them for real.
  */
 import { Effect } from "effect"
 import type { Reads } from "../../platform/sql/read-connection.js"
-import { positiveIdf } from "./rank.js"
 
 /** A matching row: its `rowid` (passage id or `fts_key`) and score, best (lowest) first. */
 export interface PgHit {
@@ -42,8 +41,6 @@ const passages: (scope: string) => { table: Table; params: ReadonlyArray<unknown
 
 /** Reads of hits on the pool, in the order and shape `service.ts` expects. */
 export const pgSearchIndex = (reader: Reads) => {
-  const count = (text: string, params: ReadonlyArray<unknown>) =>
-    Effect.orDie(reader.all<{ n: number }>(text, params)).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
   const hits = (text: string, params: ReadonlyArray<unknown>) =>
     Effect.orDie(reader.all<PgHit>(text, params)).pipe(Effect.map((rows) => rows.map((row) => ({ rowid: Number(row.rowid), score: Number(row.score) }))))
 
@@ -56,16 +53,11 @@ export const pgSearchIndex = (reader: Reads) => {
     return hits(text, [...terms.flatMap((term, i) => [idfs[i], term, ...params]), depth])
   }
 
-  /** How many rows of `from` hold `term`. */
-  const frequency = (from: string, term: string) => count(`SELECT count(*) AS n FROM ${from} WHERE t.search @@ ${query}`, [term])
-
   return {
-    /** How many passages hold `term` (the document frequency of the cutoff rule). */
-    passageFrequency: (term: string) => frequency("passages t", term),
-    /** Passages in `scope` holding any of `terms`, ranked with the given document frequencies over `total` passages. */
-    documents: (scope: string, terms: ReadonlyArray<string>, frequencies: ReadonlyArray<number>, total: number, depth: number) => {
+    /** Passages in `scope` holding any of `terms`, ordered with the words' IDFs. */
+    documents: (scope: string, terms: ReadonlyArray<string>, idfs: ReadonlyArray<number>, depth: number) => {
       const { table, params } = passages(scope)
-      return ranked(table, params, terms, frequencies.map((df) => positiveIdf(total, df)), depth)
+      return ranked(table, params, terms, idfs, depth)
     },
     /** Passages in `scope` holding any of `terms`, unranked (every score 0), in index order. */
     documentsUnranked: (scope: string, terms: ReadonlyArray<string>, depth: number) =>
@@ -75,25 +67,21 @@ export const pgSearchIndex = (reader: Reads) => {
         [...terms, scope, depth]
       ),
     /** Pages (not folders) of the Knowledgebases holding any of `terms`. */
-    pages: (knowledgebaseIds: ReadonlyArray<string>, terms: ReadonlyArray<string>, depth: number) =>
-      Effect.gen(function* () {
-        const total = yield* count("SELECT count(*) AS n FROM pages", [])
-        const idfs = yield* Effect.forEach(terms, (term) => Effect.map(frequency("pages t", term), (df) => positiveIdf(total, df)))
+    pages: (knowledgebaseIds: ReadonlyArray<string>, terms: ReadonlyArray<string>, idfs: ReadonlyArray<number>, depth: number) =>
+      Effect.suspend(() => {
         const table: Table = {
           columns: "t.fts_key AS rowid, t.id AS key",
           from: "pages t",
           where: `t.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND t.template_key != 'folder'`,
           weights: "'{0.1, 0.2, 0.25, 1.0}'"
         }
-        return yield* ranked(table, knowledgebaseIds, terms, idfs, depth)
+        return ranked(table, knowledgebaseIds, terms, idfs, depth)
       }),
     /** The member's memories holding any of `terms`. */
-    memories: (memberId: string, terms: ReadonlyArray<string>, depth: number) =>
-      Effect.gen(function* () {
-        const total = yield* count("SELECT count(*) AS n FROM memories", [])
-        const idfs = yield* Effect.forEach(terms, (term) => Effect.map(frequency("memories t", term), (df) => positiveIdf(total, df)))
+    memories: (memberId: string, terms: ReadonlyArray<string>, idfs: ReadonlyArray<number>, depth: number) =>
+      Effect.suspend(() => {
         const table: Table = { columns: "t.fts_key AS rowid, t.id AS key", from: "memories t", where: "t.member_id = ?", weights: "'{0.1, 0.2, 0.4, 1.0}'" }
-        return yield* ranked(table, [memberId], terms, idfs, depth)
+        return ranked(table, [memberId], terms, idfs, depth)
       })
   }
 }

@@ -2,7 +2,7 @@
  * Pure helpers of Knowledgebase search: the words of a query, the FTS5 expression they make (each
  * word quoted, so no user text is ever read as FTS5 syntax), and highlighted snippets.
  */
-import { stemmer } from "stemmer"
+import { isStopWord, stemOf, wordPattern } from "./analyzer.js"
 
 /** The most words a query contributes. */
 export const maxQueryTerms = 32
@@ -20,25 +20,15 @@ export const queryTerms = (query: string): Array<string> => {
 export const matchExpression = (terms: ReadonlyArray<string>): string => terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ")
 
 const snippetChars = 240
-const wordPattern = /[\p{L}\p{N}]+/gu
 
-const stems = new Map<string, string>()
-const stemsKept = 50_000
-
-/** A word as the index compares it: without diacritics, lower-case, Porter-stemmed (as `porter unicode61`). */
-export const stemOf = (word: string): string => {
-  let stem = stems.get(word)
-  if (stem === undefined) {
-    stem = stemmer(word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase())
-    if (stems.size >= stemsKept) stems.clear()
-    stems.set(word, stem)
-  }
-  return stem
-}
-
-/** The stems of the query's words (terms holding punctuation count by their words). */
+/** The stems of the query's words that may be highlighted: never a stop word's. */
 const stemsOf = (terms: ReadonlyArray<string>): Set<string> =>
-  new Set(terms.flatMap((term) => term.match(wordPattern) ?? []).map(stemOf))
+  new Set(
+    terms
+      .flatMap((term) => term.match(wordPattern) ?? [])
+      .filter((word) => !isStopWord(word))
+      .map(stemOf)
+  )
 
 /** Whether `text` holds a word of the query (by stem, as the index matches). */
 export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean => {
@@ -48,7 +38,7 @@ export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean
 
 /**
  * A short excerpt of `text` around the first word of the query it holds, with the matching words
- * in `**bold**`. Words match by stem, as the index's Porter stemmer does (`policies` finds
+ * in `**bold**` (never a stop word: "to" or "the" is not what a reader looks for). Words match by stem, as the index's Porter stemmer does (`policies` finds
  * `policy`), never by a part of a longer word.
  */
 export const snippetOf = (text: string, terms: ReadonlyArray<string>): string => {

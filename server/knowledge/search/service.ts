@@ -1,8 +1,12 @@
 /**
  * Knowledgebase search: documents (indexed passages of ready, enabled sources), pages and, for a
- * personal key, the member's own memories; BM25 over SQLite FTS5 on the read connection (on
- * PostgreSQL its tsvector form, `pg-index.ts`), merged by score, with snippets and a citation on every hit. One credit per call that searches documents,
- * charged only after the search succeeded; recorded in the key's activity (query as a fingerprint).
+ * personal key, the member's own memories. Two stages: the index finds candidates (SQLite FTS5 on
+ * the read connection; on PostgreSQL its tsvector form, `pg-index.ts`), then `bm25f.ts` scores them
+ * again with the organization's own statistics (`statistics.ts`), documents and pages on one scale,
+ * a document's name weighing in every passage, English stop words never deciding, and
+ * pseudo-relevance feedback. Documents collapse to their best passage unless `collapse: false`.
+ * Snippets and a citation on every hit. One credit per call that searches documents, charged only
+ * after the search succeeded; recorded in the key's activity (query as a fingerprint).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -13,26 +17,26 @@ import { DatabaseBackend } from "../../platform/sql/dialect.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { ActivityLog } from "../activity/service.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
+import { rankingTerms, stemOf } from "./analyzer.js"
+import { type Analyzed, analyze, type CandidateKind, expandedQuery, expansionTerms, feedback, idf, score, type Statistics, type WeightedQuery } from "./bm25f.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
 import { pgSearchIndex } from "./pg-index.js"
-import { matchExpression, mentionsAny, queryTerms, snippetOf, stemOf } from "./query.js"
-import { ftsRowCount, idfRescaling, perWordRanking } from "./rank.js"
+import { matchExpression, mentionsAny, queryTerms, snippetOf } from "./query.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
+import { searchStatistics } from "./statistics.js"
 
 /** How deep paging through one query may go. */
 export const maxSearchDepth = 1_000
 const defaultLimit = 50
-/** A word is common (see `rankingPlan`) when more than this share of the passages hold it… */
+/** The fewest candidates the index hands the second stage, of each kind… */
+const candidateFloor = 300
+/** …and the most (deep pages of collapsed documents need several passages per hit). */
+const candidateCeiling = 3_000
+/** A word is common (see `matchPlan`) when more than this share of the organization's passages and pages hold it… */
 const commonWordShare = 0.2
 /** …and more than this many. */
 const commonWordMinimum = 5_000
-const frequencyTtlMs = 60_000
-const frequenciesKept = 10_000
 
-interface Hit {
-  readonly rowid: number
-  readonly score: number
-}
 interface PassageRow {
   readonly id: number
   readonly source_id: string
@@ -51,12 +55,32 @@ interface MemoryRow {
   readonly id: string
   readonly text: string
 }
+/** A candidate with what scoring it needs and what its hit shows. */
+interface Scored {
+  readonly kind: CandidateKind
+  readonly analyzed: Analyzed
+  readonly group: string
+  readonly result: Omit<SearchResult, "score" | "snippet">
+  /** The text its snippet is cut from (only the hits shown are cut). */
+  readonly excerptOf: string
+  score: number
+}
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
-/** The same order as the queries' tie-break: passages by number, pages and memories by id. */
-const compareIds = (a: SearchResult, b: SearchResult) => (a.kind === "document" ? Number(a.id) - Number(b.id) : compareText(a.id, b.id))
+/** The tie-break of equal scores: passages by number, pages and memories by id. */
+const compareIds = (a: Scored, b: Scored) =>
+  a.kind === "document" && b.kind === "document" ? Number(a.result.id) - Number(b.result.id) : compareText(a.result.id, b.result.id)
+const byScore = (a: Scored, b: Scored) => b.score - a.score || compareText(a.kind, b.kind) || compareIds(a, b)
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
-const round = (score: number) => Math.round(-score * 10_000) / 10_000
+const round = (value: number) => Math.round(value * 10_000) / 10_000
+const wordsSql = (dialect: "sqlite" | "pg", x: string) =>
+  `(length(${x}) - length(replace(replace(${x}, ' ', ''), ${dialect === "pg" ? "chr(10)" : "char(10)"}, '')) + 1)`
+
+/** The best of each group (a document's passages), best first. */
+const collapsed = (items: ReadonlyArray<Scored>): Array<Scored> => {
+  const seen = new Set<string>()
+  return items.filter((item) => (seen.has(item.group) ? false : (seen.add(item.group), true)))
+}
 
 /** Search over a Knowledgebase (or `all`) for a calling principal. */
 export class SearchService extends Effect.Service<SearchService>()("svc/SearchService", {
@@ -66,164 +90,99 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const knowledgebases = yield* KnowledgebaseRepo
     const cursors = yield* Cursors
     const activity = yield* ActivityLog
-    const pg = (yield* DatabaseBackend).dialect === "pg" ? pgSearchIndex(reader) : null
+    const dialect = (yield* DatabaseBackend).dialect
+    const pg = dialect === "pg" ? pgSearchIndex(reader) : null
+    const statistics = searchStatistics(reader, dialect)
 
-    const hits = (text: string, params: ReadonlyArray<unknown>) => Effect.orDie(reader.all<Hit>(text, params))
+    const ids = (text: string, params: ReadonlyArray<unknown>) =>
+      Effect.orDie(reader.all<{ rowid: number }>(text, params)).pipe(Effect.map((rows) => rows.map((row) => Number(row.rowid))))
+    const rowsById = <Row>(text: string, keys: ReadonlyArray<number>) =>
+      keys.length === 0 ? Effect.succeed([] as ReadonlyArray<Row>) : Effect.orDie(reader.all<Row>(text, keys))
     const count = (text: string, params: ReadonlyArray<unknown>) =>
-      Effect.orDie(reader.all<{ n: number }>(text, params)).pipe(Effect.map((rows) => rows[0]?.n ?? 0))
-    /** `N` of an FTS5 table's BM25, from its averages record. */
-    const rowsOf = (table: "pages_fts" | "memories_fts") =>
-      Effect.orDie(reader.all<{ block: Uint8Array }>(`SELECT block FROM ${table}_data WHERE id = 1`, [])).pipe(
-        Effect.map((rows) => ftsRowCount(rows[0]?.block))
-      )
-    /** How many rows of an FTS5 table hold each word (`n` of its BM25), as FTS5 counts them. */
-    const frequenciesIn = (table: "pages_fts" | "memories_fts", terms: ReadonlyArray<string>) =>
-      Effect.forEach(terms, (term) => count(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`, [matchExpression([term])]))
+      Effect.orDie(reader.all<{ n: number }>(text, params)).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
 
     /**
-     * Hits of `select` (naming `rowid`, a tie-break `key` and a BM25 `score`; its MATCH expression
-     * first among its parameters, `params` after) for the query's words, best first: one FTS5
-     * query for all of them, or word by word with a positive IDF when a word is common in the
-     * table (see rank.ts).
+     * Which words find the candidates: a cutoff frequency, as Elasticsearch's common terms query.
+     * A word held by over a fifth of the organization's passages and pages (and by more than
+     * {@link commonWordMinimum}) says little about relevance but would make the index read most
+     * of itself; when the query has rarer words, those alone find candidates (the common ones
+     * still score them). A query of only common words finds its candidates in index order.
      */
-    const rankedHits = (
-      select: string,
-      params: ReadonlyArray<unknown>,
-      terms: ReadonlyArray<string>,
-      matchOf: (terms: ReadonlyArray<string>) => string,
-      table: { readonly rows: number; readonly frequencies: ReadonlyArray<number> },
-      depth: number
-    ) => {
-      const weights = idfRescaling(table.rows, table.frequencies)
-      if (weights === null || terms.length === 1) {
-        const weight = weights?.[0] ?? 1
-        return Effect.map(hits(`${select} ORDER BY score, key LIMIT ?`, [matchOf(terms), ...params, depth]), (found) =>
-          weight === 1 ? found : found.map((hit) => ({ rowid: hit.rowid, score: hit.score * weight }))
-        )
-      }
-      return hits(perWordRanking(select, terms.length), [...terms.flatMap((term, i) => [weights[i], matchOf([term]), ...params]), depth])
+    const matchPlan = (words: ReadonlyArray<string>, frequencies: ReadonlyMap<string, number>, units: number) => {
+      const cutoff = Math.max(commonWordMinimum, units * commonWordShare)
+      const kept = words.filter((word) => (frequencies.get(stemOf(word)) ?? 0) <= cutoff)
+      return kept.length > 0 ? { words: kept, ordered: true } : { words, ordered: false }
     }
-    const rowsByRowid = <Row>(text: string, ids: ReadonlyArray<number>) =>
-      ids.length === 0 ? Effect.succeed([] as ReadonlyArray<Row & { rowid: number }>) : Effect.orDie(reader.all<Row & { rowid: number }>(text, ids))
 
-    /** Document frequencies of stems (for skipping words most passages hold), kept a minute. */
-    const frequencies = new Map<string, { df: number; at: number }>()
-    const frequencyOf = (term: string, fresh = false) =>
+    const passageCandidates = (scope: string, words: ReadonlyArray<string>, ordered: boolean, idfs: ReadonlyArray<number>, limit: number) =>
       Effect.gen(function* () {
-        const stem = stemOf(term)
-        const cached = frequencies.get(stem)
-        if (cached && !fresh && Date.now() - cached.at < frequencyTtlMs) return cached.df
-        const df =
+        const found =
           pg !== null
-            ? yield* pg.passageFrequency(term)
-            : ((yield* Effect.orDie(reader.all<{ doc: number }>("SELECT doc FROM passages_vocab WHERE term = ?", [stem])))[0]?.doc ?? 0)
-        if (frequencies.size >= frequenciesKept) frequencies.clear()
-        frequencies.set(stem, { df, at: Date.now() })
-        return df
-      })
-
-    /**
-     * Which words rank the passages: a cutoff frequency, as Elasticsearch's common terms query. In
-     * a large index, a word held by over a fifth of the passages (and by more than
-     * {@link commonWordMinimum}) says little about relevance but makes the ranking score most of the
-     * index. When the query has rarer words, those alone match and rank; a query of only common
-     * words is answered in index order (their BM25 weights being near zero), every score 0.
-     */
-    const rankingPlan = (terms: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
-        const total = (yield* Effect.orDie(reader.all<{ value: number }>("SELECT value FROM search_counters WHERE name = 'passages'", [])))[0]?.value ?? 0
-        const cutoff = Math.max(commonWordMinimum, total * commonWordShare)
-        if (total <= cutoff) {
-          return { terms, ranked: true, total, frequencies: yield* Effect.forEach(terms, (term) => frequencyOf(term, true)) }
-        }
-        const kept: Array<string> = []
-        const frequencies: Array<number> = []
-        for (const term of terms) {
-          const df = yield* frequencyOf(term)
-          if (df <= cutoff) {
-            kept.push(term)
-            frequencies.push(df)
-          }
-        }
-        return kept.length > 0 ? { terms: kept, ranked: true, total, frequencies } : { terms, ranked: false, total, frequencies: [] }
-      })
-
-    const documentHits = (organizationId: string, knowledgebaseId: string | null, terms: ReadonlyArray<string>, depth: number) =>
-      Effect.gen(function* () {
-        const plan = yield* rankingPlan(terms)
-        const scope = knowledgebaseId === null ? organizationScope(organizationId) : knowledgebaseScope(knowledgebaseId)
-        const matchOf = (words: ReadonlyArray<string>) => `{text}: (${matchExpression(words)}) AND {scope}: "${scope}"`
-        const found = pg !== null
-          ? plan.ranked
-            ? yield* pg.documents(scope, plan.terms, plan.frequencies, plan.total, depth)
-            : yield* pg.documentsUnranked(scope, plan.terms, depth)
-          : plan.ranked
-          ? yield* rankedHits(
-              "SELECT rowid, rowid AS key, bm25(passages_fts, 1.0, 0.0) AS score FROM passages_fts WHERE passages_fts MATCH ?",
-              [],
-              plan.terms,
-              matchOf,
-              { rows: plan.total, frequencies: plan.frequencies },
-              depth
-            )
-          : yield* hits("SELECT rowid, 0 AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rowid LIMIT ?", [matchOf(plan.terms), depth])
-        // Passages exist only for ready documents; the status is checked again on the few hits.
-        const rows = yield* rowsByRowid<PassageRow>(
-          `SELECT p.id AS rowid, p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
+            ? (yield* ordered ? pg.documents(scope, words, idfs, limit) : pg.documentsUnranked(scope, words, limit)).map((hit) => hit.rowid)
+            : yield* ids(
+                `SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? ORDER BY ${ordered ? "bm25(passages_fts, 1.0, 0.0), " : ""}rowid LIMIT ?`,
+                [`{text}: (${matchExpression(words)}) AND {scope}: "${scope}"`, limit]
+              )
+        // Passages exist only for ready documents; the status is checked again on the candidates.
+        return yield* rowsById<PassageRow>(
+          `SELECT p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
            FROM passages p JOIN sources s ON s.id = p.source_id
            WHERE p.id IN (${placeholders(found.length)}) AND s.status = 'ready' AND s.disabled = 0`,
-          found.map((hit) => hit.rowid)
+          found
         )
-        const byId = new Map(rows.map((row) => [row.rowid, row]))
-        return found.flatMap((hit) => {
-          const row = byId.get(hit.rowid)
-          return row ? [{ score: hit.score, row }] : []
-        })
       })
 
-    const pageHits = (knowledgebaseIds: ReadonlyArray<string>, terms: ReadonlyArray<string>, depth: number) =>
+    const pageCandidates = (knowledgebaseIds: ReadonlyArray<string>, words: ReadonlyArray<string>, idfs: ReadonlyArray<number>, limit: number) =>
       Effect.gen(function* () {
         if (knowledgebaseIds.length === 0) return []
-        const found = pg !== null ? yield* pg.pages(knowledgebaseIds, terms, depth) : yield* rankedHits(
-          `SELECT f.rowid AS rowid, p.id AS key, bm25(pages_fts, 4.0, 1.0) AS score FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
-           WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'`,
-          knowledgebaseIds,
-          terms,
-          matchExpression,
-          { rows: yield* rowsOf("pages_fts"), frequencies: yield* frequenciesIn("pages_fts", terms) },
-          depth
+        const found =
+          pg !== null
+            ? (yield* pg.pages(knowledgebaseIds, words, idfs, limit)).map((hit) => hit.rowid)
+            : yield* ids(
+                `SELECT f.rowid AS rowid FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
+                 WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'
+                 ORDER BY bm25(pages_fts, 2.0, 1.0), f.rowid LIMIT ?`,
+                [matchExpression(words), ...knowledgebaseIds, limit]
+              )
+        return yield* rowsById<PageRow>(
+          `SELECT id, knowledgebase_id, title, markdown FROM pages WHERE fts_key IN (${placeholders(found.length)})`,
+          found
         )
-        const rows = yield* rowsByRowid<PageRow>(
-          `SELECT fts_key AS rowid, id, knowledgebase_id, title, markdown FROM pages WHERE fts_key IN (${placeholders(found.length)})`,
-          found.map((hit) => hit.rowid)
-        )
-        const byId = new Map(rows.map((row) => [row.rowid, row]))
-        return found.flatMap((hit) => {
-          const row = byId.get(hit.rowid)
-          return row ? [{ score: hit.score, row }] : []
-        })
       })
 
-    const memoryHits = (memberId: string, terms: ReadonlyArray<string>, depth: number) =>
+    /** The member's memories holding a word, with the statistics of the member's memories. */
+    const memoryCandidates = (memberId: string, words: ReadonlyArray<string>, limit: number) =>
       Effect.gen(function* () {
-        const found = pg !== null ? yield* pg.memories(memberId, terms, depth) : yield* rankedHits(
-          `SELECT f.rowid AS rowid, m.id AS key, bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
-           WHERE memories_fts MATCH ? AND m.member_id = ?`,
-          [memberId],
-          terms,
-          matchExpression,
-          { rows: yield* rowsOf("memories_fts"), frequencies: yield* frequenciesIn("memories_fts", terms) },
-          depth
+        const totals = yield* Effect.orDie(
+          reader.all<{ n: number; w: number }>(
+            `SELECT count(*) AS n, coalesce(sum(${wordsSql(dialect, "text")}), 0) AS w FROM memories WHERE member_id = ?`,
+            [memberId]
+          )
         )
-        const rows = yield* rowsByRowid<MemoryRow>(
-          `SELECT fts_key AS rowid, id, text FROM memories WHERE fts_key IN (${placeholders(found.length)})`,
-          found.map((hit) => hit.rowid)
+        const units = Number(totals[0]?.n ?? 0)
+        const frequencies = yield* Effect.forEach(words, (word) =>
+          pg !== null
+            ? count("SELECT count(*) AS n FROM memories t WHERE t.search @@ plainto_tsquery('svc_english', ?) AND t.member_id = ?", [word, memberId])
+            : count(
+                "SELECT count(*) AS n FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid WHERE memories_fts MATCH ? AND m.member_id = ?",
+                [matchExpression([word]), memberId]
+              )
         )
-        const byId = new Map(rows.map((row) => [row.rowid, row]))
-        return found.flatMap((hit) => {
-          const row = byId.get(hit.rowid)
-          return row ? [{ score: hit.score, row }] : []
-        })
+        const idfs = frequencies.map((frequency) => idf(units, frequency))
+        const found =
+          pg !== null
+            ? (yield* pg.memories(memberId, words, idfs, limit)).map((hit) => hit.rowid)
+            : yield* ids(
+                `SELECT f.rowid AS rowid FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
+                 WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY bm25(memories_fts), f.rowid LIMIT ?`,
+                [matchExpression(words), memberId, limit]
+              )
+        const rows = yield* rowsById<MemoryRow>(`SELECT id, text FROM memories WHERE fts_key IN (${placeholders(found.length)})`, found)
+        return {
+          rows,
+          statistics: { units, averageLength: () => (units > 0 ? Number(totals[0]?.w ?? 0) / units : 1) } satisfies Statistics,
+          query: words.map((word, i) => ({ stem: stemOf(word), weight: 1, idf: idfs[i]! })) satisfies WeightedQuery
+        }
       })
 
     /** Takes one credit if the organization has one left; false when it has none. */
@@ -254,6 +213,8 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const kinds = [...new Set(asked)]
           const terms = queryTerms(request.query)
           if (terms.length === 0) return yield* new InvalidRequest({ message: "query: give at least one word to search for." })
+          const words = rankingTerms(terms)
+          const stems = [...new Set(words.map(stemOf))]
           let scope: string | null = null
           let scopeIds: ReadonlyArray<string>
           if (knowledgebaseId === "all") {
@@ -271,61 +232,111 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const searchesDocuments = kinds.includes("documents")
           const billed = searchesDocuments && options.billed !== false
           if (billed && (yield* creditsLeft(organizationId)) <= 0) return yield* noCredits()
+          const collapse = request.collapse ?? true
 
-          const list = `search:${organizationId}:${knowledgebaseId}:${actor.key.id}:${kinds.join(",")}:${terms.join(" ")}`
+          const list = `search:${organizationId}:${knowledgebaseId}:${actor.key.id}:${kinds.join(",")}:${collapse}:${terms.join(" ")}`
           const page = yield* cursors.request(list, { limit: request.limit ?? defaultLimit, cursor: request.cursor })
           const offset = page.after === null ? 0 : Number(page.after[0])
           const depth = Math.min(maxSearchDepth, offset + page.limit + 1)
+          const limit = Math.min(candidateCeiling, Math.max(candidateFloor, depth * 3))
 
-          const found: Array<SearchResult & { rank: number }> = []
+          const orgScope = organizationScope(organizationId)
+          const organization = yield* statistics.organization(orgScope)
+          const units = organization.passages + organization.pages
+          const frequencies = yield* statistics.frequencies(orgScope, organizationId, organization, stems)
+          const idfOf = (stem: string, known: ReadonlyMap<string, number> = frequencies) => idf(units, known.get(stem) ?? 0)
+          const plan = matchPlan(words, frequencies, units)
+          const planIdfs = plan.words.map((word) => idfOf(stemOf(word)))
+          const organizationStatistics: Statistics = {
+            units,
+            averageLength: (kind) =>
+              kind === "page"
+                ? organization.pages > 0 ? organization.pageWords / organization.pages : 1
+                : organization.passages > 0 ? organization.passageWords / organization.passages : 1
+          }
+
+          const items: Array<Scored> = []
           if (searchesDocuments) {
-            for (const { score, row } of yield* documentHits(organizationId, scope, terms, depth)) {
-              found.push({
-                rank: score,
+            const rows = yield* passageCandidates(scope === null ? orgScope : knowledgebaseScope(scope), plan.words, plan.ordered, planIdfs, limit)
+            for (const row of rows) {
+              items.push({
                 kind: "document",
-                id: String(row.id),
-                title: row.name,
-                snippet: snippetOf(row.text, terms),
-                score: round(score),
-                citation: {
+                analyzed: analyze({ kind: "document", title: row.section ? `${row.name} ${row.section}` : row.name, body: row.text }),
+                group: collapse ? `source:${row.source_id}` : `passage:${row.id}`,
+                excerptOf: row.text,
+                score: 0,
+                result: {
                   kind: "document",
-                  knowledgebaseId: scope ?? row.knowledgebase_id,
-                  sourceId: row.source_id,
-                  sourceName: row.name,
-                  passageId: String(row.id),
-                  section: row.section
+                  id: String(row.id),
+                  title: row.name,
+                  citation: {
+                    kind: "document",
+                    knowledgebaseId: scope ?? row.knowledgebase_id,
+                    sourceId: row.source_id,
+                    sourceName: row.name,
+                    passageId: String(row.id),
+                    section: row.section
+                  }
                 }
               })
             }
           }
           if (kinds.includes("pages")) {
-            for (const { score, row } of yield* pageHits(scopeIds, terms, depth)) {
-              found.push({
-                rank: score,
+            for (const row of yield* pageCandidates(scopeIds, plan.words, planIdfs, limit)) {
+              items.push({
                 kind: "page",
-                id: row.id,
-                title: row.title,
-                snippet: snippetOf(mentionsAny(row.markdown, terms) ? row.markdown : row.title, terms),
-                score: round(score),
-                citation: { kind: "page", knowledgebaseId: row.knowledgebase_id, pageId: row.id, title: row.title }
+                analyzed: analyze({ kind: "page", title: row.title, body: row.markdown }),
+                group: `page:${row.id}`,
+                excerptOf: mentionsAny(row.markdown, terms) ? row.markdown : row.title,
+                score: 0,
+                result: {
+                  kind: "page",
+                  id: row.id,
+                  title: row.title,
+                  citation: { kind: "page", knowledgebaseId: row.knowledgebase_id, pageId: row.id, title: row.title }
+                }
               })
             }
+          }
+          const query: WeightedQuery = stems.map((stem) => ({ stem, weight: 1, idf: idfOf(stem) }))
+          let used = query
+          for (const item of items) item.score = score(item.analyzed, item.kind, query, organizationStatistics)
+          items.sort(byScore)
+          const groups = collapsed(items)
+          const best = groups.length >= feedback.minimumHits ? groups.slice(0, feedback.documents).filter((item) => item.score > 0) : []
+          const expansion = expansionTerms(best, new Set(stems))
+          if (expansion.length > 0) {
+            const more = yield* statistics.frequencies(orgScope, organizationId, organization, expansion.map((term) => term.stem))
+            used = expandedQuery(query, expansion, (stem) => idfOf(stem, more))
+            for (const item of items) item.score = score(item.analyzed, item.kind, used, organizationStatistics)
           }
           if (kinds.includes("memories") && personal) {
-            for (const { score, row } of yield* memoryHits(actor.member!.id, terms, depth)) {
-              found.push({
-                rank: score,
+            const memories = yield* memoryCandidates(actor.member!.id, words, limit)
+            const share = used === query ? 1 : feedback.originalWeight / query.length
+            for (const row of memories.rows) {
+              const analyzed = analyze({ kind: "memory", title: "", body: row.text })
+              items.push({
                 kind: "memory",
-                id: row.id,
-                title: row.text.slice(0, 80),
-                snippet: snippetOf(row.text, terms),
-                score: round(score),
-                citation: { kind: "memory", knowledgebaseId: null, memoryId: row.id }
+                analyzed,
+                group: `memory:${row.id}`,
+                excerptOf: row.text,
+                score: share * score(analyzed, "memory", memories.query, memories.statistics),
+                result: {
+                  kind: "memory",
+                  id: row.id,
+                  title: row.text.slice(0, 80),
+                  citation: { kind: "memory", knowledgebaseId: null, memoryId: row.id }
+                }
               })
             }
           }
-          found.sort((a, b) => a.rank - b.rank || compareText(a.kind, b.kind) || compareIds(a, b))
-          const pageItems = found.slice(offset, offset + page.limit).map(({ rank: _rank, ...result }) => result)
+          items.sort(byScore)
+          const found = collapsed(items).slice(0, maxSearchDepth)
+          const pageItems: Array<SearchResult> = found.slice(offset, offset + page.limit).map((item) => ({
+            ...item.result,
+            snippet: snippetOf(item.excerptOf, terms),
+            score: round(item.score)
+          }))
           const more = found.length > offset + page.limit && offset + page.limit < maxSearchDepth
           const recorded = activity.record(actor, {
             action: "search",

@@ -27,6 +27,9 @@ import migration0013 from "./migrations/0013_mcp_sign_in.js"
 import migration0014 from "./migrations/0014_outbox_claims.js"
 import migration0015 from "./migrations/0015_service_instances.js"
 import migration0016 from "./migrations/0016_agent_default_model.js"
+import migration0017 from "./migrations/0017_search_statistics.js"
+import migration0018 from "./migrations/0018_passage_vectors.js"
+import migration0019 from "./migrations/0019_source_content_claims.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
@@ -46,7 +49,10 @@ export const migrations = {
   "0013_mcp_sign_in": migration0013,
   "0014_outbox_claims": migration0014,
   "0015_service_instances": migration0015,
-  "0016_agent_default_model": migration0016
+  "0016_agent_default_model": migration0016,
+  "0017_search_statistics": migration0017,
+  "0018_passage_vectors": migration0018,
+  "0019_source_content_claims": migration0019
 }
 
 /**

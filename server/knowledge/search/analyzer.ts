@@ -1,0 +1,74 @@
+/**
+ * How search reads text: words (letters and digits), English stop words (the maintained
+ * `stopword` package's list, never a hand list), Porter stems (as the index's `porter unicode61`
+ * tokenizer and PostgreSQL's `svc_english` configuration stem), and lengths in words as the
+ * `search_statistics` triggers count them (migration 0017).
+ */
+import { eng } from "stopword"
+import { stemmer } from "stemmer"
+
+/** A word of text: a run of letters and digits. */
+export const wordPattern = /[\p{L}\p{N}]+/gu
+
+const stopWords: ReadonlySet<string> = new Set(eng)
+
+/** Whether a (lower-case) word is an English stop word: it never decides a ranking or a highlight. */
+export const isStopWord = (word: string): boolean => stopWords.has(word.toLowerCase())
+
+const stems = new Map<string, string>()
+const surfaces = new Map<string, string>()
+const stemsKept = 50_000
+
+/** A word as the index compares it: without diacritics, lower-case, Porter-stemmed (as `porter unicode61`). */
+export const stemOf = (word: string): string => {
+  let stem = stems.get(word)
+  if (stem === undefined) {
+    stem = stemmer(word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase())
+    if (stems.size >= stemsKept) {
+      stems.clear()
+      surfaces.clear()
+    }
+    stems.set(word, stem)
+    if (!surfaces.has(stem)) surfaces.set(stem, word)
+  }
+  return stem
+}
+
+/**
+ * A word that stems to `stem` (one seen by {@link stemOf}), to search the index with: its
+ * tokenizer stems the words it is given, and a stem stemmed again may change.
+ */
+export const surfaceOf = (stem: string): string => surfaces.get(stem) ?? stem
+
+/**
+ * The words of a query that rank: those that are not stop words. A query made only of stop words
+ * ("to be or not to be") keeps them all, since nothing else could rank it.
+ */
+export const rankingTerms = (terms: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const keywords = terms.filter((term) => !isStopWord(term))
+  return keywords.length > 0 ? keywords : terms
+}
+
+/**
+ * A text's length in words as migration 0017's triggers count it: its spaces and line breaks,
+ * plus one. (Cheap in SQL on both dialects; BM25 needs only lengths relative to their average.)
+ */
+export const wordCount = (text: string): number => {
+  let count = 1
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === 32 || code === 10) count++
+  }
+  return count
+}
+
+/** How often each stem occurs in `text`; with `keep`, only the stems it accepts are counted. */
+export const stemCounts = (text: string, keep?: (stem: string) => boolean): Map<string, number> => {
+  const counts = new Map<string, number>()
+  for (const match of text.matchAll(wordPattern)) {
+    const stem = stemOf(match[0])
+    if (keep && !keep(stem)) continue
+    counts.set(stem, (counts.get(stem) ?? 0) + 1)
+  }
+  return counts
+}
