@@ -2,20 +2,23 @@
  * `builtin`: the offline, deterministic model. It is not a language model and never writes as
  * one: it searches the Agent's Knowledgebases with the user's message (through the tool named
  * `searchToolName`), quotes the best passages with their citations, and says plainly when nothing
- * matched or there is nothing to search. History and instructions do not change its answer: the
+ * matched or there is nothing to search. The reply is markdown: each quote is its passage's clean
+ * text (`quote.ts`: no search or page markers, nothing nested), the question's words that are not
+ * stop words in bold. History and instructions do not change its answer: the
  * same message and the same search answers give the same reply, word for word.
  */
 import { Effect } from "effect"
 import type { RunFailed } from "../platform/errors.js"
 import { builtinModel } from "../platform/model-config.js"
 import { type ModelImplementation, type ToolCall, type TurnRequest, type TurnResult, type TurnSink, type TurnStep, timedStep } from "./model.js"
+import { escapeMarkdown, highlightedMarkdown, highlightStems, plainTextOf } from "./quote.js"
 import { decodeSearchToolOutput, maxSearchQueryChars, type SearchToolPassage, searchToolName } from "./search-tool.js"
 
 export { routeByDescription, type RouteChoice, type RouteMember } from "./route.js"
 
 /** Most passages quoted in one reply. */
 export const maxQuotedPassages = 3
-/** Longest quote of one passage, in characters (cut at a word, marked with "…"). */
+/** Longest quote of one passage, in characters of its plain text (cut at a word, marked with "…"). */
 export const maxQuoteChars = 400
 const maxEchoChars = 100
 
@@ -29,19 +32,19 @@ export const cutAtWord = (text: string, limit: number): string => {
   return `${(space > limit / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
 }
 
-/** "Handbook.pdf, page 3", or the source alone without a section. */
+/** "Handbook.pdf, page 3", or the source alone without a section (plain text). */
 export const citationOf = (passage: SearchToolPassage): string =>
   passage.section === null || passage.section.trim() === "" ? passage.source : `${passage.source}, ${passage.section}`
 
 /** The paragraphs of builtin's reply to `message` given what the search found (`undefined`: no search tool). */
 export const replyParagraphs = (message: string, passages: ReadonlyArray<SearchToolPassage> | undefined): Array<string> => {
-  const asked = `"${cutAtWord(collapse(message), maxEchoChars)}"`
+  const asked = `"${escapeMarkdown(cutAtWord(collapse(message), maxEchoChars))}"`
   if (passages === undefined) {
     return [`There is no Knowledgebase to search for ${asked}. The builtin model answers only by quoting passages it finds in an Agent's Knowledgebases.`]
   }
   const seen = new Set<string>()
   const quoted = passages
-    .map((passage) => ({ passage, text: collapse(passage.text) }))
+    .map((passage) => ({ passage, text: plainTextOf(passage.text) }))
     .filter(({ passage, text }) => {
       const key = `${passage.source}\u0000${passage.section ?? ""}\u0000${text}`
       if (text === "" || seen.has(key)) return false
@@ -56,7 +59,11 @@ export const replyParagraphs = (message: string, passages: ReadonlyArray<SearchT
     quoted.length === 1
       ? `One passage of the Knowledgebases matches ${asked} (quoted as found; the builtin model does not write answers):`
       : `${quoted.length} passages of the Knowledgebases match ${asked} (quoted as found; the builtin model does not write answers):`
-  return [header, ...quoted.map(({ passage, text }, i) => `[${i + 1}] ${citationOf(passage)}\n> ${cutAtWord(text, maxQuoteChars)}`)]
+  const stems = highlightStems(message)
+  return [
+    header,
+    ...quoted.map(({ passage, text }, i) => `[${i + 1}] ${escapeMarkdown(citationOf(passage))}\n> ${highlightedMarkdown(cutAtWord(text, maxQuoteChars), stems)}`)
+  ]
 }
 
 /** Answers a turn by retrieval, reporting each paragraph of the reply as a `delta`. */

@@ -56,9 +56,9 @@ describe("builtin answers by retrieval", () => {
     expect(result.reply).toBe(
       [
         '3 passages of the Knowledgebases match "What is the refund window?" (quoted as found; the builtin model does not write answers):',
-        "[1] Handbook.pdf, page 3\n> Refunds are accepted within 30 days of purchase, with the receipt.",
+        "[1] Handbook.pdf, page 3\n> **Refunds** are accepted within 30 days of purchase, with the receipt.",
         "[2] Returns\n> Store credit is offered after 30 days.",
-        "[3] FAQ\n> Gift cards cannot be refunded."
+        "[3] FAQ\n> Gift cards cannot be **refunded**."
       ].join("\n\n")
     )
     expect(result.toolsCalled).toEqual([{ name: searchToolName, arguments: { query: "What is the refund window?" } }])
@@ -93,8 +93,8 @@ describe("builtin answers by retrieval", () => {
     const [header, quote] = result.reply.split("\n\n")
     expect(header).toBe('One passage of the Knowledgebases matches "words" (quoted as found; the builtin model does not write answers):')
     const quoted = quote!.split("\n> ")[1]!
-    expect(quoted.endsWith("word…")).toBe(true)
-    expect(quoted.length).toBeLessThanOrEqual(400)
+    expect(quoted.endsWith("**word**…")).toBe(true)
+    expect(quoted.replaceAll("**", "").length).toBeLessThanOrEqual(400)
   })
 
   it("says plainly when nothing matched", async () => {
