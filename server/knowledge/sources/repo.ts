@@ -24,6 +24,11 @@ export interface SourceRow {
   readonly url: string | null
   readonly size_bytes: number
   readonly content_sha256: string | null
+  /**
+   * The bytes this source is the organization's one live document of (migration 0019): set on
+   * uploads that deduplicate; unique per organization among `processing` and `ready` sources.
+   */
+  readonly canonical_sha256: string | null
   readonly error_message: string | null
   readonly created_via: "api" | "mcp"
   readonly filed_knowledgebase_id: string | null
@@ -156,6 +161,26 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
           )
         ),
       insert: (row: SourceRow) => orDie(sql`INSERT INTO sources ${sql.insert(row as unknown as Record<string, unknown>)}`),
+      /**
+       * Inserts a source that claims its bytes (`canonical_sha256` set), unless another live source
+       * of the organization holds that claim: then nothing is written and that source is answered.
+       * The unique index of migration 0019 decides, so two uploads racing on separate connections
+       * or instances insert one row; the loser waits for the winner's commit (PostgreSQL) and reads it.
+       */
+      insertOrExisting: (row: SourceRow & { readonly canonical_sha256: string }) =>
+        orDie(
+          Effect.gen(function* () {
+            const inserted = yield* sql<{ id: string }>`INSERT INTO sources ${sql.insert(row as unknown as Record<string, unknown>)}
+              ON CONFLICT (organization_id, canonical_sha256) WHERE canonical_sha256 IS NOT NULL AND status IN ('processing', 'ready')
+              DO NOTHING RETURNING id`
+            if (inserted.length === 1) return { inserted: true as const, row }
+            const holders = yield* sql<SourceRow>`SELECT * FROM sources WHERE organization_id = ${row.organization_id}
+              AND canonical_sha256 = ${row.canonical_sha256} AND status IN ('processing', 'ready')`
+            const holder = holders[0]
+            if (!holder) return yield* Effect.dieMessage(`source insert for ${row.canonical_sha256} conflicted with no live source`)
+            return { inserted: false as const, row: holder }
+          })
+        ),
       attach: (knowledgebaseId: string, sourceId: string, at: string) =>
         orDie(sql`INSERT INTO knowledgebase_sources (knowledgebase_id, source_id, attached_at) VALUES (${knowledgebaseId}, ${sourceId}, ${at})`),
       /** Marks the Knowledgebase changed, adding `delta` to its source count. */

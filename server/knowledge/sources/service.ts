@@ -188,6 +188,24 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
           return { ...current, status: "failed" as const, error_message: message, updated_at: at }
         })
       )
+    /**
+     * Answers an upload of bytes the organization already holds as `existing`: attaches it to the
+     * Knowledgebase (under the plan cap) unless it is there, files it when asked, and says
+     * `deduplicated: true` with its current status. Runs inside the upload's transaction.
+     */
+    const attachExisting = (actor: Principal, knowledgebaseId: string, existing: SourceRow, parentPageId: string | null, at: string) =>
+      Effect.gen(function* () {
+        const attached = (yield* sources.attachments(existing.id)).includes(knowledgebaseId)
+        if (!attached) {
+          yield* withinCap(actor, knowledgebaseId)
+          yield* sources.attach(knowledgebaseId, existing.id, at)
+          yield* sources.rescopePassages(existing.id, passageScope(actor.organization.id, yield* sources.attachments(existing.id)))
+          yield* sources.touchKnowledgebase(knowledgebaseId, 1, at)
+          yield* feed.record(actor.organization.id, change(knowledgebaseId, existing.id, "created", at))
+        }
+        const filed = parentPageId === null ? existing : yield* fileIn(existing, knowledgebaseId, parentPageId, at)
+        return { status: existing.status, source: toSource(filed, knowledgebaseId), reviewPath: null, deduplicated: true } satisfies SourceWrite
+      })
     const pendingReview = (organizationId: string, sourceId: string) =>
       Effect.gen(function* () {
         const row = yield* sources.byIdForUpdate(organizationId, sourceId)
@@ -235,18 +253,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
               }
               const at = now()
               const existing = reviewed || sha256 === null ? null : yield* sources.byContent(actor.organization.id, sha256)
-              if (existing) {
-                const attached = (yield* sources.attachments(existing.id)).includes(kb.id)
-                if (!attached) {
-                  yield* withinCap(actor, kb.id)
-                  yield* sources.attach(kb.id, existing.id, at)
-                  yield* sources.rescopePassages(existing.id, passageScope(actor.organization.id, yield* sources.attachments(existing.id)))
-                  yield* sources.touchKnowledgebase(kb.id, 1, at)
-                  yield* feed.record(actor.organization.id, change(kb.id, existing.id, "created", at))
-                }
-                const filed = input.parentPageId === null ? existing : yield* fileIn(existing, kb.id, input.parentPageId, at)
-                return { status: existing.status, source: toSource(filed, kb.id), reviewPath: null, deduplicated: true } satisfies SourceWrite
-              }
+              if (existing) return yield* attachExisting(actor, kb.id, existing, input.parentPageId, at)
               yield* withinCap(actor, kb.id)
               const row: SourceRow = {
                 id: newId(),
@@ -259,6 +266,7 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                 url: input.content.kind === "url" ? input.content.url : null,
                 size_bytes: original?.bytes.byteLength ?? 0,
                 content_sha256: sha256,
+                canonical_sha256: reviewed ? null : sha256,
                 error_message: null,
                 created_via: input.createdVia,
                 filed_knowledgebase_id: input.parentPageId === null ? null : kb.id,
@@ -267,7 +275,12 @@ export class SourceService extends Effect.Service<SourceService>()("svc/SourceSe
                 created_at: at,
                 updated_at: at
               }
-              yield* sources.insert(row)
+              if (row.canonical_sha256 === null) yield* sources.insert(row)
+              else {
+                // Another upload of the same bytes committed first (on another connection or instance): attach that one.
+                const claim = yield* sources.insertOrExisting({ ...row, canonical_sha256: row.canonical_sha256 })
+                if (!claim.inserted) return yield* attachExisting(actor, kb.id, claim.row, input.parentPageId, at)
+              }
               if (original) yield* sources.keepOriginal(row.id, original.contentType, original.bytes)
               yield* sources.attach(kb.id, row.id, at)
               yield* sources.touchKnowledgebase(kb.id, 1, at)
