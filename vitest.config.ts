@@ -30,6 +30,8 @@ const backendFree = process.env.SVC_TEST_PG_ALL
       "cli/start-up-imports.test.ts",
       "http/gates.test.ts",
       "knowledge/chunk.test.ts",
+      "knowledge/embeddings-client.test.ts",
+      "knowledge/embeddings-fusion.test.ts",
       "knowledge/export.test.ts",
       "knowledge/extract.test.ts",
       "knowledge/links.test.ts",

@@ -24,13 +24,15 @@ export const bundleDir = join(root, "dist", "cli-bundle")
 
 /**
  * Packages left to Node's own resolution from `node_modules` at run time: native addons and the
- * optional modules their packages only try to load (better-sqlite3; pg's `pg-native`; ink's
+ * optional modules their packages only try to load (better-sqlite3; sqlite-vec, which finds its
+ * platform package's loadable extension with `import.meta.resolve`; pg's `pg-native`; ink's
  * `react-devtools-core`; `ws`'s `bufferutil` and `utf-8-validate`; msgpackr's `msgpackr-extract`),
  * and pdfjs-dist, which loads its worker module by path and reads its fonts and CMaps from its
  * own package folder.
  */
 export const externalPackages = [
   "better-sqlite3",
+  "sqlite-vec",
   "pg-native",
   "react-devtools-core",
   "bufferutil",

@@ -8,6 +8,7 @@ import { type Effect, Layer } from "effect"
 import { adminLayer, type AdminTarget, openAdminWith } from "./admin-base.js"
 import { allFeatureServices } from "./feature-services.js"
 import { McpSignInLive } from "./mcp/sign-in/feature.js"
+import { EmbeddingConfig } from "./knowledge/embeddings/config.js"
 import { IngestionConfig } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { InstanceRegistry } from "./platform/instances/registry.js"
@@ -28,6 +29,7 @@ const AllServicesLive = Layer.mergeAll(AccountsService.Default, mergeLayers(allF
   Layer.provideMerge(InstanceSettings.layer()),
   Layer.provideMerge(IngestionConfig.layer()),
   Layer.provideMerge(ModelConfig.fromEnv()),
+  Layer.provideMerge(EmbeddingConfig.fromEnv()),
   Layer.provideMerge(WebhookSettings.layer())
 )
 

@@ -4,6 +4,7 @@
  */
 import { Layer } from "effect"
 import { allFeatureServices } from "./feature-services.js"
+import { EmbeddingConfig, type EmbeddingSettings } from "./knowledge/embeddings/config.js"
 import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./platform/accounts/service.js"
 import { AppClock } from "./platform/clock.js"
@@ -42,6 +43,13 @@ export interface CoreOptions {
   readonly defaultModel?: string | undefined
   /** Model settings over the defaults (tests); none reads `SVC_MODEL_*` from the environment. `defaultModel` wins over theirs. */
   readonly model?: Partial<ModelSettings> | undefined
+  /**
+   * The embedding model of hybrid search (`svc serve --embedding-model`), over `SVC_EMBEDDING_MODEL`.
+   * Blank counts as not given.
+   */
+  readonly embeddingModel?: string | undefined
+  /** Embedding settings over the defaults (tests); none reads `SVC_EMBEDDING_*` (and `SVC_MODEL_*`) from the environment. */
+  readonly embedding?: Partial<EmbeddingSettings> | undefined
   /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
   readonly runs?: Partial<RunSettingsShape> | undefined
   /** Webhook delivery settings over the defaults (tests poll often); retry delays come from `webhookRetryDelays`. */
@@ -55,6 +63,13 @@ const modelConfigOf = (options: CoreOptions) => {
   const defaultModel = options.defaultModel?.trim() || undefined
   if (options.model === undefined) return ModelConfig.fromEnv(process.env, defaultModel)
   return ModelConfig.layer(defaultModel === undefined ? options.model : { ...options.model, defaultModel })
+}
+
+/** The embedding settings of `options`: the environment's (or the tests' `embedding`), `embeddingModel` over their model. */
+const embeddingConfigOf = (options: CoreOptions) => {
+  const model = options.embeddingModel?.trim() || undefined
+  if (options.embedding === undefined) return EmbeddingConfig.fromEnv(process.env, model)
+  return EmbeddingConfig.layer(model === undefined ? options.embedding : { ...options.embedding, model })
 }
 
 /** Domain services over the database, shared by the HTTP server, `svc mcp` and the benchmarks. */
@@ -75,6 +90,7 @@ export const CoreLive = (
     Layer.provideMerge(InstanceSettings.layer(options.instances)),
     Layer.provideMerge(IngestionConfig.layer({ ...options.ingestion, allowPrivateUrls: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(modelConfigOf(options)),
+    Layer.provideMerge(embeddingConfigOf(options)),
     Layer.provideMerge(RunSettings.layer(options.runs)),
     Layer.provideMerge(
       WebhookSettings.layer({

@@ -10,6 +10,8 @@ import { FlowService } from "./builder/flows/service.js"
 import { ActivityLog } from "./knowledge/activity/service.js"
 import { ChangeRepo } from "./knowledge/changes/repo.js"
 import { ChangeFeed } from "./knowledge/changes/service.js"
+import { PassageVectorRepo } from "./knowledge/embeddings/repo.js"
+import { VectorSearch } from "./knowledge/embeddings/vector-search.js"
 import { MemoryService } from "./knowledge/memories/service.js"
 import { PageRepo } from "./knowledge/pages/repo.js"
 import { PageService } from "./knowledge/pages/service.js"
@@ -46,6 +48,8 @@ export const featureServices = {
     KnowledgebaseService.Default,
     ChangeFeed.Default,
     ChangeRepo.Default,
+    VectorSearch.Default,
+    PassageVectorRepo.Default,
     SearchService.Default,
     ActivityLog.Default,
     MemoryService.Default,

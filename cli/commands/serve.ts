@@ -25,6 +25,7 @@ interface ServeOptions extends DataDirOptions {
   readonly ephemeral?: boolean
   readonly rateLimit?: number
   readonly model?: string
+  readonly embeddingModel?: string
 }
 
 /** The ready line of `svc serve --json`. */
@@ -115,6 +116,13 @@ const unreachableModelNotice = (io: CliIo, options: ServeOptions): string | null
   return `svc: the default model '${named}' needs SVC_MODEL_BASE_URL (an OpenAI-compatible endpoint); until it is set, runs use the offline builtin model.`
 }
 
+/** A warning when an embedding model is named but no endpoint is configured: search then stays lexical. */
+const unreachableEmbeddingNotice = (io: CliIo, options: ServeOptions): string | null => {
+  const named = options.embeddingModel?.trim() || io.env.SVC_EMBEDDING_MODEL?.trim()
+  if (!named || io.env.SVC_EMBEDDING_BASE_URL?.trim() || io.env.SVC_MODEL_BASE_URL?.trim()) return null
+  return `svc: the embedding model '${named}' needs SVC_EMBEDDING_BASE_URL (or SVC_MODEL_BASE_URL), an OpenAI-compatible endpoint; until one is set, search stays lexical.`
+}
+
 /**
  * With `--ephemeral`, a temporary data directory removed when the command ends (also when a second
  * Ctrl+C quits at once); `--data-dir` and `--database` do not go with it.
@@ -155,6 +163,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         demo: options.demo,
         requestsPerMinute: options.rateLimit,
         defaultModel: options.model,
+        embeddingModel: options.embeddingModel,
         requestLog: options.quiet
           ? undefined
           : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
@@ -169,6 +178,8 @@ const serve = async (io: CliIo, options: ServeOptions) => {
     writeServerRecord(dataDir, server)
     const modelNotice = unreachableModelNotice(io, options)
     if (modelNotice !== null) progress(io, modelNotice)
+    const embeddingNotice = unreachableEmbeddingNotice(io, options)
+    if (embeddingNotice !== null) progress(io, embeddingNotice)
     await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options, database === undefined ? undefined : maskedDatabaseUrl(database)) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
@@ -196,6 +207,7 @@ export const serveCommand = (program: Command, io: CliIo): void => {
       .option("--demo", "seed demo content into organization 'default' (once per data directory; later starts say it is there)")
       .option("--ephemeral", "keep the data in a temporary directory removed at exit (for CI); not with --data-dir or --database")
       .option("--model <name>", "the default model of Agents, Flow steps and Apps that name none (default: $SVC_MODEL, else builtin)")
+      .option("--embedding-model <name>", "the embedding model that makes search hybrid (default: $SVC_EMBEDDING_MODEL, else none: lexical search)")
       .option("--rate-limit <n>", "requests per minute per key, a local-testing knob (default: 120, the spec's figure)", parsePositive)
       .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)

@@ -1,6 +1,7 @@
-/** The `knowledgebases` feature: Knowledgebases, the changes feed, search, activity, memories and review. */
+/** The `knowledgebases` feature: Knowledgebases, the changes feed, search (with the passage vectors of hybrid search), activity, memories and review. */
 import { defineFeature } from "../platform/feature.js"
 import { KnowledgebasesContract } from "./api.js"
+import { EmbeddingWorkerLive } from "./embeddings/worker.js"
 import { KnowledgeFastLane, KnowledgeHttpLive } from "./http.js"
 
 /** Knowledgebases and the services every Knowledgebase family shares. */
@@ -8,5 +9,7 @@ export const knowledgebasesFeature = defineFeature({
   name: "knowledgebases",
   contract: KnowledgebasesContract,
   http: KnowledgeHttpLive,
-  fastLane: KnowledgeFastLane
+  fastLane: KnowledgeFastLane,
+  /** Gives indexed passages their vectors while an embedding model is configured (hybrid search). */
+  workers: EmbeddingWorkerLive
 })

@@ -1,17 +1,19 @@
 /** The tools every connection has: `whoami` and `search_docs`. */
 import { Effect } from "effect"
 import * as z from "zod/v4"
+import { VectorSearch } from "../../knowledge/embeddings/vector-search.js"
 import { familyNames } from "../families.js"
 import { docsIndex } from "../docs-index.js"
 import { tool } from "../tool.js"
 
 const whoami = tool({
   name: "whoami",
-  description: "Who this connection acts as: the organization, your member and role, the tool families offered and whether runs are allowed.",
+  description:
+    "Who this connection acts as: the organization, your member and role, the tool families offered, whether runs are allowed, and how search retrieves (lexical, or hybrid with an embedding model).",
   input: {},
   scopes: [],
   handler: (_args, { principal, families, runsAllowed }) =>
-    Effect.succeed({
+    Effect.map(VectorSearch, (vectors) => ({
       organization: { id: principal.organization.id, slug: principal.organization.slug, name: principal.organization.name, plan: principal.organization.plan },
       member: principal.member ? { id: principal.member.id, email: principal.member.email, role: principal.member.role } : null,
       role: principal.member?.role ?? null,
@@ -23,8 +25,9 @@ const whoami = tool({
       families: familyNames.filter((name) => families.has(name)),
       scopes: [...principal.scopes].sort(),
       runsAllowed,
-      ...(runsAllowed ? {} : { runsRefusedBecause: "Runs from a connected client are refused on a free trial until the first payment (feature_not_available)." })
-    })
+      ...(runsAllowed ? {} : { runsRefusedBecause: "Runs from a connected client are refused on a free trial until the first payment (feature_not_available)." }),
+      retrieval: { mode: vectors.mode, embeddingModel: vectors.model }
+    }))
 })
 
 const searchDocs = tool({
