@@ -36,6 +36,7 @@ async function newKnowledgebase(key?: string) {
 const ranking = async (query: string) => {
   const response = await server.request("POST", `/knowledgebases/${kb}/search`, { body: { query, kinds: ["documents", "pages"] } })
   expect(response.status).toBe(200)
+  expect(response.body.retrieval).toBe("lexical")
   return (response.body.results as Array<{ kind: string; id: string; score: number }>).map((hit) => `${hit.kind}:${hit.id}:${hit.score}`)
 }
 const queries = ["expense receipt", "receipt", "train hotel", "company card claim"]

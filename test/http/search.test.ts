@@ -100,7 +100,8 @@ describe("results", () => {
       ],
       nextCursor: null,
       kinds: ["documents", "pages"],
-      creditsCharged: 1
+      creditsCharged: 1,
+      retrieval: "lexical"
     })
     const hit = response.body.results[0]
     expect(hit.citation.passageId).toBe(hit.id)
@@ -127,7 +128,8 @@ describe("results", () => {
       ],
       nextCursor: null,
       kinds: ["pages"],
-      creditsCharged: 0
+      creditsCharged: 0,
+      retrieval: "lexical"
     })
     // A folder whose description holds the word does not match either.
     const other = word()
@@ -229,7 +231,7 @@ describe("results", () => {
   it("finds nothing for words nobody wrote: an empty result list, still charged", async () => {
     const kb = await newKnowledgebase()
     const body = await found(kb, { query: word() })
-    expect(body).toEqual({ results: [], nextCursor: null, kinds: ["documents", "pages"], creditsCharged: 1 })
+    expect(body).toEqual({ results: [], nextCursor: null, kinds: ["documents", "pages"], creditsCharged: 1, retrieval: "lexical" })
   })
 })
 
@@ -677,7 +679,8 @@ describe("memories", () => {
       ],
       nextCursor: null,
       kinds: ["memories"],
-      creditsCharged: 0
+      creditsCharged: 0,
+      retrieval: "lexical"
     })
     // Through one Knowledgebase's search as well.
     expect((await found(kb, { query: w, kinds: ["memories"] }, me.key)).results.map((r) => r.id)).toEqual([mine.id])

@@ -65,5 +65,9 @@ export const SearchResponse = Schema.Struct({
   results: Schema.Array(SearchResult),
   nextCursor: Schema.NullOr(Schema.String),
   kinds: Schema.Array(SearchKind),
-  creditsCharged: Schema.Int
+  creditsCharged: Schema.Int,
+  retrieval: Schema.Literal("lexical", "hybrid").annotations({
+    description:
+      "`lexical`: ranked on the words alone (no embedding model configured). `hybrid`: the passages nearest the query's embedding joined by reciprocal rank fusion, scores then being fused ranks."
+  })
 }).annotations({ identifier: "SearchResponse" })

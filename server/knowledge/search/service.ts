@@ -5,7 +5,8 @@
  * again with the organization's own statistics (`statistics.ts`), documents and pages on one scale,
  * a document's name weighing in every passage, English stop words never deciding, and
  * pseudo-relevance feedback. Documents collapse to their best passage unless `collapse: false`.
- * Snippets and a citation on every hit. One credit per call that searches documents, charged only
+ * With an embedding model configured (`VectorSearch`), the passages nearest the query's vector
+ * join by reciprocal rank fusion. Snippets and a citation on every hit. One credit per call that searches documents, charged only
  * after the search succeeded; recorded in the key's activity (query as a fingerprint).
  */
 import { SqlClient } from "@effect/sql"
@@ -16,6 +17,8 @@ import { Cursors } from "../../platform/pagination.js"
 import { DatabaseBackend } from "../../platform/sql/dialect.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { ActivityLog } from "../activity/service.js"
+import { reciprocalRankFusion } from "../embeddings/fusion.js"
+import { VectorSearch } from "../embeddings/vector-search.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { rankingTerms, stemOf } from "./analyzer.js"
 import { type Analyzed, analyze, type CandidateKind, expandedQuery, expansionTerms, feedback, idf, score, type Statistics, type WeightedQuery } from "./bm25f.js"
@@ -93,6 +96,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const dialect = (yield* DatabaseBackend).dialect
     const pg = dialect === "pg" ? pgSearchIndex(reader) : null
     const statistics = searchStatistics(reader, dialect)
+    const vectors = yield* VectorSearch
 
     const ids = (text: string, params: ReadonlyArray<unknown>) =>
       Effect.orDie(reader.all<{ rowid: number }>(text, params)).pipe(Effect.map((rows) => rows.map((row) => Number(row.rowid))))
@@ -114,6 +118,15 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
       return kept.length > 0 ? { words: kept, ordered: true } : { words, ordered: false }
     }
 
+    /** Passages by id, of ready and enabled documents only (the status is checked again on candidates). */
+    const passageRows = (passageIds: ReadonlyArray<number>) =>
+      rowsById<PassageRow>(
+        `SELECT p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
+         FROM passages p JOIN sources s ON s.id = p.source_id
+         WHERE p.id IN (${placeholders(passageIds.length)}) AND s.status = 'ready' AND s.disabled = 0`,
+        passageIds
+      )
+
     const passageCandidates = (scope: string, words: ReadonlyArray<string>, ordered: boolean, idfs: ReadonlyArray<number>, limit: number) =>
       Effect.gen(function* () {
         const found =
@@ -123,13 +136,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 `SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? ORDER BY ${ordered ? "bm25(passages_fts, 1.0, 0.0), " : ""}rowid LIMIT ?`,
                 [`{text}: (${matchExpression(words)}) AND {scope}: "${scope}"`, limit]
               )
-        // Passages exist only for ready documents; the status is checked again on the candidates.
-        return yield* rowsById<PassageRow>(
-          `SELECT p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
-           FROM passages p JOIN sources s ON s.id = p.source_id
-           WHERE p.id IN (${placeholders(found.length)}) AND s.status = 'ready' AND s.disabled = 0`,
-          found
-        )
+        return yield* passageRows(found)
       })
 
     const pageCandidates = (knowledgebaseIds: ReadonlyArray<string>, words: ReadonlyArray<string>, idfs: ReadonlyArray<number>, limit: number) =>
@@ -255,31 +262,30 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 : organization.passages > 0 ? organization.passageWords / organization.passages : 1
           }
 
+          const documentItem = (row: PassageRow): Scored => ({
+            kind: "document",
+            analyzed: analyze({ kind: "document", title: row.section ? `${row.name} ${row.section}` : row.name, body: row.text }),
+            group: collapse ? `source:${row.source_id}` : `passage:${row.id}`,
+            excerptOf: row.text,
+            score: 0,
+            result: {
+              kind: "document",
+              id: String(row.id),
+              title: row.name,
+              citation: {
+                kind: "document",
+                knowledgebaseId: scope ?? row.knowledgebase_id,
+                sourceId: row.source_id,
+                sourceName: row.name,
+                passageId: String(row.id),
+                section: row.section
+              }
+            }
+          })
           const items: Array<Scored> = []
           if (searchesDocuments) {
             const rows = yield* passageCandidates(scope === null ? orgScope : knowledgebaseScope(scope), plan.words, plan.ordered, planIdfs, limit)
-            for (const row of rows) {
-              items.push({
-                kind: "document",
-                analyzed: analyze({ kind: "document", title: row.section ? `${row.name} ${row.section}` : row.name, body: row.text }),
-                group: collapse ? `source:${row.source_id}` : `passage:${row.id}`,
-                excerptOf: row.text,
-                score: 0,
-                result: {
-                  kind: "document",
-                  id: String(row.id),
-                  title: row.name,
-                  citation: {
-                    kind: "document",
-                    knowledgebaseId: scope ?? row.knowledgebase_id,
-                    sourceId: row.source_id,
-                    sourceName: row.name,
-                    passageId: String(row.id),
-                    section: row.section
-                  }
-                }
-              })
-            }
+            for (const row of rows) items.push(documentItem(row))
           }
           if (kinds.includes("pages")) {
             for (const row of yield* pageCandidates(scopeIds, plan.words, planIdfs, limit)) {
@@ -331,7 +337,23 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             }
           }
           items.sort(byScore)
-          const found = collapsed(items).slice(0, maxSearchDepth)
+          let ranked = collapsed(items)
+          const retrieval = vectors.mode
+          if (retrieval === "hybrid" && searchesDocuments) {
+            // Only passages whose vectors lean towards the query's (cosine above 0) count as near.
+            const near = (yield* vectors.nearestPassages(organizationId, scope, request.query, limit)).filter((hit) => hit.similarity > 0)
+            const known = new Map(items.filter((item) => item.kind === "document").map((item) => [item.result.id, item]))
+            for (const row of yield* passageRows(near.map((hit) => hit.passageId).filter((id) => !known.has(String(id))))) {
+              known.set(String(row.id), documentItem(row))
+            }
+            const nearest = near.flatMap((hit) => known.get(String(hit.passageId)) ?? [])
+            const byGroup = new Map(ranked.map((item) => [item.group, item]))
+            for (const item of nearest) if (!byGroup.has(item.group)) byGroup.set(item.group, item)
+            const fused = reciprocalRankFusion([ranked.map((item) => item.group), nearest.map((item) => item.group)])
+            for (const item of byGroup.values()) item.score = fused.get(item.group) ?? 0
+            ranked = [...byGroup.values()].sort(byScore)
+          }
+          const found = ranked.slice(0, maxSearchDepth)
           const pageItems: Array<SearchResult> = found.slice(offset, offset + page.limit).map((item) => ({
             ...item.result,
             snippet: snippetOf(item.excerptOf, terms),
@@ -351,10 +373,11 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             results: pageItems,
             nextCursor: more ? cursors.encode(list, [offset + page.limit]) : null,
             kinds,
-            creditsCharged: billed ? 1 : 0
+            creditsCharged: billed ? 1 : 0,
+            retrieval
           }
         })
     }
   }),
-  dependencies: [ReadConnection.Default, KnowledgebaseRepo.Default, Cursors.Default, ActivityLog.Default]
+  dependencies: [ReadConnection.Default, KnowledgebaseRepo.Default, Cursors.Default, ActivityLog.Default, VectorSearch.Default]
 }) {}
