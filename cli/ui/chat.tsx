@@ -1,6 +1,8 @@
 /**
  * The ink chat of `svc chat` on a terminal: the transcript, the reply streaming in (a spinner until
- * its first text), and an input line (Enter sends, an empty line or Ctrl+C/Ctrl+D ends). Imported lazily.
+ * its first text, then the raw text without control characters), drawn from its markdown once complete (`marked-terminal`,
+ * loaded in the background when the chat starts), and an input line (Enter sends, an empty line or
+ * Ctrl+C/Ctrl+D ends). Imported lazily.
  */
 import { Box, render, Text, useApp, useInput } from "ink"
 import { Writable } from "node:stream"
@@ -18,6 +20,15 @@ interface Entry {
   readonly text: string
 }
 
+/** Control characters but tab and newline: a reply's own escape sequences never reach the terminal. */
+const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+
+/** `text` without control characters. */
+const printable = (text: string): string => text.replace(controlCharacters, "")
+
+/** A finished reply's markdown as the terminal shows it. */
+type DrawReply = (markdown: string) => Promise<string>
+
 /** What the chat needs of its session. */
 interface Session {
   readonly send: (message: string, view: ChatView) => Promise<ChatReply>
@@ -33,9 +44,20 @@ const Spinner = () => {
   return <Text color="cyan">{frames[tick % frames.length]} thinking</Text>
 }
 
-const entryColor = { you: "green", greeting: "cyan", reply: "white", tool: "gray", error: "red" } as const
+/** Colours of the transcript's lines; a reply keeps the colours of its drawn markdown. */
+const entryColor = { you: "green", greeting: "cyan", tool: "gray", error: "red" } as const
 
-const Chat = ({ session, first, onDone }: { session: Session; first: string | undefined; onDone: (error?: unknown) => void }) => {
+const Chat = ({
+  session,
+  first,
+  drawReply,
+  onDone
+}: {
+  session: Session
+  first: string | undefined
+  drawReply: DrawReply
+  onDone: (error?: unknown) => void
+}) => {
   const app = useApp()
   const [entries, setEntries] = useState<ReadonlyArray<Entry>>([])
   const [streaming, setStreaming] = useState<string | null>(null)
@@ -61,16 +83,17 @@ const Chat = ({ session, first, onDone }: { session: Session; first: string | un
       event: (event) => {
         if (event.type === "delta") {
           text += event.text
-          setStreaming(text)
+          setStreaming(printable(text))
         } else if (event.type === "tool") setEntries((all) => [...all, { who: "tool", text: `using ${event.name}` }])
       },
       failed: () => undefined
     }
     session.send(message, view).then(
-      (answer) => {
+      async (answer) => {
+        const drawn = await drawReply(answer.reply)
         setStreaming(null)
         const greeting: ReadonlyArray<Entry> = typeof answer.greeting === "string" ? [{ who: "greeting", text: answer.greeting }] : []
-        setEntries((all) => [...all, ...greeting, { who: "reply", text: answer.reply }])
+        setEntries((all) => [...all, ...greeting, { who: "reply", text: drawn }])
         setBusy(false)
         if (first !== undefined) finish()
       },
@@ -103,7 +126,7 @@ const Chat = ({ session, first, onDone }: { session: Session; first: string | un
   return (
     <Box flexDirection="column">
       {entries.map((entry, i) => (
-        <Text key={i} color={entryColor[entry.who]}>
+        <Text key={i} {...(entry.who === "reply" ? {} : { color: entryColor[entry.who] })}>
           {entry.who === "you" ? "› " : entry.who === "tool" ? "  · " : ""}
           {entry.text}
         </Text>
@@ -135,14 +158,36 @@ const terminalOf = (io: CliIo): NodeJS.WriteStream => {
   return Object.assign(stream, { isTTY: true, columns: io.stdout.columns || 80, rows: 24 }) as unknown as NodeJS.WriteStream
 }
 
+/**
+ * Draws replies with `marked-terminal`, loaded now in the background (a large module); a reply is
+ * shown raw (without control characters) if it cannot be drawn.
+ */
+const replyDrawer = (io: CliIo): DrawReply => {
+  const loading = import("../chat/terminal-markdown.js")
+  loading.catch(() => undefined)
+  return (markdown) =>
+    loading.then(
+      ({ renderTerminalMarkdown, colorAllowed }) => {
+        try {
+          return renderTerminalMarkdown(markdown, { columns: io.stdout.columns || 80, color: colorAllowed(io.env) })
+        } catch {
+          return printable(markdown)
+        }
+      },
+      () => printable(markdown)
+    )
+}
+
 /** Runs the chat on the terminal until the user ends it (or, with `first`, after that one turn); rejects with a turn's failure in the one-turn mode. */
 export const runInkChat = async (io: CliIo, session: Session, first: string | undefined): Promise<void> => {
+  const drawReply = replyDrawer(io)
   let failure: unknown
   let failed = false
   const instance = render(
     <Chat
       session={session}
       first={first}
+      drawReply={drawReply}
       onDone={(error) => {
         if (error !== undefined) {
           failed = true
