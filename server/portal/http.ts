@@ -9,6 +9,7 @@
  * POST /portals/<id>/sign-out         ends the session
  * GET  /portals/<id>/apps/<app>       the chat (`?conversation=<id>` resumes one of yours)
  * POST /portals/<id>/apps/<app>       one turn: the page again, or SSE when asked for `text/event-stream`
+ *                                     (the API's events; `done` adds `reply_html`, the reply drawn from its markdown)
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -18,6 +19,7 @@ import { streamRun } from "../runtime/runs/sse.js"
 import { PortalChat } from "./chat.js"
 import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from "./csrf.js"
 import { appsPage, chatPage } from "./pages/apps.js"
+import { markdownHtml } from "./pages/markdown.js"
 import { codePage, emailPage, forbiddenPage, notFoundPage, wrongCodeText } from "./pages/sign-in.js"
 import type { PortalRow } from "./repo.js"
 import { PortalSignIn, type SignedIn } from "./service.js"
@@ -106,7 +108,11 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
           return yield* render(`The App cannot answer right now: ${failure.message}`, 502, conversationId)
         }
         if ((visit.request.headers["accept"] ?? "").includes("text/event-stream")) {
-          const response = yield* streamRun((onEvent) => chat.run(signedIn, prepared.right, onEvent), keepAliveMs)
+          // The `done` event also carries the reply drawn as sanitized HTML, which the page shows in place of the streamed text.
+          const response = yield* streamRun(
+            (onEvent) => Effect.map(chat.run(signedIn, prepared.right, onEvent), (answer) => ({ ...answer, reply_html: markdownHtml(answer.reply).html })),
+            keepAliveMs
+          )
           return withCookies(visit, response)
         }
         const ran = yield* Effect.either(chat.run(signedIn, prepared.right))

@@ -62,7 +62,7 @@ if (chromiumPath !== undefined) {
       page.on("load", () => void loads++)
       await page.getByLabel("Your message").fill("Hello from the browser")
       await page.getByRole("button", { name: "Send" }).click()
-      const reply = page.locator(".message.assistant span")
+      const reply = page.locator(".message.assistant .reply")
       await reply.waitFor()
       await expect.poll(() => reply.textContent(), { timeout: 10_000 }).toMatch(/Knowledgebase/)
       expect(await page.locator(".message.user span").textContent()).toBe("Hello from the browser")

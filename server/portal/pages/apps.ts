@@ -5,6 +5,7 @@ import type { SignedIn } from "../service.js"
 import { portalPath } from "../sessions.js"
 import { chatScript } from "./chat-script.js"
 import { csrfInput, type Html, html, page } from "./html.js"
+import { markdownHtml } from "./markdown.js"
 
 const header = (signedIn: SignedIn, csrf: string): Html =>
   html`<header><p>Signed in as ${signedIn.endUser.email}</p>
@@ -26,7 +27,11 @@ ${
 }</main>`
   )
 
-/** A chat with an App: the conversation so far, an error (linked to the message field), the form. */
+/** A message's text: the person's as written, the App's markdown as sanitized HTML. */
+const messageBody = (message: ChatMessage): Html =>
+  message.role === "user" ? html`<span>${message.text}</span>` : html`<div class="reply">${markdownHtml(message.text)}</div>`
+
+/** A chat with an App: the conversation so far (the App's replies drawn from their markdown), an error (linked to the message field), the form. */
 export const chatPage = (
   signedIn: SignedIn,
   csrf: string,
@@ -40,7 +45,7 @@ export const chatPage = (
 <h2>Conversation</h2>
 <div id="messages" aria-live="polite">${chat.messages.map(
       (message) =>
-        html`<div class="message ${message.role}"><strong>${message.role === "user" ? "You" : app.name}:</strong> <span>${message.text}</span></div>`
+        html`<div class="message ${message.role}"><strong>${message.role === "user" ? "You" : app.name}:</strong> ${messageBody(message)}</div>`
     )}</div>
 ${chat.error === null ? "" : html`<p id="message-error" class="error" role="alert">${chat.error}</p>`}
 <form id="chat" method="post" action="${portalPath(signedIn.portal.id)}apps/${encodeURIComponent(app.id)}">${csrfInput(csrf)}

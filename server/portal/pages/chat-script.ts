@@ -1,8 +1,9 @@
 /**
  * The chat page's progressive enhancement: with JS on, a submit posts the same form with `fetch`
- * asking for `text/event-stream` and shows the reply as its `delta` events arrive (the same SSE
- * events as the API's streamed turns); the conversation id of the `start` event goes into the
- * hidden field. Any answer that is not a stream (a refusal such as no credits left) falls back to
+ * asking for `text/event-stream` and shows the reply as text as its `delta` events arrive (the same
+ * SSE events as the API's streamed turns), then as the sanitized HTML the server drew from its
+ * markdown (`reply_html` of the `done` event, `markdown.ts`); the conversation id of the `start`
+ * event goes into the hidden field. Any answer that is not a stream (a refusal such as no credits left) falls back to
  * the plain form post, which nothing has run for yet.
  */
 
@@ -17,7 +18,8 @@ export const chatScript = (appName: string): string => `(() => {
     item.className = "message " + role;
     const who = document.createElement("strong");
     who.textContent = label + ":";
-    const body = document.createElement("span");
+    const body = document.createElement(role === "user" ? "span" : "div");
+    if (role !== "user") body.className = "reply streaming";
     body.textContent = text;
     item.append(who, " ", body);
     list.append(item);
@@ -51,7 +53,11 @@ export const chatScript = (appName: string): string => `(() => {
         const payload = json ? JSON.parse(json) : {};
         if (name === "start" && payload.conversation_id) form.elements.conversation_id.value = payload.conversation_id;
         if (name === "delta") reply.textContent += payload.text;
-        if (name === "done") reply.textContent = payload.reply;
+        if (name === "done") {
+          reply.className = "reply";
+          if (typeof payload.reply_html === "string") reply.innerHTML = payload.reply_html;
+          else reply.textContent = payload.reply;
+        }
         if (name === "error") reply.textContent = (payload.error && payload.error.message) || "The App could not answer.";
       }
     }

@@ -32,6 +32,9 @@ const styles = `body{font-family:system-ui,sans-serif;max-width:44rem;margin:2re
 label{display:block;font-weight:600;margin-top:1rem}input,textarea{font:inherit;padding:.4rem;width:100%;box-sizing:border-box}
 button{font:inherit;margin-top:1rem;padding:.4rem 1rem}.error{color:#a00}.notice{background:#eef;padding:.5rem 1rem}
 .message{border-left:3px solid #ccc;padding:.25rem .75rem;margin:.5rem 0;white-space:pre-wrap}.assistant{border-color:#36c}
+.reply{white-space:normal}.reply.streaming{white-space:pre-wrap}.reply>:first-child{margin-top:.25rem}.reply>:last-child{margin-bottom:.25rem}
+.reply pre{overflow-x:auto;background:#f4f4f4;padding:.5rem}.reply blockquote{margin:.5rem 0;padding-left:.75rem;border-left:3px solid #ddd;color:#444}
+.reply table{border-collapse:collapse}.reply th,.reply td{border:1px solid #ccc;padding:.2rem .5rem}
 header{display:flex;justify-content:space-between;align-items:center;gap:1rem}`
 
 /** A whole page: `title` (escaped) in the title bar, `body` as given. */
