@@ -200,6 +200,13 @@ describe("snippetOf", () => {
     expect(snippet.endsWith("the last word is **refund**")).toBe(true)
   })
 
+  it("never bolds a stop word, and never nests a highlight in the text's own bold", () => {
+    expect(snippetOf("Ship it to the duty manager", ["ship", "to", "the"])).toBe("**Ship** it to the duty manager")
+    expect(snippetOf("Every chair has a **2-year warranty** from delivery.", ["warranty", "on", "a", "chair"])).toBe(
+      "Every **chair** has a 2-year **warranty** from delivery."
+    )
+  })
+
   it("is safe with terms holding regular-expression characters", () => {
     expect(() => snippetOf("c++ and a.b (x)", ["c++", "a.b", "(x)", "[", "\\"])).not.toThrow()
     expect(snippetOf("abc x.y", ["x.y"])).toBe("abc **x**.**y**")

@@ -4,13 +4,26 @@
  */
 import { isStopWord, stemOf, wordPattern } from "./analyzer.js"
 
-/** The most words a query contributes. */
+/** The most words (stop words aside) a query contributes. */
 export const maxQueryTerms = 32
 
-/** The distinct lower-case words (letters and digits) of a query, in order. */
+/** Every lower-case word (letters and digits) of a query, in order, repeats included. */
+export const queryWords = (query: string): Array<string> => query.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+
+/**
+ * The distinct lower-case words of a query, in order, up to {@link maxQueryTerms} words that are
+ * not stop words (the stop words among them come along and count for nothing).
+ */
 export const queryTerms = (query: string): Array<string> => {
-  const words = query.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
-  return [...new Set(words)].slice(0, maxQueryTerms)
+  const terms: Array<string> = []
+  let keywords = 0
+  for (const word of new Set(queryWords(query))) {
+    const keyword = !isStopWord(word)
+    if (keyword && keywords === maxQueryTerms) break
+    if (keyword) keywords++
+    terms.push(word)
+  }
+  return terms
 }
 
 /**
@@ -38,11 +51,12 @@ export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean
 
 /**
  * A short excerpt of `text` around the first word of the query it holds, with the matching words
- * in `**bold**` (never a stop word: "to" or "the" is not what a reader looks for). Words match by stem, as the index's Porter stemmer does (`policies` finds
+ * in `**bold**` and no other strong markers (never a stop word: "to" or "the" is not what a reader looks for). Words match by stem, as the index's Porter stemmer does (`policies` finds
  * `policy`), never by a part of a longer word.
  */
 export const snippetOf = (text: string, terms: ReadonlyArray<string>): string => {
-  const flat = text.replace(/\s+/g, " ").trim()
+  // The text's own strong markers go, so a highlight never nests in one (`**2-year **warranty****`).
+  const flat = text.replace(/\*\*|__/g, "").replace(/\s+/g, " ").trim()
   const stems = stemsOf(terms)
   const isMatch = (word: string) => stems.has(stemOf(word))
   let first = -1
