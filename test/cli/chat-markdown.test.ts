@@ -99,7 +99,6 @@ describe("svc chat draws markdown on a terminal", () => {
     let stdout = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
-    child.stdin.end()
     expect(code, stdout).toBe(0)
     expect(stdout).toContain("› When will it ship?")
     expectDrawn(stdout)
