@@ -57,7 +57,7 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
   ? []
   : [
       "knowledge/search-query.test.ts",
-      "knowledge/search-rank.test.ts",
+      "knowledge/search-bm25f.test.ts",
       "platform/cache-versions.test.ts",
       "platform/data-version-cache.test.ts",
       "platform/migration-0005.test.ts",

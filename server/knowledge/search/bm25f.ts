@@ -4,9 +4,9 @@
  * document's name and section, a page's title) and a body; a word's frequency is BM25F's
  * weighted sum of both (the body's normalized by its length against the average of its kind),
  * saturated once and weighted by the word's IDF over the organization's passages and pages.
- * Then pseudo-relevance feedback (RM3, as Anserini's defaults: the words of the ten best
- * candidates, weighted by their scores, the ten strongest added at half the weight) ranks the
- * candidates again, when a query has enough hits for that to mean something. Pure functions: the statistics come in, scores go out.
+ * Then pseudo-relevance feedback (RM3 as Anserini's: the words of the ten best candidates,
+ * weighted by their scores, the ten strongest added with a fifth of the query's weight; Anserini's
+ * default half hurt CISI's long queries, see docs/performance.md) ranks the candidates again, when a query has enough hits for that to mean something. Pure functions: the statistics come in, scores go out.
  */
 import { isStopWord, stemCounts, wordCount } from "./analyzer.js"
 
@@ -21,7 +21,7 @@ export const titleWeight = 2
  * and the fewest hits (documents, pages) a query must have for feedback to run: with fewer, the
  * "best ten" are most of the answer, and their words only reorder it by chance.
  */
-export const feedback = { documents: 10, terms: 10, originalWeight: 0.5, minimumHits: 20 } as const
+export const feedback = { documents: 10, terms: 10, originalWeight: 0.8, minimumHits: 20 } as const
 
 /** The kinds of candidates that share one scale. */
 export type CandidateKind = "document" | "page" | "memory"

@@ -24,7 +24,7 @@ import { rankingTerms, stemOf } from "./analyzer.js"
 import { type Analyzed, analyze, type CandidateKind, expandedQuery, expansionTerms, feedback, idf, score, type Statistics, type WeightedQuery } from "./bm25f.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
 import { pgSearchIndex } from "./pg-index.js"
-import { matchExpression, mentionsAny, queryTerms, snippetOf } from "./query.js"
+import { matchExpression, mentionsAny, queryTerms, queryWords, snippetOf } from "./query.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
 import { searchStatistics } from "./statistics.js"
 
@@ -32,7 +32,7 @@ import { searchStatistics } from "./statistics.js"
 export const maxSearchDepth = 1_000
 const defaultLimit = 50
 /** The fewest candidates the index hands the second stage, of each kind… */
-const candidateFloor = 300
+const candidateFloor = 100
 /** …and the most (deep pages of collapsed documents need several passages per hit). */
 const candidateCeiling = 3_000
 /** A word is common (see `matchPlan`) when more than this share of the organization's passages and pages hold it… */
@@ -304,7 +304,13 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
               })
             }
           }
-          const query: WeightedQuery = stems.map((stem) => ({ stem, weight: 1, idf: idfOf(stem) }))
+          // A word the query repeats weighs as often (as a query parser's clause per occurrence).
+          const occurrences = new Map<string, number>()
+          for (const word of queryWords(request.query)) {
+            const stem = stemOf(word)
+            occurrences.set(stem, (occurrences.get(stem) ?? 0) + 1)
+          }
+          const query: WeightedQuery = stems.map((stem) => ({ stem, weight: occurrences.get(stem) ?? 1, idf: idfOf(stem) }))
           let used = query
           for (const item of items) item.score = score(item.analyzed, item.kind, query, organizationStatistics)
           items.sort(byScore)
