@@ -36,12 +36,12 @@ export const plainTextOf = (snippet: string): string => {
 
 /**
  * Plain text escaped for markdown inside a line: characters that would start emphasis, code,
- * links, HTML or strikethrough are backslash-escaped (an underscore only where it could
- * emphasize, not inside a word).
+ * links, HTML, strikethrough or an entity (`&amp;` stays those five characters) are
+ * backslash-escaped (an underscore only where it could emphasize, not inside a word).
  */
 export const escapeMarkdown = (text: string): string =>
   text
-    .replace(/[\\`*[\]<~]/g, "\\$&")
+    .replace(/[\\`*[\]<~]|&(?=#?[\p{L}\p{N}]+;)/gu, "\\$&")
     .replace(/_/g, (underscore, at: number, whole: string) =>
       /[\p{L}\p{N}]/u.test(whole[at - 1] ?? "") && /[\p{L}\p{N}]/u.test(whole[at + 1] ?? "") ? underscore : "\\_"
     )

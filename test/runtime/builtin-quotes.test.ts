@@ -5,6 +5,7 @@
  * pure helpers and through the real thing: the demo's Agent over HTTP, with an unrelated handbook
  * added to its Knowledgebase, answering the demo's questions.
  */
+import fc from "fast-check"
 import type { Nodes } from "mdast"
 import { fromMarkdown } from "mdast-util-from-markdown"
 import { eng } from "stopword"
@@ -68,6 +69,21 @@ describe("clean quotes of a snippet", () => {
     expect(markdown).toBe("1\\. a \\*star\\*, \\<script>x\\</script>, \\[link\\] and \\~\\~gone\\~\\~ file_name \\_here\\_")
     expect(rendered(`> ${markdown}`).text).toBe("1. a *star*, <script>x</script>, [link] and ~~gone~~ file_name _here_")
     expect(rendered(`> ${highlightedMarkdown("# not a heading", stems)}`).text).toBe("# not a heading")
+    expect(highlightedMarkdown("Q&A: &amp; stays", stems)).toBe("Q&A: \\&amp; stays")
+  })
+
+  it("for any snippet, the quote renders back to its plain text, bold only on the question's words (fast-check)", () => {
+    const pieces = fc.constantFrom("*", "**", "_", "`", "[", "](", ")", "<b>", "<", ">", "# ", "- ", "1. ", "!", "&amp;", "&#42;", "\\", "~", "|", " ", "\n", "a", "the", "to", "warranty", "chairs", "x", "http://x.test")
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 40 }), (parts) => {
+        const plain = plainTextOf(parts.join(""))
+        const { bold, nested, text } = rendered(`> ${highlightedMarkdown(plain, stems)}`)
+        expect(text).toBe(plain)
+        expect(nested).toEqual([])
+        expect(bold.filter((word) => !/^(warranty|chairs)$/i.test(word))).toEqual([])
+      }),
+      { numRuns: 1_000 }
+    )
   })
 })
 
