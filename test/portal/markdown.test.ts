@@ -6,6 +6,7 @@
  * script puts in place of the streamed text: checked in chromium when the machine has it. The
  * model is a fake OpenAI-compatible server on a real socket answering a hostile markdown reply.
  */
+import fc from "fast-check"
 import { existsSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { type Browser, chromium } from "playwright-core"
@@ -47,9 +48,9 @@ const replyHtml = [
   '<p>Inline &lt;img src="x" onerror="window.__xss = \'img\'"&gt; and <a rel="nofollow noopener noreferrer">click me</a> or <a rel="nofollow noopener noreferrer">data</a> pixel</p>'
 ].join("\n")
 
-/** Every start tag of `html` with its attribute names. */
+/** Every start tag of `html` with its attribute names (sanitize-html writes every value in double quotes). */
 const tagsOf = (html: string) =>
-  [...html.matchAll(/<([a-z][a-z0-9]*)\b([^>]*)>/gi)].map((m) => ({ tag: m[1]!.toLowerCase(), attributes: [...m[2]!.matchAll(/([^\s=]+)=/g)].map((a) => a[1]!.toLowerCase()) }))
+  [...html.matchAll(/<([a-z][a-z0-9]*)\b([^>]*)>/gi)].map((m) => ({ tag: m[1]!.toLowerCase(), attributes: [...m[2]!.matchAll(/\s([^\s=/]+)(?:="[^"]*")?/g)].map((a) => a[1]!.toLowerCase()) }))
 
 describe("markdownHtml", () => {
   it("draws the reply's markdown and neutralizes its HTML, scripts, handlers and unsafe links", () => {
@@ -72,6 +73,29 @@ describe("markdownHtml", () => {
     }
     expect(html).not.toMatch(/<(script|iframe|svg|style|img|div|b)\b/i)
     expect(html).toContain("&lt;iframe")
+  })
+
+  it("for any markdown, only allowlisted elements and attributes, and only http, https or mailto addresses (fast-check)", () => {
+    const pieces = fc.constantFrom(
+      "<script>", "</script>", "<img src=x onerror=alert(1)>", "<a href=\"javascript:alert(1)\">", "</a>", "<svg/onload=alert(1)>", "<iframe>", "<b onclick=x>",
+      "[t](", "javascript:alert(1)", "JAVASCRIPT:x", "java\nscript:x", "&#106;avascript:x", "data:text/html,x", "https://ok.test", "mailto:a@b.test", ")", "![i](", "<", ">",
+      "**", "*", "`", "```\n", "# ", "> ", "- ", "| a | b |\n|-|-|\n", "\n\n", " ", "word", "\"", "'", "="
+    )
+    const allowedAttributes: Record<string, ReadonlyArray<string>> = { a: ["href", "title", "rel"], ol: ["start"], th: ["align"], td: ["align"] }
+    const allowedTags = new Set(["p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td"])
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 30 }), (parts) => {
+        const html = markdownHtml(parts.join("")).html
+        for (const { tag, attributes } of tagsOf(html)) {
+          expect(allowedTags.has(tag), `${tag} in ${html}`).toBe(true)
+          expect(attributes.filter((name) => !(allowedAttributes[tag] ?? []).includes(name))).toEqual([])
+        }
+        for (const link of html.matchAll(/<a\b[^>]*>/g)) {
+          for (const href of link[0].matchAll(/href="([^"]*)"/g)) expect(href[1]).toMatch(/^(https?:|mailto:)/)
+        }
+      }),
+      { numRuns: 1_000 }
+    )
   })
 })
 
