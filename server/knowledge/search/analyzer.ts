@@ -62,12 +62,25 @@ export const wordCount = (text: string): number => {
   return count
 }
 
-/** How often each stem occurs in `text`; with `keep`, only the stems it accepts are counted. */
-export const stemCounts = (text: string, keep?: (stem: string) => boolean): Map<string, number> => {
+const keywordStems = new Map<string, string | null>()
+
+/** A word's stem, or null for a stop word: one look-up per word of a text being scored. */
+const keywordStem = (word: string): string | null => {
+  let stem = keywordStems.get(word)
+  if (stem === undefined) {
+    stem = isStopWord(word) ? null : stemOf(word)
+    if (keywordStems.size >= stemsKept) keywordStems.clear()
+    keywordStems.set(word, stem)
+  }
+  return stem
+}
+
+/** How often each stem occurs in `text`, stop words left out; with `only`, just those stems. */
+export const stemCounts = (text: string, only?: ReadonlySet<string>): Map<string, number> => {
   const counts = new Map<string, number>()
   for (const match of text.matchAll(wordPattern)) {
-    const stem = stemOf(match[0])
-    if (keep && !keep(stem)) continue
+    const stem = keywordStem(match[0])
+    if (stem === null || (only !== undefined && !only.has(stem))) continue
     counts.set(stem, (counts.get(stem) ?? 0) + 1)
   }
   return counts

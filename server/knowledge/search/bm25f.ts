@@ -8,7 +8,7 @@
  * weighted by their scores, the ten strongest added with a fifth of the query's weight; Anserini's
  * default half hurt CISI's long queries, see docs/performance.md) ranks the candidates again, when a query has enough hits for that to mean something. Pure functions: the statistics come in, scores go out.
  */
-import { isStopWord, stemCounts, wordCount } from "./analyzer.js"
+import { stemCounts, wordCount } from "./analyzer.js"
 
 /** BM25's saturation. */
 export const k1 = 1.2
@@ -48,11 +48,19 @@ export interface Analyzed {
   readonly length: number
 }
 
-/** Reads a candidate's fields into stem counts (stop words left out). */
-export const analyze = (candidate: Candidate): Analyzed => {
-  const keep = (stem: string) => !isStopWord(stem)
-  return { title: stemCounts(candidate.title, keep), body: stemCounts(candidate.body, keep), length: wordCount(candidate.body) }
-}
+/** Reads a candidate's fields into stem counts (stop words left out; with `only`, just those stems). */
+export const analyze = (candidate: Candidate, only?: ReadonlySet<string>): Analyzed => ({
+  title: stemCounts(candidate.title, only),
+  body: stemCounts(candidate.body, only),
+  length: wordCount(candidate.body)
+})
+
+/** Two readings of one candidate for different words, as one. */
+export const withCounts = (first: Analyzed, second: Analyzed): Analyzed => ({
+  title: new Map([...first.title, ...second.title]),
+  body: new Map([...first.body, ...second.body]),
+  length: first.length
+})
 
 /** Lucene's IDF: never negative. */
 export const idf = (units: number, frequency: number): number =>

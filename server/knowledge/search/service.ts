@@ -21,7 +21,7 @@ import { reciprocalRankFusion } from "../embeddings/fusion.js"
 import { VectorSearch } from "../embeddings/vector-search.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { rankingTerms, stemOf } from "./analyzer.js"
-import { type Analyzed, analyze, type CandidateKind, expandedQuery, expansionTerms, feedback, idf, score, type Statistics, type WeightedQuery } from "./bm25f.js"
+import { type Analyzed, analyze, type Candidate, type CandidateKind, expandedQuery, expansionTerms, feedback, idf, score, type Statistics, type WeightedQuery, withCounts } from "./bm25f.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
 import { pgSearchIndex } from "./pg-index.js"
 import { matchExpression, mentionsAny, queryTerms, queryWords, snippetOf } from "./query.js"
@@ -31,8 +31,8 @@ import { searchStatistics } from "./statistics.js"
 /** How deep paging through one query may go. */
 export const maxSearchDepth = 1_000
 const defaultLimit = 50
-/** The fewest candidates the index hands the second stage, of each kind… */
-const candidateFloor = 100
+/** The fewest candidates the index hands the second stage, of each kind (no fewer than a page of 10 needs: see `limit`)… */
+const candidateFloor = 50
 /** …and the most (deep pages of collapsed documents need several passages per hit). */
 const candidateCeiling = 3_000
 /** A word is common (see `matchPlan`) when more than this share of the organization's passages and pages hold it… */
@@ -61,7 +61,9 @@ interface MemoryRow {
 /** A candidate with what scoring it needs and what its hit shows. */
 interface Scored {
   readonly kind: CandidateKind
-  readonly analyzed: Analyzed
+  readonly candidate: Candidate
+  /** The candidate's counts of the words scored so far (the query's, then feedback's). */
+  analyzed: Analyzed
   readonly group: string
   readonly result: Omit<SearchResult, "score" | "snippet">
   /** The text its snippet is cut from (only the hits shown are cut). */
@@ -112,10 +114,13 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
      * of itself; when the query has rarer words, those alone find candidates (the common ones
      * still score them). A query of only common words finds its candidates in index order.
      */
-    const matchPlan = (words: ReadonlyArray<string>, frequencies: ReadonlyMap<string, number>, units: number) => {
+    const matchPlan = (words: ReadonlyArray<string>, frequencies: ReadonlyMap<string, number>, units: number, limit: number) => {
       const cutoff = Math.max(commonWordMinimum, units * commonWordShare)
       const kept = words.filter((word) => (frequencies.get(stemOf(word)) ?? 0) <= cutoff)
-      return kept.length > 0 ? { words: kept, ordered: true } : { words, ordered: false }
+      if (kept.length === 0) return { words, ordered: false }
+      // When every match fits in the candidates, the index need not order them.
+      const matches = kept.reduce((sum, word) => sum + (frequencies.get(stemOf(word)) ?? 0), 0)
+      return { words: kept, ordered: matches > limit }
     }
 
     /** Passages by id, of ready and enabled documents only (the status is checked again on candidates). */
@@ -252,7 +257,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const units = organization.passages + organization.pages
           const frequencies = yield* statistics.frequencies(orgScope, organizationId, organization, stems)
           const idfOf = (stem: string, known: ReadonlyMap<string, number> = frequencies) => idf(units, known.get(stem) ?? 0)
-          const plan = matchPlan(words, frequencies, units)
+          const plan = matchPlan(words, frequencies, units, limit)
           const planIdfs = plan.words.map((word) => idfOf(stemOf(word)))
           const organizationStatistics: Statistics = {
             units,
@@ -262,9 +267,12 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 : organization.passages > 0 ? organization.passageWords / organization.passages : 1
           }
 
-          const documentItem = (row: PassageRow): Scored => ({
+          const queryStems: ReadonlySet<string> = new Set(stems)
+          /** A candidate read for the query's words only (feedback reads the best ones whole). */
+          const scored = (item: Omit<Scored, "analyzed">): Scored => ({ ...item, analyzed: analyze(item.candidate, queryStems) })
+          const documentItem = (row: PassageRow): Scored => scored({
             kind: "document",
-            analyzed: analyze({ kind: "document", title: row.section ? `${row.name} ${row.section}` : row.name, body: row.text }),
+            candidate: { kind: "document", title: row.section ? `${row.name} ${row.section}` : row.name, body: row.text },
             group: collapse ? `source:${row.source_id}` : `passage:${row.id}`,
             excerptOf: row.text,
             score: 0,
@@ -289,9 +297,9 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           }
           if (kinds.includes("pages")) {
             for (const row of yield* pageCandidates(scopeIds, plan.words, planIdfs, limit)) {
-              items.push({
+              items.push(scored({
                 kind: "page",
-                analyzed: analyze({ kind: "page", title: row.title, body: row.markdown }),
+                candidate: { kind: "page", title: row.title, body: row.markdown },
                 group: `page:${row.id}`,
                 excerptOf: mentionsAny(row.markdown, terms) ? row.markdown : row.title,
                 score: 0,
@@ -301,7 +309,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                   title: row.title,
                   citation: { kind: "page", knowledgebaseId: row.knowledgebase_id, pageId: row.id, title: row.title }
                 }
-              })
+              }))
             }
           }
           // A word the query repeats weighs as often (as a query parser's clause per occurrence).
@@ -316,19 +324,32 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           items.sort(byScore)
           const groups = collapsed(items)
           const best = groups.length >= feedback.minimumHits ? groups.slice(0, feedback.documents).filter((item) => item.score > 0) : []
-          const expansion = expansionTerms(best, new Set(stems))
+          const expansion = expansionTerms(
+            best.map((item) => ({ analyzed: analyze(item.candidate), score: item.score })),
+            queryStems
+          )
           if (expansion.length > 0) {
-            const more = yield* statistics.frequencies(orgScope, organizationId, organization, expansion.map((term) => term.stem))
+            const expansionStems = expansion.map((term) => term.stem)
+            const more =
+              organization.passages > 0
+                ? yield* statistics.estimatedFrequencies(orgScope, organizationId, organization, expansionStems)
+                : yield* statistics.frequencies(orgScope, organizationId, organization, expansionStems)
             used = expandedQuery(query, expansion, (stem) => idfOf(stem, more))
-            for (const item of items) item.score = score(item.analyzed, item.kind, used, organizationStatistics)
+            const expansionSet = new Set(expansionStems)
+            for (const item of items) {
+              item.analyzed = withCounts(item.analyzed, analyze(item.candidate, expansionSet))
+              item.score = score(item.analyzed, item.kind, used, organizationStatistics)
+            }
           }
           if (kinds.includes("memories") && personal) {
             const memories = yield* memoryCandidates(actor.member!.id, words, limit)
             const share = used === query ? 1 : feedback.originalWeight / query.length
             for (const row of memories.rows) {
-              const analyzed = analyze({ kind: "memory", title: "", body: row.text })
+              const candidate: Candidate = { kind: "memory", title: "", body: row.text }
+              const analyzed = analyze(candidate, queryStems)
               items.push({
                 kind: "memory",
+                candidate,
                 analyzed,
                 group: `memory:${row.id}`,
                 excerptOf: row.text,

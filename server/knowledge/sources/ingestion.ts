@@ -159,18 +159,25 @@ export const IngestionWorkerLive = Layer.scopedDiscard(
         if (requeued > 0) yield* signal.wake
       })
 
-    const loop = Effect.gen(function* () {
-      while (true) {
-        const at = clock.now()
-        const claimant = yield* instance.claimant
-        const job = yield* inTransaction(sources.claimJob(isoAt(at), isoAt(at + config.jobTimeoutMs), claimant))
-        if (job) {
-          yield* run(job)
-          continue
-        }
-        yield* Effect.raceFirst(signal.wait, Effect.sleep(Duration.millis(config.pollMs)))
-      }
+    /** One turn of the worker: runs the next queued job, else waits for a wake-up or the poll. */
+    const turn = Effect.gen(function* () {
+      const at = clock.now()
+      const claimant = yield* instance.claimant
+      const job = yield* inTransaction(sources.claimJob(isoAt(at), isoAt(at + config.jobTimeoutMs), claimant))
+      if (job) return yield* run(job)
+      yield* Effect.raceFirst(signal.wait, Effect.sleep(Duration.millis(config.pollMs)))
     })
+    // A turn that fails (the database busy past its timeout: another process holding the write
+    // lock) is logged and retried a second later: the worker never stops while the server runs.
+    const loop = Effect.forever(
+      turn.pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning("ingestion worker: a turn failed; trying again in 1 s", cause).pipe(Effect.zipRight(Effect.sleep(Duration.seconds(1))))
+        )
+      )
+    )
 
     // Before the worker starts (and so before the server listens): a read right after a restart must
     // find a job the stopped process left running already queued again, not past its deadline.
