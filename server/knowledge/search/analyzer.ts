@@ -75,10 +75,22 @@ const keywordStem = (word: string): string | null => {
   return stem
 }
 
+/**
+ * The first two letters of each stem: a Porter stem keeps the start of its word, so an ASCII word
+ * that starts otherwise cannot stem to one of them (and is never looked up).
+ */
+const prefixesOf = (stems: ReadonlySet<string>): ReadonlySet<string> => new Set([...stems].map((stem) => stem.slice(0, 2)))
+
+/** Whether a word may stem to one of `prefixes`' stems (always, for a word not starting in ASCII). */
+const mayStemTo = (word: string, prefixes: ReadonlySet<string>): boolean =>
+  word.charCodeAt(0) >= 128 || (word.length > 1 && word.charCodeAt(1) >= 128) || prefixes.has(word.slice(0, 2).toLowerCase())
+
 /** How often each stem occurs in `text`, stop words left out; with `only`, just those stems. */
 export const stemCounts = (text: string, only?: ReadonlySet<string>): Map<string, number> => {
   const counts = new Map<string, number>()
+  const prefixes = only === undefined ? undefined : prefixesOf(only)
   for (const match of text.matchAll(wordPattern)) {
+    if (prefixes !== undefined && !mayStemTo(match[0], prefixes)) continue
     const stem = keywordStem(match[0])
     if (stem === null || (only !== undefined && !only.has(stem))) continue
     counts.set(stem, (counts.get(stem) ?? 0) + 1)
