@@ -2216,6 +2216,8 @@ export interface components {
              * @description Default `["documents", "pages"]`, plus `memories` for a personal key. `["pages"]` is free.
              */
             kinds?: ("documents" | "pages" | "memories")[];
+            /** @description Default `true`: one hit per document, its best passage. `false` lists every matching passage, several per document. */
+            collapse?: boolean;
             /**
              * between(1, 200)
              * @description a number between 1 and 200
@@ -2228,6 +2230,11 @@ export interface components {
             nextCursor: string | null;
             kinds: ("documents" | "pages" | "memories")[];
             creditsCharged: components["schemas"]["Int"];
+            /**
+             * @description `lexical`: ranked on the words alone (no embedding model configured). `hybrid`: the passages nearest the query's embedding joined by reciprocal rank fusion, scores then being fused ranks.
+             * @enum {string}
+             */
+            retrieval: "lexical" | "hybrid";
         };
         SearchResult: {
             /** @enum {string} */
