@@ -231,6 +231,26 @@ export const cleanupOnExit = (
   return cleanup
 }
 
+/**
+ * Runs a benchmark's `main` and exits with its code; on a throw, prints it and the children's
+ * stderr tails, cleans up and exits with 2.
+ */
+export const runBenchmark = (
+  main: () => Promise<number>,
+  children: ReadonlyArray<{ readonly name: string; readonly stderrTail: () => string }>,
+  cleanup: () => Promise<void>
+): void => {
+  main().then(
+    (code) => process.exit(code),
+    async (error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : error)
+      for (const child of children) console.error(`--- ${child.name} stderr (tail) ---\n${child.stderrTail()}`)
+      await cleanup()
+      process.exit(2)
+    }
+  )
+}
+
 /** Where a two-process benchmark runs: the server on the quieter core, this process on the other. */
 export interface CpuPlan {
   readonly cores: number

@@ -25,7 +25,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { applyPatch } from "../server/knowledge/pages/patch.js"
-import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, setSvcCaches, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, runBenchmark, setSvcCaches, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { loadCells, loadColumns } from "./load.js"
 import { type DynamicLoadResult, type DynamicLoadSpec, type NextRequest, runDynamicLoad } from "./pages-load.js"
@@ -422,12 +422,4 @@ const main = async (): Promise<number> => {
   return unexpected.length === 0 ? 0 : 1
 }
 
-main().then(
-  (code) => process.exit(code),
-  async (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error)
-    for (const child of children) console.error(`--- ${child.name} stderr (tail) ---\n${child.stderrTail()}`)
-    await cleanup()
-    process.exit(2)
-  }
-)
+runBenchmark(main, children, cleanup)

@@ -34,7 +34,7 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { runAdmin } from "../server/admin.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
-import { type Child, cleanupOnExit, launchSvc } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, runBenchmark } from "./children.js"
 import type { SvcReady } from "./protocol.js"
 import { table } from "./report.js"
 import { type Collection, collectionNames, type CollectionName, loadCollection } from "./retrieval-collections.js"
@@ -278,12 +278,4 @@ const main = async (): Promise<number> => {
   return 0
 }
 
-main().then(
-  (code) => process.exit(code),
-  async (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error)
-    for (const child of children) console.error(`--- ${child.name} stderr (tail) ---\n${child.stderrTail()}`)
-    await cleanup()
-    process.exit(2)
-  }
-)
+runBenchmark(main, children, cleanup)

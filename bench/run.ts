@@ -27,7 +27,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, setSvcCaches, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, runBenchmark, setSvcCaches, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad as runLoadOf } from "./load.js"
 import { type DynamicLoadSpec, runDynamicLoad } from "./pages-load.js"
@@ -432,12 +432,4 @@ const main = async (): Promise<number> => {
   return unexpected.length === 0 ? 0 : 1
 }
 
-main().then(
-  (code) => process.exit(code),
-  async (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error)
-    for (const child of children) console.error(`--- ${child.name} stderr (tail) ---\n${child.stderrTail()}`)
-    await cleanup()
-    process.exit(2)
-  }
-)
+runBenchmark(main, children, cleanup)

@@ -43,7 +43,7 @@ import { chunkText } from "../server/knowledge/sources/chunk.js"
 import { extractText } from "../server/knowledge/sources/extract.js"
 import { matchExpression, queryTerms } from "../server/knowledge/search/query.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
-import { type Child, cleanupOnExit, launchSvc, planCpus, procCpuMs, procStatusKb, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, launchSvc, planCpus, procCpuMs, procStatusKb, runBenchmark, waitForQuiet } from "./children.js"
 import { seedPages } from "./pages-seed.js"
 import { reportProfile } from "./profile-summary.js"
 import type { SvcReady } from "./protocol.js"
@@ -655,12 +655,4 @@ const main = async (): Promise<number> => {
   return ingestionOk && !badSearches ? 0 : 1
 }
 
-main().then(
-  (code) => process.exit(code),
-  async (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error)
-    for (const child of children) console.error(`--- ${child.name} stderr (tail) ---\n${child.stderrTail()}`)
-    await cleanup()
-    process.exit(2)
-  }
-)
+runBenchmark(main, children, cleanup)

@@ -8,6 +8,7 @@
  * answer directly) and no compression is asked for.
  */
 import { Readable } from "node:stream"
+import OpenAI from "openai"
 import { Agent, request } from "undici"
 
 /** Statuses a `Response` may not carry a body with. */
@@ -60,3 +61,22 @@ export const makeModelFetch = (): typeof fetch => {
     return new Response(Readable.toWeb(answer.body) as ReadableStream, { status: answer.statusCode, headers: responseHeaders })
   }) as typeof fetch
 }
+
+/**
+ * An `openai` client for an OpenAI-compatible endpoint as svc calls them all: over
+ * {@link makeModelFetch}, its own retries and logging off (callers retry by their own policy), no
+ * `Authorization` header at all without a key.
+ */
+export const makeOpenAiClient = (options: { readonly baseUrl: string; readonly apiKey: string | undefined; readonly timeoutMs?: number }): OpenAI =>
+  new OpenAI({
+    baseURL: options.baseUrl,
+    apiKey: options.apiKey ?? "",
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    logLevel: "off",
+    fetch: makeModelFetch(),
+    ...(options.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {})
+  })

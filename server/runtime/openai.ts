@@ -15,7 +15,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
 import { Clock, Duration, Effect, Exit, FiberRef } from "effect"
-import OpenAI from "openai"
+import type OpenAI from "openai"
 import { RunFailed } from "../platform/errors.js"
 import type { ModelSettings } from "../platform/model-config.js"
 import {
@@ -30,7 +30,7 @@ import {
   type TurnStep,
   timedStep
 } from "./model.js"
-import { makeModelFetch } from "./model-fetch.js"
+import { makeOpenAiClient } from "./model-fetch.js"
 import { classifyProviderError, describeStreamError } from "./provider-errors.js"
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam
@@ -81,18 +81,7 @@ const seconds = (ms: number) => {
 /** The model implementation behind `settings.baseUrl`. */
 export const makeOpenAiImplementation = (settings: ModelSettings & { readonly baseUrl: string }): ModelImplementation => {
   const apiKey = settings.apiKey
-  const client = new OpenAI({
-    baseURL: settings.baseUrl,
-    apiKey: apiKey ?? "",
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    timeout: settings.requestTimeoutMs,
-    logLevel: "off",
-    fetch: makeModelFetch(),
-    ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {})
-  })
+  const client = makeOpenAiClient({ baseUrl: settings.baseUrl, apiKey, timeoutMs: settings.requestTimeoutMs })
 
   const providerFailed = (description: string) => new RunFailed({ message: `The model provider ${description}.` })
   const overBudget = () => new RunFailed({ message: `The model did not finish within ${seconds(settings.timeBudgetMs)}, the most one turn may take.` })

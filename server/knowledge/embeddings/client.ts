@@ -6,8 +6,8 @@
  * length. Never call it inside a database transaction.
  */
 import { Duration, Effect } from "effect"
-import OpenAI from "openai"
-import { makeModelFetch } from "../../runtime/model-fetch.js"
+import type OpenAI from "openai"
+import { makeOpenAiClient } from "../../runtime/model-fetch.js"
 import { classifyProviderError } from "../../runtime/provider-errors.js"
 import type { EmbeddingSettings } from "./config.js"
 import { unitVector } from "./vector.js"
@@ -57,17 +57,7 @@ const vectorsOf = (response: OpenAI.CreateEmbeddingResponse, count: number): Arr
 /** A client for `settings.model` at `settings.baseUrl`. */
 export const makeEmbeddingClient = (settings: EmbeddingSettings & { readonly model: string; readonly baseUrl: string }): EmbeddingClient => {
   const apiKey = settings.apiKey
-  const client = new OpenAI({
-    baseURL: settings.baseUrl,
-    apiKey: apiKey ?? "",
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    logLevel: "off",
-    fetch: makeModelFetch(),
-    ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {})
-  })
+  const client = makeOpenAiClient({ baseUrl: settings.baseUrl, apiKey })
 
   const once = (input: ReadonlyArray<string>, timeoutMs: number) =>
     Effect.tryPromise({
