@@ -30,8 +30,8 @@ import {
   type TurnStep,
   timedStep
 } from "./model.js"
-import { makeOpenAiClient } from "./model-fetch.js"
-import { classifyProviderError, describeStreamError } from "./provider-errors.js"
+import { makeOpenAiClient } from "../platform/model-fetch.js"
+import { classifyProviderError, describeStreamError } from "../platform/provider-errors.js"
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam
 type ChunkStream = AsyncIterable<OpenAI.Chat.ChatCompletionChunk>

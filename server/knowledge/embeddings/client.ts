@@ -7,8 +7,8 @@
  */
 import { Duration, Effect } from "effect"
 import type OpenAI from "openai"
-import { makeOpenAiClient } from "../../runtime/model-fetch.js"
-import { classifyProviderError } from "../../runtime/provider-errors.js"
+import { makeOpenAiClient } from "../../platform/model-fetch.js"
+import { classifyProviderError } from "../../platform/provider-errors.js"
 import type { EmbeddingSettings } from "./config.js"
 import { unitVector } from "./vector.js"
 
