@@ -36,6 +36,7 @@ const backendFree = process.env.SVC_TEST_PG_ALL
       "knowledge/extract.test.ts",
       "knowledge/links.test.ts",
       "knowledge/patch.test.ts",
+      "knowledge/search-analyzer.test.ts",
       "knowledge/tree.test.ts",
       "mcp/tool-results.test.ts",
       "platform/address-policy.test.ts",
@@ -61,6 +62,7 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "platform/cache-versions.test.ts",
       "platform/data-version-cache.test.ts",
       "platform/migration-0005.test.ts",
+      "platform/read-connection.test.ts",
       "platform/sqlite-connection.test.ts",
       "platform/write-fast-path.test.ts",
       // The README's tour, on the SQLite file it describes (`svc reset` and `--ephemeral` are SQLite's); minutes a run.

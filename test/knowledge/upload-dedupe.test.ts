@@ -256,12 +256,13 @@ describe("migration 0019 on a database that already holds duplicates", () => {
       { ...claimingRow(org, kb, text, "2026-11-20T10:00:00.000Z"), status: "failed" as const },
       { ...claimingRow(org, kb, text, "2026-11-20T10:00:03.000Z"), status: "processing" as const }
     ].map(({ canonical_sha256: _, ...row }) => row)
-    // The schema as migration 0018 left it, holding rows a race (or url fetches) could leave.
+    // The schema as migration 0018 left it, holding rows a race (or url fetches) could leave (later
+    // migrations run again: each is idempotent).
     await sql(before, (db) =>
       Effect.gen(function* () {
         yield* db`DROP INDEX sources_live_content`
         yield* db`ALTER TABLE sources DROP COLUMN canonical_sha256`
-        yield* db`DELETE FROM schema_migrations WHERE migration_id = 19`
+        yield* db`DELETE FROM schema_migrations WHERE migration_id >= 19`
         yield* db`INSERT INTO sources ${db.insert(rows as unknown as Array<Record<string, unknown>>)}`
         for (const row of rows) {
           yield* db`INSERT INTO knowledgebase_sources (knowledgebase_id, source_id, attached_at) VALUES (${kb}, ${row.id}, ${row.created_at})`

@@ -30,6 +30,7 @@ import migration0016 from "./migrations/0016_agent_default_model.js"
 import migration0017 from "./migrations/0017_search_statistics.js"
 import migration0018 from "./migrations/0018_passage_vectors.js"
 import migration0019 from "./migrations/0019_source_content_claims.js"
+import migration0020 from "./migrations/0020_page_search_filter.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
@@ -52,7 +53,8 @@ export const migrations = {
   "0016_agent_default_model": migration0016,
   "0017_search_statistics": migration0017,
   "0018_passage_vectors": migration0018,
-  "0019_source_content_claims": migration0019
+  "0019_source_content_claims": migration0019,
+  "0020_page_search_filter": migration0020
 }
 
 /**

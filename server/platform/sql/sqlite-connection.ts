@@ -31,6 +31,11 @@ export interface SqliteWriterShape {
   readonly generations: WriteGenerations
   /** Runs one statement with the write tracking (see `onWriter` in `makeSqliteClient`). */
   readonly onWriter: <T>(text: string, use: () => T) => T
+  /**
+   * Whether no fiber holds the lock and no transaction is open: a synchronous read may then run
+   * on the connection (see `read-connection.ts`), nothing can begin a write before it ends.
+   */
+  readonly idle: () => boolean
 }
 
 /** The writer connection, for the SQLite seams of this directory only. */
@@ -224,7 +229,8 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
         }
       })
     }
-    const writer: SqliteWriterShape = { db, withConnection, generations, onWriter }
+    const idle = () => writerFree() && !db.inTransaction
+    const writer: SqliteWriterShape = { db, withConnection, generations, onWriter, idle }
     return { client: sqliteClient, writer }
   })
 
