@@ -55,10 +55,8 @@ export const rankingTerms = (terms: ReadonlyArray<string>): ReadonlyArray<string
  */
 export const wordCount = (text: string): number => {
   let count = 1
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code === 32 || code === 10) count++
-  }
+  for (let at = text.indexOf(" "); at !== -1; at = text.indexOf(" ", at + 1)) count++
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++
   return count
 }
 
@@ -85,8 +83,73 @@ const prefixesOf = (stems: ReadonlySet<string>): ReadonlySet<string> => new Set(
 const mayStemTo = (word: string, prefixes: ReadonlySet<string>): boolean =>
   word.charCodeAt(0) >= 128 || (word.length > 1 && word.charCodeAt(1) >= 128) || prefixes.has(word.slice(0, 2).toLowerCase())
 
+/** Only ASCII (no word of it needs its diacritics stripped or Unicode's letter classes). */
+const asciiOnly = /^[\x00-\x7f]*$/
+const isAsciiWordCode = (code: number) => (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90)
+
+/**
+ * What to look for in lower-case ASCII text to find every word that may stem to one of `stems`: a
+ * Porter stem differs from its word in at most its last two letters (the longest rewrite, "biliti"
+ * to "ble", changes two; every other step removes letters or changes the last one), so each stem
+ * but its last two letters (two at least) starts any such word. Prefixes that start another are
+ * kept alone (a word is found once); stems of other characters cannot occur in ASCII text.
+ */
+const searchPrefixes = (stems: ReadonlySet<string>): ReadonlyArray<string> => {
+  const prefixes = [...new Set([...stems].filter((stem) => /^[a-z0-9]+$/.test(stem)).map((stem) => stem.slice(0, Math.max(2, stem.length - 2))))].sort()
+  return prefixes.filter((prefix, i) => !prefixes.slice(0, i).some((shorter) => prefix.startsWith(shorter)))
+}
+/** How a set of stems is looked for: each prefix by `indexOf`, or, for more than two, one expression for all. */
+interface Finder {
+  readonly prefixes: ReadonlyArray<string>
+  readonly pattern: RegExp | null
+}
+const findersKept = new WeakMap<ReadonlySet<string>, Finder>()
+const finderOf = (stems: ReadonlySet<string>): Finder => {
+  let finder = findersKept.get(stems)
+  if (finder === undefined) {
+    const prefixes = searchPrefixes(stems)
+    finder = { prefixes, pattern: prefixes.length > 2 ? new RegExp(`(?<![a-z0-9])(?:${prefixes.join("|")})[a-z0-9]*`, "g") : null }
+    findersKept.set(stems, finder)
+  }
+  return finder
+}
+
+/**
+ * {@link stemCounts} of ASCII text for a few stems, without reading every word: the search
+ * prefixes are found in the lower-cased text (by `indexOf`, or one regular expression for more
+ * than two), and only the words they start are stemmed.
+ */
+const asciiStemCounts = (text: string, only: ReadonlySet<string>): Map<string, number> => {
+  const counts = new Map<string, number>()
+  const count = (word: string) => {
+    const stem = keywordStem(word)
+    if (stem !== null && only.has(stem)) counts.set(stem, (counts.get(stem) ?? 0) + 1)
+  }
+  const finder = finderOf(only)
+  const lower = text.toLowerCase()
+  if (finder.pattern !== null) {
+    for (const match of lower.matchAll(finder.pattern)) count(match[0])
+    return counts
+  }
+  for (const prefix of finder.prefixes) {
+    let at = lower.indexOf(prefix)
+    while (at !== -1) {
+      if (at > 0 && isAsciiWordCode(lower.charCodeAt(at - 1))) {
+        at = lower.indexOf(prefix, at + 1)
+        continue
+      }
+      let end = at + prefix.length
+      while (end < lower.length && isAsciiWordCode(lower.charCodeAt(end))) end++
+      count(lower.slice(at, end))
+      at = lower.indexOf(prefix, end)
+    }
+  }
+  return counts
+}
+
 /** How often each stem occurs in `text`, stop words left out; with `only`, just those stems. */
 export const stemCounts = (text: string, only?: ReadonlySet<string>): Map<string, number> => {
+  if (only !== undefined && asciiOnly.test(text)) return asciiStemCounts(text, only)
   const counts = new Map<string, number>()
   const prefixes = only === undefined ? undefined : prefixesOf(only)
   for (const match of text.matchAll(wordPattern)) {

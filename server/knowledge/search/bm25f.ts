@@ -55,10 +55,10 @@ export const analyze = (candidate: Candidate, only?: ReadonlySet<string>): Analy
   length: wordCount(candidate.body)
 })
 
-/** Two readings of one candidate for different words, as one. */
-export const withCounts = (first: Analyzed, second: Analyzed): Analyzed => ({
-  title: new Map([...first.title, ...second.title]),
-  body: new Map([...first.body, ...second.body]),
+/** A candidate read again for more words (its length is known): both readings as one. */
+export const withCounts = (first: Analyzed, candidate: Candidate, only: ReadonlySet<string>): Analyzed => ({
+  title: new Map([...first.title, ...stemCounts(candidate.title, only)]),
+  body: new Map([...first.body, ...stemCounts(candidate.body, only)]),
   length: first.length
 })
 

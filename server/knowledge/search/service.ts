@@ -68,8 +68,8 @@ interface Scored {
   analyzed: Analyzed
   readonly group: string
   readonly result: Omit<SearchResult, "score" | "snippet">
-  /** The text its snippet is cut from (only the hits shown are cut). */
-  readonly excerptOf: string
+  /** The text its snippet is cut from (only the hits shown are cut, and only they ask). */
+  readonly excerptOf: () => string
   score: number
 }
 
@@ -304,7 +304,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             kind: "document",
             candidate: { kind: "document", title: row.section ? `${row.name} ${row.section}` : row.name, body: row.text },
             group: collapse ? `source:${row.source_id}` : `passage:${row.id}`,
-            excerptOf: row.text,
+            excerptOf: () => row.text,
             score: 0,
             result: {
               kind: "document",
@@ -331,7 +331,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 kind: "page",
                 candidate: { kind: "page", title: row.title, body: row.markdown },
                 group: `page:${row.id}`,
-                excerptOf: mentionsAny(row.markdown, terms) ? row.markdown : row.title,
+                excerptOf: () => (mentionsAny(row.markdown, terms) ? row.markdown : row.title),
                 score: 0,
                 result: {
                   kind: "page",
@@ -367,7 +367,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
             used = expandedQuery(query, expansion, (stem) => idfOf(stem, more))
             const expansionSet = new Set(expansionStems)
             for (const item of items) {
-              item.analyzed = withCounts(item.analyzed, analyze(item.candidate, expansionSet))
+              item.analyzed = withCounts(item.analyzed, item.candidate, expansionSet)
               item.score = score(item.analyzed, item.kind, used, organizationStatistics)
             }
           }
@@ -382,7 +382,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 candidate,
                 analyzed,
                 group: `memory:${row.id}`,
-                excerptOf: row.text,
+                excerptOf: () => row.text,
                 score: share * score(analyzed, "memory", memories.query, memories.statistics),
                 result: {
                   kind: "memory",
@@ -413,7 +413,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const found = ranked.slice(0, maxSearchDepth)
           const pageItems: Array<SearchResult> = found.slice(offset, offset + page.limit).map((item) => ({
             ...item.result,
-            snippet: snippetOf(item.excerptOf, terms),
+            snippet: snippetOf(item.excerptOf(), terms),
             score: round(item.score)
           }))
           const more = found.length > offset + page.limit && offset + page.limit < maxSearchDepth
