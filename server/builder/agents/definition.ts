@@ -1,5 +1,5 @@
 /** An Agent's definition as kept in JSON text (drafts and versions), and the views built from rows. */
-import type { ItemRow, VersionRow } from "../versions/store.js"
+import type { ItemRow, VersionRow } from "../versions/store-repo.js"
 import { shownModel } from "../versions/model.js"
 import type { Agent, AgentDefinition, AgentDraft } from "./domain.js"
 

@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
-import { versionedStore } from "../versions/store.js"
+import { versionedStore } from "../versions/store-repo.js"
 
 /** Agents in SQL. */
 export class AgentRepo extends Effect.Service<AgentRepo>()("svc/AgentRepo", {

@@ -1,5 +1,5 @@
 /** An App's definition as kept in JSON text (drafts and versions), and the views built from rows. */
-import type { ItemRow, VersionRow } from "../versions/store.js"
+import type { ItemRow, VersionRow } from "../versions/store-repo.js"
 import { shownModel } from "../versions/model.js"
 import type { App, AppDefinition, AppDraft, PinnedMember } from "./domain.js"
 import { type AppContractColumns, contractOf } from "./repo.js"

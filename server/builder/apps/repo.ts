@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
-import { versionedStore } from "../versions/store.js"
+import { versionedStore } from "../versions/store-repo.js"
 import type { AppDraftItem, PublishedApp } from "./domain.js"
 
 interface PublishedRow {

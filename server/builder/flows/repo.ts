@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
-import { versionedStore } from "../versions/store.js"
+import { versionedStore } from "../versions/store-repo.js"
 
 /** Flows in SQL. */
 export class FlowRepo extends Effect.Service<FlowRepo>()("svc/FlowRepo", {

@@ -3,7 +3,7 @@
  * JSON text in a draft or version) and the views built from rows. Only definitions that passed
  * `checkFlowDefinition` are stored, so reading one derives its inputs without checking it again.
  */
-import type { ItemRow, VersionRow } from "../versions/store.js"
+import type { ItemRow, VersionRow } from "../versions/store-repo.js"
 import type { CheckedQuestion } from "./definition.js"
 import type { Flow, FlowDefinition, FlowDraft, FlowInput } from "./domain.js"
 import { flowInputs, flowInputsSchema, type JsonSchema } from "./inputs.js"

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import type { ApiScope, Principal } from "../../platform/accounts/domain.js"
 import { InsufficientScope, type InsufficientRole, type NotFound } from "../../platform/errors.js"
 import { requireAdmin } from "./roles.js"
-import type { ItemRow } from "./store.js"
+import type { ItemRow } from "./store-repo.js"
 
 /** How to list Agents, Flows or Apps. */
 export interface ItemListRequest {

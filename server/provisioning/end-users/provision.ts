@@ -34,7 +34,7 @@ import {
   subscriptionsTx,
   touchAccountTx,
   updateAccountTx
-} from "./writes.js"
+} from "./tx-repo.js"
 
 /** Every failure `POST /end-users` may answer after its body was read. */
 export type ProvisionFailure =

@@ -11,7 +11,7 @@ import {
   subscriptionsTx,
   touchAccountTx,
   updateAccountTx
-} from "./writes.js"
+} from "./tx-repo.js"
 
 export type { EndUserRow, GrantRow, SubscriptionRow } from "./rows.js"
 

@@ -14,7 +14,7 @@ import {
   insertExecutionTx,
   type NewMessage,
   touchConversationTx
-} from "./turn-writes.js"
+} from "./turn-repo.js"
 import type { ConversationRow, ExecutionOutcome, ExecutionRow, MessageRow, NewExecution } from "./rows.js"
 
 export type { ConversationRow, ExecutionOutcome, ExecutionRow, MessageRow, NewExecution } from "./rows.js"
