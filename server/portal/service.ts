@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { AppClock, isoAt } from "../platform/clock.js"
 import { newId } from "../platform/ids.js"
 import { transactionsOn } from "../platform/sql/database.js"
+import { emailKey } from "../provisioning/end-users/domain.js"
 import { Outbox } from "../provisioning/outbox/service.js"
 import { WebhookService } from "../webhooks/service.js"
 import { codeTtlMs, keyedHash, maxCodesPerWindow, maxCodeTries, refusalWindowMs, newCode, newPortalSecret, newSessionToken, normalisedCode, sameDigest } from "./codes.js"
@@ -32,8 +33,8 @@ export interface OpenedSession {
   readonly expiresAt: number
 }
 
-/** The normalised form of an email address (as `end_users.email_key`). */
-export const emailKeyOf = (email: string): string => email.trim().toLowerCase()
+/** The normalised form of an email address (as `end_users.email_key`): the end users' own rule, `emailKey`. */
+export const emailKeyOf: (email: string) => string = emailKey
 
 const looksLikeEmail = (email: string) => /^[^\s@]+@[^\s@]+$/.test(email.trim()) && email.length <= 320
 

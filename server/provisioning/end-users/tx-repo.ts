@@ -4,6 +4,7 @@
  * grants. Each is the only copy of its statement; `EndUserRepo`'s Effect methods run the same steps
  * inside their callers' `@effect/sql` transactions.
  */
+import { placeholders, textPerCount, tuples } from "../../platform/sql/statement-text.js"
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { TierPlanRow } from "../plans/domain.js"
 import type { EndUserRow, GrantRow, SubscriptionRow } from "./rows.js"
@@ -29,31 +30,6 @@ interface LookupRow {
   readonly n: number | null
 }
 
-/**
- * SQL text built once per shape (a count of ids or rows): the same string each time, so neither
- * building it nor hashing it for the prepared-statement and write-tracking caches costs per call.
- */
-const textPerCount = (build: (count: number) => string): ((count: number) => string) => {
-  const texts = new Map<number, string>()
-  return (count) => {
-    let text = texts.get(count)
-    if (text === undefined) {
-      text = build(count)
-      texts.set(count, text)
-    }
-    return text
-  }
-}
-
-/** `?, ?, …`: one placeholder per value. */
-const placeholders = (count: number): string => Array.from({ length: count }, () => "?").join(", ")
-
-/** `(?, ?), (?, ?), …`: `rows` tuples of `columns` placeholders. */
-const tuples = (rows: number, columns: number): string => {
-  const tuple = `(${placeholders(columns)})`
-  return Array.from({ length: rows }, () => tuple).join(", ")
-}
-
 /** Ids are at most 50 per list (`domain.ts`); the look-up's shape is its two counts, `plans * lookupShape + groups`. */
 const lookupShape = 1_000
 
@@ -73,9 +49,6 @@ const lookupText = textPerCount((shape) => {
   return text
 })
 
-/** `SELECT id FROM <table> WHERE organization_id = ? AND id IN (…)` per id count. */
-const existingText = (table: string) => textPerCount((count) => `SELECT id FROM ${table} WHERE organization_id = ? AND id IN (${placeholders(count)})`)
-const existingTexts = { apps: existingText("apps"), flows: existingText("flows"), agents: existingText("agents"), suites: existingText("suites") }
 
 const insertSubscriptionsText = textPerCount(
   (rows) => `INSERT INTO subscriptions (id, organization_id, end_user_id, tier_plan_id, status, credit_allowance, credits_used, bonus_credits,
@@ -126,13 +99,6 @@ export function* lookupTx(organizationId: string, key: string, planIds: Readonly
   return { account, plans, groups }
 }
 
-/** Which of `ids` name a row of `table` in the organization. */
-export function* existingTx(table: "apps" | "flows" | "agents" | "suites", organizationId: string, ids: ReadonlyArray<string>): TxBody<Set<string>> {
-  if (ids.length === 0) return new Set<string>()
-  const rows = yield* txAll<{ id: string }>(existingTexts[table](ids.length), [organizationId, ...ids])
-  return new Set(rows.map((row) => row.id))
-}
-
 /** Inserts an account unless its email key exists (a concurrent create); `true` when inserted. */
 export function* insertAccountIfAbsentTx(row: EndUserRow): TxBody<boolean> {
   const inserted = yield* txAll<{ id: string }>(
@@ -141,6 +107,45 @@ export function* insertAccountIfAbsentTx(row: EndUserRow): TxBody<boolean> {
     [row.id, row.organization_id, row.email, row.email_key, row.full_name, row.state, row.created_at, row.updated_at, row.revoked_at, row.deleted_at]
   )
   return inserted.length > 0
+}
+
+/** An account as the families that name end users see it: its id, email and state. */
+export interface AccountRef {
+  readonly id: string
+  readonly email: string
+  readonly state: EndUserRow["state"]
+}
+
+/** The organization's account with this id (any state), or null. */
+export function* accountByIdTx(organizationId: string, id: string): TxBody<AccountRef | null> {
+  const rows = yield* txAll<AccountRef>("SELECT id, email, state FROM end_users WHERE organization_id = ? AND id = ?", [organizationId, id])
+  return rows[0] ?? null
+}
+
+/**
+ * An identity created by email: the organization's account keyed on `email.key` (any state), created
+ * `pending` (no name, at `at`) when there is none, with whether this call created it. Concurrent
+ * calls create one account: the key is unique, and the loser reads the winner's row.
+ */
+export function* accountByEmailTx(
+  organizationId: string,
+  email: { readonly id: string; readonly email: string; readonly key: string },
+  at: string
+): TxBody<{ readonly account: AccountRef; readonly created: boolean }> {
+  const created = yield* insertAccountIfAbsentTx({
+    id: email.id,
+    organization_id: organizationId,
+    email: email.email,
+    email_key: email.key,
+    full_name: null,
+    state: "pending",
+    created_at: at,
+    updated_at: at,
+    revoked_at: null,
+    deleted_at: null
+  })
+  const rows = yield* txAll<AccountRef>("SELECT id, email, state FROM end_users WHERE organization_id = ? AND email_key = ?", [organizationId, email.key])
+  return { account: rows[0]!, created }
 }
 
 /** Sets an account's state, name and times. */

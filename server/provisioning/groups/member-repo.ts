@@ -1,38 +1,28 @@
-/** SQL of direct group memberships and of the end users they name (inside the caller's transaction). */
+/**
+ * SQL of direct group memberships (inside the caller's transaction); the end users they name are
+ * looked up and created by email through the end-users repository.
+ */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
+import { accountByEmailTx, accountByIdTx } from "../end-users/tx-repo.js"
 import type { EndUserRow } from "./repo.js"
 
 /** Group memberships in SQL. */
 export class MemberRepo extends Effect.Service<MemberRepo>()("svc/GroupMemberRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const one = <A>(rows: ReadonlyArray<A>) => rows[0] ?? null
+    const statements = statementsOn(sql)
     return {
-      /** The end user of the organization with this id, or null. */
-      endUser: (organizationId: string, id: string) =>
-        Effect.orDie(
-          sql<EndUserRow>`SELECT id, email, state FROM end_users WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
-            Effect.map(one)
-          )
-        ),
+      /** The end user of the organization with this id, or null (the end-users repository's look-up). */
+      endUser: (organizationId: string, id: string): Effect.Effect<EndUserRow | null> => statements(accountByIdTx(organizationId, id)),
 
       /**
        * The end user of the organization keyed on `emailKey`, creating a `pending` one when there is
-       * none (concurrent calls create one account: the key is unique).
+       * none (the end-users repository's identity created by email).
        */
       endUserByEmail: (organizationId: string, email: { id: string; email: string; key: string }, at: string) =>
-        Effect.orDie(
-          Effect.gen(function* () {
-            yield* sql`INSERT INTO end_users (id, organization_id, email, email_key, full_name, state, created_at, updated_at)
-              VALUES (${email.id}, ${organizationId}, ${email.email}, ${email.key}, NULL, 'pending', ${at}, ${at})
-              ON CONFLICT (organization_id, email_key) DO NOTHING`
-            const rows = yield* sql<EndUserRow & { created: number }>`SELECT id, email, state, CASE WHEN id = ${email.id} THEN 1 ELSE 0 END AS created
-              FROM end_users WHERE organization_id = ${organizationId} AND email_key = ${email.key}`
-            const row = rows[0]!
-            return { endUser: { id: row.id, email: row.email, state: row.state } as EndUserRow, created: row.created === 1 }
-          })
-        ),
+        Effect.map(statements(accountByEmailTx(organizationId, email, at)), ({ account, created }) => ({ endUser: account as EndUserRow, created })),
 
       /** Adds a direct membership; answers whether it is new. */
       add: (organizationId: string, groupId: string, endUserId: string, at: string) =>

@@ -1,0 +1,30 @@
+/**
+ * Building `?`-parameterized statement texts (the one form of the write fast path and the read
+ * connection): placeholder lists, and texts built once per shape so the same string keys the
+ * prepared-statement and write-tracking caches on every call.
+ */
+
+/** `?, ?, …`: one placeholder per value. */
+export const placeholders = (count: number): string => Array.from({ length: count }, () => "?").join(", ")
+
+/** `(?, ?), (?, ?), …`: `rows` tuples of `columns` placeholders. */
+export const tuples = (rows: number, columns: number): string => {
+  const tuple = `(${placeholders(columns)})`
+  return Array.from({ length: rows }, () => tuple).join(", ")
+}
+
+/**
+ * SQL text built once per shape (a count of ids or rows): the same string each time, so neither
+ * building it nor hashing it for the prepared-statement and write-tracking caches costs per call.
+ */
+export const textPerCount = (build: (count: number) => string): ((count: number) => string) => {
+  const texts = new Map<number, string>()
+  return (count) => {
+    let text = texts.get(count)
+    if (text === undefined) {
+      text = build(count)
+      texts.set(count, text)
+    }
+    return text
+  }
+}
