@@ -4,6 +4,7 @@
  * A new family is one file under `tools/` and one line here.
  */
 import { Effect } from "effect"
+import { publishedItems } from "../builder/versions/items-repo.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import { admits } from "./admits.js"
 import type { ToolFamily } from "./families.js"
@@ -41,16 +42,8 @@ const publishedSignature = (organizationId: string) =>
     const version = reader.dataVersion()
     const known = readings.get(organizationId)
     if (known !== undefined && known.version === version) return Effect.succeed(known.signature)
-    return reader
-      .all<{ kind: string; id: string; version: number }>(
-        `SELECT 'agent' AS kind, id, published_version AS version FROM agents WHERE organization_id = ? AND published_version IS NOT NULL
-          UNION ALL SELECT 'flow', id, published_version FROM flows WHERE organization_id = ? AND published_version IS NOT NULL
-          UNION ALL SELECT 'app', id, published_version FROM apps WHERE organization_id = ? AND published_version IS NOT NULL
-          ORDER BY 1, 2`,
-        [organizationId, organizationId, organizationId]
-      )
+    return publishedItems(reader, organizationId)
       .pipe(
-        Effect.orDie,
         Effect.map((rows) => {
           const signature = rows.map((row) => `${row.kind}:${row.id}:${row.version}`).join(",")
           if (readings.size > 10_000) readings.clear()

@@ -1,15 +1,20 @@
 /**
  * SQL of access: the groups an end user is in (direct memberships, and the plan groups of the plans
  * held), narrowed to the groups a Portal admits when one is named, their grants and the per-user
- * grants, Suites expanded to their Apps, kept only while the target still exists in the organization.
+ * grants, Suites expanded to their Apps, kept only while the target still exists in the organization
+ * (`grantTargetIdsTx`).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
+import { planHoldersFrom } from "../groups/repo.js"
+import { grantTargetIdsTx } from "./targets.js"
 
 /** Access in SQL. */
 export class AccessRepo extends Effect.Service<AccessRepo>()("svc/AccessRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(sql)
     return {
       /** The account's state, or null when the organization has no such end user. */
       state: (organizationId: string, endUserId: string) =>
@@ -30,8 +35,8 @@ export class AccessRepo extends Effect.Service<AccessRepo>()("svc/AccessRepo", {
           sql<{ id: string }>`WITH member_groups AS (
               SELECT group_id FROM group_members WHERE end_user_id = ${endUserId} AND organization_id = ${organizationId}
               UNION
-              SELECT p.group_id FROM subscriptions s JOIN tier_plans p ON p.id = s.tier_plan_id
-                WHERE s.end_user_id = ${endUserId} AND s.organization_id = ${organizationId}
+              SELECT g.id FROM user_groups g WHERE g.organization_id = ${organizationId}
+                AND EXISTS (SELECT 1 ${sql.literal(planHoldersFrom("g.plan_id"))} AND s.end_user_id = ${endUserId})
             ),
             counted_groups AS (SELECT group_id FROM member_groups ${admitted}),
             targets AS (
@@ -48,11 +53,12 @@ export class AccessRepo extends Effect.Service<AccessRepo>()("svc/AccessRepo", {
                 JOIN suite_apps sa ON sa.suite_id = s.id
                 WHERE t.target_kind = 'suite'
             )
-            SELECT id FROM granted WHERE id IN (
-              SELECT id FROM apps WHERE organization_id = ${organizationId}
-              UNION ALL SELECT id FROM flows WHERE organization_id = ${organizationId}
-              UNION ALL SELECT id FROM agents WHERE organization_id = ${organizationId}
-            ) ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.id)))
+            SELECT id FROM granted ORDER BY id`.pipe(
+            Effect.flatMap((rows) => {
+              const ids = rows.map((row) => row.id)
+              return Effect.map(statements(grantTargetIdsTx(organizationId, "app", ids)), (existing) => ids.filter((id) => existing.has(id)))
+            })
+          )
         )
       }
     }

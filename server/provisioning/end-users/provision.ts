@@ -16,6 +16,7 @@ import {
   TierNotFound
 } from "../../platform/errors.js"
 import { newId, newSortableId } from "../../platform/ids.js"
+import { grantTargetIdsTx } from "../access/targets.js"
 import type { TxBody } from "../../platform/sql/write-fast-path.js"
 import type { OutgoingEmail } from "../outbox/domain.js"
 import { insertOutboxEmailTx } from "../outbox/repo.js"
@@ -24,7 +25,6 @@ import { emailKey, type ProvisionEndUser, type Provisioned } from "./domain.js"
 import { oneMonthOn, toEndUser, toSubscription } from "./records.js"
 import type { EndUserRow, GrantRow, SubscriptionRow } from "./rows.js"
 import {
-  existingTx,
   groupIdsTx,
   insertAccountIfAbsentTx,
   insertGrantsTx,
@@ -109,8 +109,8 @@ function* check(actor: Principal, input: ProvisionEndUser): TxBody<Checked | Ref
     const appIds = grants.filter((grant) => grant.targetKind === "app").map((grant) => grant.targetId)
     const suiteIds = grants.filter((grant) => grant.targetKind === "suite").map((grant) => grant.targetId)
     const found = new Set<string>()
-    for (const table of ["apps", "flows", "agents"] as const) for (const id of yield* existingTx(table, org, appIds)) found.add(`app:${id}`)
-    for (const id of yield* existingTx("suites", org, suiteIds)) found.add(`suite:${id}`)
+    for (const id of yield* grantTargetIdsTx(org, "app", appIds)) found.add(`app:${id}`)
+    for (const id of yield* grantTargetIdsTx(org, "suite", suiteIds)) found.add(`suite:${id}`)
     const missingTargets = problemsMessage(
       grants.flatMap((grant, index) =>
         found.has(`${grant.targetKind}:${grant.targetId}`)

@@ -1,23 +1,19 @@
-/** SQL of group grants and of the targets they name (inside the caller's transaction). */
+/** SQL of group grants (inside the caller's transaction); whether a target exists is `grantTargetIdsTx`'s answer. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
+import { type GrantTargetKind, grantTargetIdsTx } from "../access/targets.js"
 import type { GrantRow } from "./repo.js"
 
 /** Group grants in SQL. */
 export class GrantRepo extends Effect.Service<GrantRepo>()("svc/GroupGrantRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(sql)
     return {
       /** Whether `targetId` names a target of `kind` in the organization: an App, Flow or Agent (`app`), or a Suite. */
-      targetExists: (organizationId: string, kind: "app" | "suite", targetId: string) =>
-        Effect.orDie(
-          (kind === "suite"
-            ? sql<{ id: string }>`SELECT id FROM suites WHERE organization_id = ${organizationId} AND id = ${targetId}`
-            : sql<{ id: string }>`SELECT id FROM apps WHERE organization_id = ${organizationId} AND id = ${targetId}
-                UNION ALL SELECT id FROM flows WHERE organization_id = ${organizationId} AND id = ${targetId}
-                UNION ALL SELECT id FROM agents WHERE organization_id = ${organizationId} AND id = ${targetId}`
-          ).pipe(Effect.map((rows) => rows.length > 0))
-        ),
+      targetExists: (organizationId: string, kind: GrantTargetKind, targetId: string): Effect.Effect<boolean> =>
+        Effect.map(statements(grantTargetIdsTx(organizationId, kind, [targetId])), (found) => found.has(targetId)),
 
       /** Adds the grant unless the group holds an identical one; answers the grant and whether it is new. */
       add: (organizationId: string, grant: { id: string; groupId: string; targetKind: "app" | "suite"; targetId: string }, at: string) =>

@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
+import { statementsOn, txAll } from "../../platform/sql/write-fast-path.js"
 
 /** A group row with its member count. */
 export interface GroupRow {
@@ -41,17 +42,29 @@ export interface EndUserRow {
   readonly state: "active" | "pending" | "revoked" | "deleted"
 }
 
+/**
+ * The plan-group rule, once: a plan group's members are the holders of its plan (the subscriptions
+ * to the group's `plan_id`) whose account is not deleted. This is the SQL `FROM … WHERE …` of those
+ * holders (`s` the subscription, `u` the account) for the plan `plan` names: a column such as
+ * `g.plan_id` (a group without a plan matches nobody) or a `?` placeholder. Member counts, plan
+ * group rosters and access all read plan groups through it.
+ */
+export const planHoldersFrom = (plan: string): string =>
+  `FROM subscriptions s JOIN end_users u ON u.id = s.end_user_id WHERE s.tier_plan_id = ${plan} AND u.state <> 'deleted'`
+
 /** Members who are not deleted: direct members, plus the holders of the plan for a plan group. */
 const groupColumns = `g.id, g.name, g.description, g.plan_id, g.created_at, g.updated_at,
   (SELECT count(*) FROM group_members m JOIN end_users u ON u.id = m.end_user_id
     WHERE m.group_id = g.id AND u.state <> 'deleted')
-  + (SELECT count(*) FROM subscriptions s JOIN end_users u ON u.id = s.end_user_id
-    WHERE g.plan_id IS NOT NULL AND s.tier_plan_id = g.plan_id AND u.state <> 'deleted') AS member_count`
+  + (SELECT count(*) ${planHoldersFrom("g.plan_id")}) AS member_count`
+
+const planHoldersText = `SELECT u.id AS end_user_id, u.email, u.state, s.created_at AS joined_at ${planHoldersFrom("?")} ORDER BY s.created_at, u.id`
 
 /** User groups in SQL. */
 export class GroupRepo extends Effect.Service<GroupRepo>()("svc/GroupRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(sql)
     return {
       /** Inserts a group that belongs to no plan. */
       insert: (organizationId: string, group: { id: string; name: string; description: string | null }, at: string) =>
@@ -105,12 +118,7 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("svc/GroupRepo", {
         ),
 
       /** The roster of a plan group: the holders of the plan who are not deleted, by subscription time. */
-      planHolders: (planId: string) =>
-        Effect.orDie(
-          sql<MemberRow>`SELECT u.id AS end_user_id, u.email, u.state, s.created_at AS joined_at
-            FROM subscriptions s JOIN end_users u ON u.id = s.end_user_id
-            WHERE s.tier_plan_id = ${planId} AND u.state <> 'deleted' ORDER BY s.created_at, u.id`
-        ),
+      planHolders: (planId: string): Effect.Effect<ReadonlyArray<MemberRow>> => statements(txAll<MemberRow>(planHoldersText, [planId])),
 
       /** A group's grants, oldest first. */
       grants: (groupId: string) =>

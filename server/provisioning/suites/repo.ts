@@ -1,12 +1,25 @@
 /** SQL of Suites and their Apps (writes inside the caller's transaction). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { appIdsTx } from "../../builder/versions/items-repo.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
+import { placeholders, textPerCount } from "../../platform/sql/statement-text.js"
+import { statementsOn, type TxBody, txAll } from "../../platform/sql/write-fast-path.js"
+
+const suiteIdsText = textPerCount((count) => `SELECT id FROM suites WHERE organization_id = ? AND id IN (${placeholders(count)})`)
+
+/** Which of `ids` name a Suite of the organization (a transaction body step). */
+export function* suiteIdsTx(organizationId: string, ids: ReadonlyArray<string>): TxBody<Set<string>> {
+  if (ids.length === 0) return new Set<string>()
+  const rows = yield* txAll<{ id: string }>(suiteIdsText(ids.length), [organizationId, ...ids])
+  return new Set(rows.map((row) => row.id))
+}
 
 /** Suites in SQL. */
 export class SuiteRepo extends Effect.Service<SuiteRepo>()("svc/SuiteRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(sql)
     return {
       /** How many Suites the organization has. */
       count: (organizationId: string) => organizationRowCount(sql, "suites", organizationId),
@@ -20,15 +33,8 @@ export class SuiteRepo extends Effect.Service<SuiteRepo>()("svc/SuiteRepo", {
             return suites.map((suite) => ({ id: suite.id, name: suite.name, appIds: apps.filter((app) => app.suite_id === suite.id).map((app) => app.app_id) }))
           })
         ),
-      /** Which of `ids` are Apps of the organization. */
-      existingApps: (organizationId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed(new Set<string>())
-          : Effect.orDie(
-              sql<{ id: string }>`SELECT id FROM apps WHERE organization_id = ${organizationId} AND ${sql.in("id", ids)}`.pipe(
-                Effect.map((rows) => new Set(rows.map((row) => row.id)))
-              )
-            ),
+      /** Which of `ids` are Apps of the organization (the builder's answer). */
+      existingApps: (organizationId: string, ids: ReadonlyArray<string>): Effect.Effect<Set<string>> => statements(appIdsTx(organizationId, ids)),
 
       /** Inserts a Suite with its Apps in order. */
       insert: (organizationId: string, suite: { id: string; name: string; appIds: ReadonlyArray<string> }, at: string) =>
