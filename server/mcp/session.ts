@@ -11,8 +11,8 @@ import { ErrorCode, isJSONRPCRequest, type JSONRPCMessage, McpError } from "@mod
 import { Cause, Effect, Exit, type Layer, Runtime } from "effect"
 import { FeatureNotAvailable } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
-import { gateError, scopeRefusal } from "../platform/http/authentication.js"
-import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
+import { type AdmissionFailure, admitPrincipal } from "../platform/admission.js"
+import type { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import type * as z from "zod/v4"
 import type { CoreServices } from "../core.js"
 import type { McpSignInLive } from "./sign-in/feature.js"
@@ -79,15 +79,11 @@ export class McpSession {
     return Runtime.runPromise(this.runtime)(effect)
   }
 
-  /** The key's rate limit (one request per call), then scope and trial rules. */
+  /** The one admission (`platform/admission.ts`: gate and scopes, then one request of the key's rate), after the trial rule for runs. */
   private admission(call: CallContext, scopes: McpTool["scopes"], run: boolean | undefined, gate?: McpTool["gate"]) {
-    return Effect.gen(function* () {
-      yield* (yield* RateLimiter).take(yield* RequestRate, call.principal.key.id)
-      if (gate !== undefined && !call.principal.organization.gates.has(gate)) return yield* gateError(gate)
-      const refusal = scopes.length === 0 ? null : scopeRefusal(call.principal, scopes)
-      if (refusal) return yield* refusal
-      if (run && !call.runsAllowed) return yield* runRefused()
-    })
+    const admitted: Effect.Effect<void, AdmissionFailure | FeatureNotAvailable, RateLimiter | RequestRate> =
+      run && !call.runsAllowed ? Effect.fail(runRefused()) : Effect.asVoid(admitPrincipal(call.principal, { scopes, gate }))
+    return admitted
   }
 
   /** Calls a tool for the current caller; always a tool result. */

@@ -71,11 +71,11 @@ describe("the per-key limit", () => {
     expectLimited(await server.request("GET", "/knowledgebases", { key }))
   })
 
-  it("is counted before the plan check: a key of a trial organization is limited too", async () => {
+  it("is counted after the plan check: a key of a trial organization is refused, never limited", async () => {
     const key = await organizationWithPersonalKey(server, "trial-rate", "trial")
-    const statuses = await burst(key, 120)
+    const statuses = await burst(key, 130)
     expect(statuses.every((s) => s === 403)).toBe(true)
-    expectLimited(await server.request("GET", "/agents", { key }))
+    expectError(await server.request("GET", "/agents", { key }), 403, "api_disabled")
   })
 })
 

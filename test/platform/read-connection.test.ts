@@ -5,7 +5,7 @@
  * A statement that writes is refused either way.
  */
 import { SqlClient } from "@effect/sql"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -20,7 +20,7 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-const run = <A>(body: Effect.Effect<A, unknown, SqlClient.SqlClient | ReadConnection | SqliteWriter>) =>
+const run = <A>(body: Effect.Effect<A, unknown, SqlClient.SqlClient | ReadConnection>) =>
   Effect.runPromise(body.pipe(Effect.provide(ReadConnection.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir)))), Effect.scoped, Effect.orDie))
 
 const count = (reader: ReadConnection, table: string) =>
@@ -31,7 +31,7 @@ it("reads on the idle writer, and on the reader while a transaction is open, see
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const reader = yield* ReadConnection
-      const writer = yield* SqliteWriter
+      const writer = Option.getOrThrow(yield* Effect.serviceOption(SqliteWriter))
       yield* sql`CREATE TABLE IF NOT EXISTS notes (body TEXT NOT NULL) STRICT`
       // A temporary table exists on the connection that made it only: it shows which one answered.
       yield* writer.withConnection((db) => db.exec("CREATE TEMP TABLE IF NOT EXISTS on_writer (x INTEGER)"))

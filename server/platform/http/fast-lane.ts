@@ -13,8 +13,8 @@
  *   a key that does not authenticate, is rate limited or may not call the endpoint, a payload the
  *   operation declines) is handed on before anything was written or counted, its body replayed,
  *   and the API answers it with its usual refusal.
- * - Otherwise the lane authenticates, checks the key may call the endpoint, counts the request
- *   against the key's rate (only then: a request handed on is counted once, by the router), runs the same
+ * - Otherwise the lane admits the caller as every door does (`platform/admission.ts`: authenticate,
+ *   authorize, then count the rate; a refused request, handed on, is counted by no one), runs the same
  *   operation the endpoint's handler runs, and encodes the answer with the endpoint's declared
  *   success schema and encoding (JSON, or JSON text kept by `KeptJson`); a failure of the
  *   operation is answered with its envelope (`error-catalog.ts`), a defect as the API's 500.
@@ -29,12 +29,13 @@ import { AccountsService } from "../accounts/service.js"
 import type { ApiFailure } from "../errors.js"
 import { RateLimiter, RequestRate } from "../rate-limiter.js"
 import { DatabaseBackend } from "../sql/dialect.js"
-import { authorize, bearerToken } from "./authentication.js"
+import { type AdmissionRule, makeAdmission } from "../admission.js"
+import { admissionRules, bearerToken } from "./authentication.js"
 import { envelopeBody, errorHeaders, statusOfTag } from "./error-catalog.js"
 import type { FrontBranches } from "./front-branch.js"
 import { maxRequestBodyBytes } from "./limits.js"
 import { isJsonMediaType, parseMediaType } from "./media-type.js"
-import type { EndpointPolicy, PolicyIndex, RequiredScopes } from "./policy.js"
+import type { PolicyIndex } from "./policy.js"
 import { logNodeRequest, type RequestLogOptions } from "./request-log.js"
 import { newRequestId, toApiFailure } from "./request-middleware.js"
 import { type OperationShapes, operationOf, queryRecord, routedShapeProblem } from "./request-shape.js"
@@ -101,7 +102,7 @@ interface Encoded {
 /** An operation ready to serve: its decoders, policy and answer encoder. */
 interface Lane {
   readonly operation: FastOperation
-  readonly policy: EndpointPolicy & { readonly scope: RequiredScopes }
+  readonly rule: AdmissionRule
   /** Whether the endpoint takes a (JSON) body. */
   readonly takesBody: boolean
   /** The path parameters' names, by their segment's position in the path. */
@@ -158,15 +159,15 @@ const headerNamesOf = (schema: Option.Option<unknown>): ReadonlyArray<string> =>
     ? []
     : SchemaAST.getPropertySignatures(SchemaAST.encodedAST((schema.value as AnySchema).ast)).map((property) => String(property.name).toLowerCase())
 
-const laneOf = (operation: FastOperation, policies: PolicyIndex): Lane => {
+const laneOf = (operation: FastOperation, rules: ReadonlyMap<string, AdmissionRule>): Lane => {
   const { endpoint } = operation
-  const policy = policies.get(`${endpoint.method} ${endpoint.path}`)
-  if (!policy?.scope) throw new Error(`no scope declared for ${endpoint.method} ${endpoint.path}`)
+  const rule = rules.get(`${endpoint.method} ${endpoint.path}`)
+  if (rule === undefined) throw new Error(`no scope declared for ${endpoint.method} ${endpoint.path}`)
   const urlParams = endpoint.urlParamsSchema
   const decodeUrlParams = decoderOf(urlParams)
   return {
     operation,
-    policy: policy as EndpointPolicy & { readonly scope: RequiredScopes },
+    rule,
     takesBody: Option.isSome(endpoint.payloadSchema),
     parameters: endpoint.path
       .split("/")
@@ -268,24 +269,16 @@ export const FastLaneLive = <R>(options: {
     Effect.gen(function* () {
       const runtime = yield* Effect.runtime<FastLaneServices>()
       const accounts = yield* AccountsService
-      const limiter = yield* RateLimiter
-      const requestRate = yield* RequestRate
+      const admission = yield* makeAdmission
+      const rules = admissionRules(options.policies)
       const lanes = new Map<string, Lane>()
       for (const operation of yield* options.operations) {
-        lanes.set(`${operation.endpoint.method} ${operation.endpoint.path}`, laneOf(operation, options.policies))
+        lanes.set(`${operation.endpoint.method} ${operation.endpoint.path}`, laneOf(operation, rules))
       }
       const runCallback = Runtime.runCallback(runtime)
 
-      /**
-       * Authenticates and admits the caller, or says the API should answer. The key's plan, gate
-       * and scope are checked before its rate is counted (the router counts first): a request the
-       * lane hands on has then taken nothing, and the router counts it once, as it counts any other.
-       */
-      const admit = (taken: Taken) =>
-        Effect.flatMap(accounts.authenticate(taken.token), (principal): Effect.Effect<Principal, ApiFailure> => {
-          const refusal = authorize(principal, taken.lane.policy)
-          return refusal ? Effect.fail(refusal) : Effect.as(limiter.take(requestRate, principal.key.id), principal)
-        })
+      /** The one admission (`platform/admission.ts`); a refusal hands the request on, and the router refuses it the same way. */
+      const admit = (taken: Taken) => admission.token(accounts, taken.token, taken.lane.rule)
 
       /** On PostgreSQL the data version is brought up to date first (`data-version-sync.ts`); nothing on SQLite. */
       const backend = yield* DatabaseBackend
