@@ -1,27 +1,25 @@
 /**
- * SQL of Portal sign-in: the Portal and end user looked up, codes, sessions, first sign-ins, the
- * conversations an end user holds at a Portal, and the published Apps shown. Write statements run
- * inside the service's transactions.
+ * SQL of Portal sign-in: codes, sessions and the conversations an end user holds at a Portal. What
+ * sign-in needs of other families (the Portal, the end user and their first sign-in, refusal emails
+ * sent, the published Apps shown, a conversation's messages, the Portal secret) is each owner's
+ * repository step, run here through `statementsOn`. Write statements run inside the service's
+ * transactions.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { type PublishedAppRef, publishedAppsTx } from "../builder/apps/repo.js"
+import { settingMadeOnceTx } from "../platform/accounts/repo.js"
+import { statementsOn } from "../platform/sql/write-fast-path.js"
+import { activatePendingAccountTx, markFirstSignInTx, type SignInAccount, signInAccountByEmailTx, signInAccountTx } from "../provisioning/end-users/tx-repo.js"
+import { emailsSinceTx } from "../provisioning/outbox/repo.js"
+import { portalByIdTx, type PortalRef } from "../provisioning/portals/repo.js"
+import { historyTx } from "../runtime/runs/turn-repo.js"
 
-/** A Portal row as sign-in needs it. */
-export interface PortalRow {
-  readonly id: string
-  readonly organization_id: string
-  readonly name: string
-}
+/** A Portal row as sign-in needs it (the Portals repository's). */
+export type PortalRow = PortalRef
 
-/** An end user row as sign-in needs it. */
-export interface EndUserRow {
-  readonly id: string
-  readonly organization_id: string
-  readonly email: string
-  readonly full_name: string | null
-  readonly state: "active" | "pending" | "revoked" | "deleted"
-  readonly created_at: string
-}
+/** An end user row as sign-in needs it (the end-users repository's). */
+export type EndUserRow = SignInAccount
 
 /** A code row. */
 export interface CodeRow {
@@ -44,37 +42,25 @@ export interface SessionRow {
   readonly full_name: string | null
 }
 
-/** A published App as the Portal lists it. */
-export interface PortalAppRow {
-  readonly id: string
-  readonly name: string
-  readonly description: string
-}
+/** A published App as the Portal lists it (the builder's). */
+export type PortalAppRow = PublishedAppRef
 
 /** Portal sign-in in SQL. */
 export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/PortalSignInRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const first = <A>(rows: ReadonlyArray<A>): A | null => rows[0] ?? null
+    const statements = statementsOn(sql)
     return {
       /** The Portal, or null. */
-      portal: (id: string) => Effect.orDie(Effect.map(sql<PortalRow>`SELECT id, organization_id, name FROM portals WHERE id = ${id}`, first)),
+      portal: (id: string): Effect.Effect<PortalRow | null> => statements(portalByIdTx(id)),
 
       /** The organization's end user with this normalised email, or null. */
-      endUserByEmail: (organizationId: string, emailKey: string) =>
-        Effect.orDie(
-          Effect.map(
-            sql<EndUserRow>`SELECT id, organization_id, email, full_name, state, created_at FROM end_users
-              WHERE organization_id = ${organizationId} AND email_key = ${emailKey}`,
-            first
-          )
-        ),
+      endUserByEmail: (organizationId: string, emailKey: string): Effect.Effect<EndUserRow | null> =>
+        statements(signInAccountByEmailTx(organizationId, emailKey)),
 
       /** The end user, or null. */
-      endUser: (id: string) =>
-        Effect.orDie(
-          Effect.map(sql<EndUserRow>`SELECT id, organization_id, email, full_name, state, created_at FROM end_users WHERE id = ${id}`, first)
-        ),
+      endUser: (id: string): Effect.Effect<EndUserRow | null> => statements(signInAccountTx(id)),
 
       /** Spends every unused code of the end user at the Portal (a new one replaces them). */
       spendCodes: (portalId: string, endUserId: string, at: string) =>
@@ -90,13 +76,7 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
         ),
 
       /** How many refusal emails went to `recipient` since `since` (ISO time). */
-      refusalsSince: (recipient: string, since: string) =>
-        Effect.orDie(
-          Effect.map(
-            sql<{ n: number }>`SELECT count(*) AS n FROM outbox_emails WHERE recipient = ${recipient} AND kind = 'sign_in_refused' AND created_at > ${since}`,
-            (rows) => Number(rows[0]?.n ?? 0)
-          )
-        ),
+      refusalsSince: (recipient: string, since: string): Effect.Effect<number> => statements(emailsSinceTx(recipient, "sign_in_refused", since)),
 
       /** Records a new code. */
       insertCode: (row: CodeRow & { readonly organization_id: string; readonly portal_id: string; readonly created_at: string }) =>
@@ -122,17 +102,10 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
         ),
 
       /** Makes a pending identity active. */
-      activate: (endUserId: string, at: string) =>
-        Effect.orDie(sql`UPDATE end_users SET state = 'active', updated_at = ${at} WHERE id = ${endUserId} AND state = 'pending'`),
+      activate: (endUserId: string, at: string): Effect.Effect<void> => statements(activatePendingAccountTx(endUserId, at)),
 
       /** Marks the end user's first sign-in to the organization; true only the first time. */
-      markFirstSignIn: (endUserId: string, at: string) =>
-        Effect.orDie(
-          Effect.map(
-            sql<{ id: string }>`UPDATE end_users SET first_signed_in_at = ${at} WHERE id = ${endUserId} AND first_signed_in_at IS NULL RETURNING id`,
-            (rows) => rows.length === 1
-          )
-        ),
+      markFirstSignIn: (endUserId: string, at: string): Effect.Effect<boolean> => statements(markFirstSignInTx(endUserId, at)),
 
       /** Records a session. */
       insertSession: (row: {
@@ -178,29 +151,15 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
         ),
 
       /** The published Apps among `ids`, by name (their published name and description). */
-      publishedApps: (organizationId: string, ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed([] as ReadonlyArray<PortalAppRow>)
-          : Effect.orDie(
-              sql<PortalAppRow>`SELECT a.id, v.name, v.description FROM apps a
-                JOIN app_versions v ON v.app_id = a.id AND v.version = a.published_version
-                WHERE a.organization_id = ${organizationId} AND ${sql.in("a.id", ids)} ORDER BY v.name, a.id`
-            ),
+      publishedApps: (organizationId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<PortalAppRow>> =>
+        statements(publishedAppsTx(organizationId, ids)),
 
-      /** The messages of a conversation, oldest first. */
-      messages: (conversationId: string) =>
-        Effect.orDie(
-          sql<{ role: "user" | "assistant"; text: string }>`SELECT role, text FROM messages WHERE conversation_id = ${conversationId} ORDER BY sequence`
-        ),
+      /** The messages of a conversation, oldest first (the runtime's conversation history). */
+      messages: (conversationId: string): Effect.Effect<ReadonlyArray<{ role: "user" | "assistant"; text: string }>> =>
+        Effect.map(statements(historyTx(conversationId)), (rows) => rows.map((row) => ({ role: row.role, text: row.text }))),
 
       /** The Portal secret, made once (the first writer wins). */
-      secret: (fresh: string) =>
-        Effect.orDie(
-          Effect.zipRight(
-            sql`INSERT INTO settings (name, value) VALUES ('portal_sign_in_secret', ${fresh}) ON CONFLICT (name) DO NOTHING`,
-            Effect.map(sql<{ value: string }>`SELECT value FROM settings WHERE name = 'portal_sign_in_secret'`, (rows) => rows[0]!.value)
-          )
-        )
+      secret: (fresh: string): Effect.Effect<string> => statements(settingMadeOnceTx("portal_sign_in_secret", fresh))
     }
   })
 }) {}

@@ -10,6 +10,8 @@ import { AppClock, isoAt } from "../platform/clock.js"
 import { InvalidRequest, NotFound } from "../platform/errors.js"
 import { newId } from "../platform/ids.js"
 import { checkUrl, isPublicOrLoopback } from "../platform/net/address-policy.js"
+import { statementsOn } from "../platform/sql/write-fast-path.js"
+import { portalByIdTx } from "../provisioning/portals/repo.js"
 import { type AttemptOutcome, sendSigned } from "./delivery.js"
 import { type Delivery, deliveryConcurrency, maxAttempts, type PortalWebhook, signupEvent, type SignupPayload, WebhookSettings } from "./domain.js"
 import { type AttemptRow, type DeliveryRow, type ListenCursor, type PortalWebhookRow, WebhookRepo } from "./repo.js"
@@ -90,9 +92,10 @@ export class WebhookService extends Effect.Service<WebhookService>()("svc/Webhoo
     const signal = yield* WebhookSignal
 
     const portalOf = (organizationId: string, portalId: string) =>
-      Effect.flatMap(
-        Effect.orDie(sql<PortalRef>`SELECT id, name FROM portals WHERE id = ${portalId} AND organization_id = ${organizationId}`),
-        (rows) => (rows[0] === undefined ? Effect.fail(new NotFound({ message: `No Portal '${portalId}' in this organization.` })) : Effect.succeed(rows[0]))
+      Effect.flatMap(statementsOn(sql)(portalByIdTx(portalId)), (row) =>
+        row === null || row.organization_id !== organizationId
+          ? Effect.fail(new NotFound({ message: `No Portal '${portalId}' in this organization.` }))
+          : Effect.succeed<PortalRef>({ id: row.id, name: row.name })
       )
 
     const deliveryOf = (organizationId: string, deliveryId: string) =>

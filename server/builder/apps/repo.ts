@@ -7,6 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { placeholders, textPerCount } from "../../platform/sql/statement-text.js"
+import { type TxBody, txAll } from "../../platform/sql/write-fast-path.js"
 import { versionedStore } from "../versions/store-repo.js"
 import type { AppDraftItem, PublishedApp } from "./domain.js"
 
@@ -73,6 +75,25 @@ export interface AppContractColumns {
   readonly transaction_enabled: number
   readonly input_schema: string | null
   readonly output_schema: string | null
+}
+
+/** A published App as other families show it: its id and its published name and description. */
+export interface PublishedAppRef {
+  readonly id: string
+  readonly name: string
+  readonly description: string
+}
+
+const publishedAppsText = textPerCount(
+  (count) => `SELECT a.id, v.name, v.description FROM apps a
+    JOIN app_versions v ON v.app_id = a.id AND v.version = a.published_version
+    WHERE a.organization_id = ? AND a.id IN (${placeholders(count)}) ORDER BY v.name, a.id`
+)
+
+/** The published Apps of the organization among `ids`, by published name then id (a transaction body step). */
+export function* publishedAppsTx(organizationId: string, ids: ReadonlyArray<string>): TxBody<ReadonlyArray<PublishedAppRef>> {
+  if (ids.length === 0) return []
+  return yield* txAll<PublishedAppRef>(publishedAppsText(ids.length), [organizationId, ...ids])
 }
 
 /** Apps in SQL. */

@@ -8,7 +8,10 @@ import { Duration, Effect, Queue } from "effect"
 import { createHmac, randomBytes } from "node:crypto"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
+import { settingMadeOnceTx } from "../../platform/accounts/repo.js"
 import { transactionsOn } from "../../platform/sql/database.js"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
+import { type ActivityEntryRow, activityOfKeyTx, insertActivityTx, trimActivityTx } from "./repo.js"
 
 /** How many entries each key keeps. */
 export const activityKept = 200
@@ -55,16 +58,7 @@ const secretSetting = "activity_fingerprint_secret"
 export const normalizeQuery = (text: string): string => text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
 
 /** An entry ready to be written. */
-interface PendingEntry {
-  readonly organizationId: string
-  readonly keyId: string
-  readonly connectionId: string | null
-  readonly action: ActivityAction
-  readonly knowledgebaseId: string | null
-  readonly queryFingerprint: string | null
-  readonly detail: string
-  readonly at: string
-}
+type PendingEntry = ActivityEntryRow
 
 /**
  * Records and lists recent Knowledgebase activity. Entries are written in batches, a few
@@ -76,14 +70,13 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
+    const statements = statementsOn(sql)
     let secret: Buffer | null = null
     const secretKey = Effect.suspend(() =>
       secret
         ? Effect.succeed(secret)
-        : Effect.gen(function* () {
-            yield* sql`INSERT INTO settings (name, value) VALUES (${secretSetting}, ${randomBytes(32).toString("hex")}) ON CONFLICT DO NOTHING`
-            const rows = yield* sql<{ value: string }>`SELECT value FROM settings WHERE name = ${secretSetting}`
-            secret = Buffer.from(rows[0]!.value, "hex")
+        : Effect.map(statements(settingMadeOnceTx(secretSetting, randomBytes(32).toString("hex"))), (value) => {
+            secret = Buffer.from(value, "hex")
             return secret
           })
     )
@@ -107,15 +100,8 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
       const batch = pending.splice(0)
       return inTransaction(
         Effect.gen(function* () {
-          for (const entry of batch) {
-            yield* sql`INSERT INTO knowledge_activity (organization_id, key_id, connection_id, action, knowledgebase_id, query_fingerprint, detail, at)
-              VALUES (${entry.organizationId}, ${entry.keyId}, ${entry.connectionId}, ${entry.action}, ${entry.knowledgebaseId}, ${entry.queryFingerprint},
-                ${entry.detail}, ${entry.at})`
-          }
-          for (const keyId of new Set(batch.map((entry) => entry.keyId))) {
-            yield* sql`DELETE FROM knowledge_activity WHERE key_id = ${keyId} AND seq <= (
-              SELECT seq FROM knowledge_activity WHERE key_id = ${keyId} ORDER BY seq DESC LIMIT 1 OFFSET ${activityKept})`
-          }
+          for (const entry of batch) yield* statements(insertActivityTx(entry))
+          for (const keyId of new Set(batch.map((entry) => entry.keyId))) yield* statements(trimActivityTx(keyId, activityKept))
         })
       ).pipe(Effect.orDie)
     }))
@@ -160,27 +146,21 @@ export class ActivityLog extends Effect.Service<ActivityLog>()("svc/ActivityLog"
       forKey: (organizationId: string, keyId: string, limit = activityKept, connectionId?: string) =>
         Effect.zipRight(
           flush,
-          Effect.orDie(
-            sql<{ at: string; connection_id: string | null; action: ActivityAction; knowledgebase_id: string | null; query_fingerprint: string | null; detail: string }>`
-              SELECT at, connection_id, action, knowledgebase_id, query_fingerprint, detail FROM knowledge_activity
-              WHERE organization_id = ${organizationId} AND key_id = ${keyId}
-                ${connectionId === undefined ? sql`` : sql`AND connection_id = ${connectionId}`}
-              ORDER BY seq DESC LIMIT ${limit}`.pipe(
-              Effect.map((rows) =>
-                rows.map((row): ActivityRecord => {
-                  const detail = JSON.parse(row.detail) as { kinds: Array<string> | null; resultCount: number; results: Array<ActivityResult> }
-                  return {
-                    at: row.at,
-                    connectionId: row.connection_id,
-                    action: row.action,
-                    knowledgebaseId: row.knowledgebase_id,
-                    queryFingerprint: row.query_fingerprint,
-                    kinds: detail.kinds,
-                    resultCount: detail.resultCount,
-                    results: detail.results
-                  }
-                })
-              )
+          statements(activityOfKeyTx<ActivityAction>(organizationId, keyId, limit, connectionId)).pipe(
+            Effect.map((rows) =>
+              rows.map((row): ActivityRecord => {
+                const detail = JSON.parse(row.detail) as { kinds: Array<string> | null; resultCount: number; results: Array<ActivityResult> }
+                return {
+                  at: row.at,
+                  connectionId: row.connection_id,
+                  action: row.action,
+                  knowledgebaseId: row.knowledgebase_id,
+                  queryFingerprint: row.query_fingerprint,
+                  kinds: detail.kinds,
+                  resultCount: detail.resultCount,
+                  results: detail.results
+                }
+              })
             )
           )
         )

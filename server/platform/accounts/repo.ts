@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../sql/read-connection.js"
+import { type TxBody, txAll, txRun } from "../sql/write-fast-path.js"
 import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, OrganizationIdentity, Plan, Role, StoredScopes } from "./domain.js"
 
 /** An organization row as stored. */
@@ -110,6 +111,17 @@ export interface Credential {
   readonly key: ApiKey
   readonly organization: OrganizationIdentity
   readonly member: (Member & { readonly removed: boolean }) | null
+}
+
+/**
+ * A setting made once, whoever asks first: `fresh` is stored unless the setting exists (the first
+ * writer wins, concurrent callers included), and the stored value is answered (a transaction body
+ * step). The Portal's and the activity log's secrets are made this way.
+ */
+export function* settingMadeOnceTx(name: string, fresh: string): TxBody<string> {
+  yield* txRun("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [name, fresh])
+  const rows = yield* txAll<{ value: string }>("SELECT value FROM settings WHERE name = ?", [name])
+  return rows[0]!.value
 }
 
 /** Organizations, members and keys in SQL. */

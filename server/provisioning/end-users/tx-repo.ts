@@ -148,6 +148,41 @@ export function* accountByEmailTx(
   return { account: rows[0]!, created }
 }
 
+/** An account as sign-in sees it. */
+export interface SignInAccount {
+  readonly id: string
+  readonly organization_id: string
+  readonly email: string
+  readonly full_name: string | null
+  readonly state: EndUserRow["state"]
+  readonly created_at: string
+}
+
+const signInColumns = "id, organization_id, email, full_name, state, created_at"
+
+/** The organization's account with this email key (any state), as sign-in sees it, or null. */
+export function* signInAccountByEmailTx(organizationId: string, key: string): TxBody<SignInAccount | null> {
+  const rows = yield* txAll<SignInAccount>(`SELECT ${signInColumns} FROM end_users WHERE organization_id = ? AND email_key = ?`, [organizationId, key])
+  return rows[0] ?? null
+}
+
+/** The account with this id (any organization, any state), as sign-in sees it, or null. */
+export function* signInAccountTx(id: string): TxBody<SignInAccount | null> {
+  const rows = yield* txAll<SignInAccount>(`SELECT ${signInColumns} FROM end_users WHERE id = ?`, [id])
+  return rows[0] ?? null
+}
+
+/** Makes a `pending` account active (its first sign-in); any other state is left as it is. */
+export function* activatePendingAccountTx(id: string, at: string): TxBody<void> {
+  yield* txRun("UPDATE end_users SET state = 'active', updated_at = ? WHERE id = ? AND state = 'pending'", [at, id])
+}
+
+/** Records the account's first sign-in to its organization; true only the first time. */
+export function* markFirstSignInTx(id: string, at: string): TxBody<boolean> {
+  const rows = yield* txAll<{ id: string }>("UPDATE end_users SET first_signed_in_at = ? WHERE id = ? AND first_signed_in_at IS NULL RETURNING id", [at, id])
+  return rows.length === 1
+}
+
 /** Sets an account's state, name and times. */
 export function* updateAccountTx(id: string, changes: Pick<EndUserRow, "state" | "full_name" | "updated_at" | "revoked_at" | "deleted_at">): TxBody<void> {
   yield* txRun("UPDATE end_users SET state = ?, full_name = ?, updated_at = ?, revoked_at = ?, deleted_at = ? WHERE id = ?", [

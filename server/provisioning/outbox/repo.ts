@@ -1,7 +1,7 @@
 /** SQL of the email outbox. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { statementsOn, type TxBody, txRun } from "../../platform/sql/write-fast-path.js"
+import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { OutboxEmail, OutgoingEmail } from "./domain.js"
 
 interface OutboxRow {
@@ -44,6 +44,12 @@ export function* insertOutboxEmailTx(id: string, email: OutgoingEmail, at: strin
 }
 
 /** Rows of `outbox_emails`. */
+/** How many emails of `kind` went to `recipient` after `since` (ISO time; a transaction body step). */
+export function* emailsSinceTx(recipient: string, kind: OutgoingEmail["kind"], since: string): TxBody<number> {
+  const rows = yield* txAll<{ n: number }>("SELECT count(*) AS n FROM outbox_emails WHERE recipient = ? AND kind = ? AND created_at > ?", [recipient, kind, since])
+  return Number(rows[0]?.n ?? 0)
+}
+
 export class OutboxRepo extends Effect.Service<OutboxRepo>()("svc/OutboxRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

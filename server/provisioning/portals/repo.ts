@@ -4,7 +4,21 @@ import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
+import { type TxBody, txAll } from "../../platform/sql/write-fast-path.js"
 import type { PortalRow } from "./domain.js"
+
+/** A Portal as other families name it: its id, organization and name. */
+export interface PortalRef {
+  readonly id: string
+  readonly organization_id: string
+  readonly name: string
+}
+
+/** The Portal with this id (of any organization), or null (a transaction body step). */
+export function* portalByIdTx(id: string): TxBody<PortalRef | null> {
+  const rows = yield* txAll<PortalRef>("SELECT id, organization_id, name FROM portals WHERE id = ?", [id])
+  return rows[0] ?? null
+}
 
 /** Rows of `portals`. */
 export class PortalRepo extends Effect.Service<PortalRepo>()("svc/PortalRepo", {
