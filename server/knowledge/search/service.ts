@@ -11,11 +11,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { organizationCreditsLeft, takeOrganizationCreditTx } from "../../platform/accounts/credit-repo.js"
 import type { Principal } from "../../platform/accounts/domain.js"
 import { InsufficientCredits, InvalidRequest, NotFound } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
 import { DatabaseBackend } from "../../platform/sql/dialect.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
 import { ActivityLog } from "../activity/service.js"
 import { reciprocalRankFusion } from "../embeddings/fusion.js"
 import { VectorSearch } from "../embeddings/vector-search.js"
@@ -228,17 +230,9 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
       })
 
     /** Takes one credit if the organization has one left; false when it has none. */
-    const charge = (organizationId: string) =>
-      Effect.orDie(
-        sql<{ credits_remaining: number }>`UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1
-          WHERE id = ${organizationId} AND credits_remaining > 0 RETURNING credits_remaining`.pipe(Effect.map((rows) => rows.length === 1))
-      )
-    const creditsLeft = (organizationId: string) =>
-      Effect.orDie(
-        reader
-          .all<{ credits_remaining: number }>("SELECT credits_remaining FROM organizations WHERE id = ?", [organizationId])
-          .pipe(Effect.map((rows) => rows[0]?.credits_remaining ?? 0))
-      )
+    const statements = statementsOn(sql)
+    const charge = (organizationId: string) => statements(takeOrganizationCreditTx(organizationId))
+    const creditsLeft = (organizationId: string) => organizationCreditsLeft(reader, organizationId)
     const noCredits = () =>
       new InsufficientCredits({ message: "This organization has no credits left; searching documents costs one credit. Nothing was charged." })
 

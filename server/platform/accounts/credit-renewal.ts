@@ -7,7 +7,9 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer } from "effect"
 import { AppClock, isoAt } from "../clock.js"
-import { type Plan, planCaps } from "./domain.js"
+import { statementsOn } from "../sql/write-fast-path.js"
+import { dueForRenewalTx, renewCreditsTx, scheduleRenewalTx } from "./credit-repo.js"
+import { planCaps } from "./domain.js"
 
 /** The same day `months` months after `iso` (the month's last day when it is shorter), same time of day, in UTC. */
 export const addMonths = (iso: string, months: number): string => {
@@ -26,36 +28,26 @@ export const nextAnniversary = (createdAt: string, nowIso: string): string => {
   return addMonths(createdAt, months)
 }
 
-interface DueRow {
-  readonly id: string
-  readonly plan: Plan
-  readonly created_at: string
-  readonly credits_renew_at: string | null
-}
-
 /**
  * Renews every organization due at `nowMs` and schedules the ones never scheduled; answers how
  * many balances were renewed.
  */
 export const renewDueCredits = (nowMs: number) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const statements = statementsOn(yield* SqlClient.SqlClient)
     const now = isoAt(nowMs)
-    const due = yield* sql<DueRow>`SELECT id, plan, created_at, credits_renew_at FROM organizations
-      WHERE credits_renew_at IS NULL OR credits_renew_at <= ${now}`
+    const due = yield* statements(dueForRenewalTx(now))
     let renewed = 0
     for (const org of due) {
       const next = nextAnniversary(org.created_at, now)
       if (org.credits_renew_at === null) {
-        yield* sql`UPDATE organizations SET credits_renew_at = ${next} WHERE id = ${org.id} AND credits_renew_at IS NULL`
+        yield* statements(scheduleRenewalTx(org.id, next))
         continue
       }
-      const rows = yield* sql<{ id: string }>`UPDATE organizations SET credits_remaining = ${planCaps[org.plan].monthlyCredits},
-        credits_used = 0, credits_renew_at = ${next} WHERE id = ${org.id} AND credits_renew_at = ${org.credits_renew_at} RETURNING id`
-      renewed += rows.length
+      if (yield* statements(renewCreditsTx(org.id, planCaps[org.plan].monthlyCredits, next, org.credits_renew_at))) renewed += 1
     }
     return renewed
-  }).pipe(Effect.orDie)
+  })
 
 /** The renewal worker: looks for due organizations every `pollMs` (a minute by default). */
 export const CreditRenewalLive = (pollMs = 60_000) =>

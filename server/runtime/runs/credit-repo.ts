@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { giveBackOrganizationCreditTx, organizationCreditsLeft, takeOrganizationCreditTx } from "../../platform/accounts/credit-repo.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 
@@ -45,9 +46,7 @@ export class CreditRepo extends Effect.Service<CreditRepo>()("svc/CreditRepo", {
       left: (organizationId: string, source: CreditSource): Effect.Effect<number> =>
         Effect.orDie(
           source.kind === "organization"
-            ? reader
-                .all<{ n: number }>("SELECT credits_remaining AS n FROM organizations WHERE id = ?", [organizationId])
-                .pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
+            ? organizationCreditsLeft(reader, organizationId)
             : reader
                 .all<{ n: number }>(
                   `SELECT COALESCE(SUM(bonus_credits + CASE WHEN credit_allowance > credits_used THEN credit_allowance - credits_used ELSE 0 END), 0) AS n FROM subscriptions
@@ -64,11 +63,7 @@ export class CreditRepo extends Effect.Service<CreditRepo>()("svc/CreditRepo", {
 /** Takes one credit from `source` (a transaction body step); null when none is left (nothing changed). */
 export function* takeCreditTx(organizationId: string, source: CreditSource): TxBody<CreditCharge | null> {
   if (source.kind === "organization") {
-    const rows = yield* txAll<{ id: string }>(
-      "UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0 RETURNING id",
-      [organizationId]
-    )
-    return rows.length === 1 ? { kind: "organization", organizationId } : null
+    return (yield* takeOrganizationCreditTx(organizationId)) ? { kind: "organization", organizationId } : null
   }
   for (const pool of ["bonus", "allowance"] as const) {
     const has = pool === "bonus" ? "bonus_credits > 0" : "credits_used < credit_allowance"
@@ -88,7 +83,7 @@ export function* takeCreditTx(organizationId: string, source: CreditSource): TxB
 /** Gives back the credit `charge` took (a transaction body step). */
 export function* giveBackCreditTx(charge: CreditCharge): TxBody<void> {
   if (charge.kind === "organization") {
-    yield* txRun("UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = ?", [charge.organizationId])
+    yield* giveBackOrganizationCreditTx(charge.organizationId)
   } else if (charge.pool === "bonus") {
     yield* txRun("UPDATE subscriptions SET bonus_credits = bonus_credits + 1 WHERE id = ?", [charge.subscriptionId])
   } else {

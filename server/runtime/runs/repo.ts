@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
+import { organizationCreditsLeft } from "../../platform/accounts/credit-repo.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { statementsOn } from "../../platform/sql/write-fast-path.js"
@@ -42,12 +43,7 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
       /** How many executions (runs of every kind) the organization has. */
       countExecutions: (organizationId: string) => organizationRowCount(sql, "executions", organizationId),
       /** The organization's credits left (read connection). */
-      creditsLeft: (organizationId: string) =>
-        Effect.orDie(
-          reader
-            .all<{ credits_remaining: number }>("SELECT credits_remaining FROM organizations WHERE id = ?", [organizationId])
-            .pipe(Effect.map((rows) => rows[0]?.credits_remaining ?? 0))
-        ),
+      creditsLeft: (organizationId: string) => organizationCreditsLeft(reader, organizationId),
 
       /** A conversation of the organization (read connection), or null. */
       conversation: (organizationId: string, id: string) =>
