@@ -41,6 +41,7 @@ const backendFree = process.env.SVC_TEST_PG_ALL
       "mcp/tool-results.test.ts",
       "platform/address-policy.test.ts",
       "platform/safe-fetch.test.ts",
+      "platform/sql-ownership.test.ts",
       "provisioning/ids.test.ts",
       "runtime/builtin.test.ts",
       "runtime/history.test.ts",
