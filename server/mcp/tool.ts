@@ -1,8 +1,9 @@
 /**
- * What an MCP tool is here: a name, a precise zod input schema, the scopes that admit it (the same
- * scopes as the REST endpoint it mirrors), and an effect over the services the REST handlers use.
- * Results and failures become MCP tool results: the value as JSON, or `isError: true` with the REST
- * error envelope `{error:{code,message}}`.
+ * What an MCP tool is here: a name, a precise zod input schema, the REST operation(s) it mirrors
+ * (from which its scopes, gate and hints come, and the bounds of the arguments it shares with them),
+ * and an effect over the services the REST handlers use. A tool with no REST twin says why and keeps
+ * its own rule. Results and failures become MCP tool results: the value as JSON, or `isError: true`
+ * with the REST error envelope `{error:{code,message}}`.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit } from "effect"
@@ -13,6 +14,7 @@ import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
 import { nulTextRefusal } from "../platform/sql/text-refusal.js"
 import { project } from "../platform/pagination.js"
 import type { FamilyName } from "./family-names.js"
+import type { Operation, OperationHints } from "./operation.js"
 
 /** Who is calling and what they asked for, fresh on every request. */
 export interface CallContext {
@@ -23,17 +25,33 @@ export interface CallContext {
   readonly runsAllowed: boolean
 }
 
+/** The scopes a tool needs instead of its operation's, and why (a rule of the service, not of the route). */
+export interface ScopeRule {
+  readonly scopes: ReadonlyArray<ApiScope>
+  readonly because: string
+}
+
 /** One tool of the list a member is offered. */
 export interface McpTool<R = any> {
   readonly name: string
   readonly description: string
   /** The arguments: a zod object shape (camelCase names; required ones not optional), or a zod object. */
   readonly input: z.ZodRawShape | z.ZodType
-  /** Any one of these admits the member (empty: every member). */
+  /** The REST operations the tool mirrors (`knowledgebases.search`); empty when it has no REST twin. */
+  readonly operations: ReadonlyArray<Operation>
+  /** Why the tool has no REST twin (null when it mirrors operations). */
+  readonly noTwin: string | null
+  /** Arguments the tool declares itself rather than taking from its operation, each with why. */
+  readonly ownArguments: Readonly<Record<string, string>>
+  /** The scopes the tool needs instead of its operations', and why (absent: its operations'). */
+  readonly scopeRule?: ScopeRule | undefined
+  /** Any one of these admits the member (empty: every member): its operations' unless the tool has no twin or a `scopeRule`. */
   readonly scopes: ReadonlyArray<ApiScope>
-  /** The organization gate the tool needs, as its REST endpoints do (`apps`). */
+  /** The organization gate the tool needs: the one all its operations share. */
   readonly gate?: Gate | undefined
-  /** A run (refused with `feature_not_available` on a trial). */
+  /** Read-only, destructive and idempotent hints: its operations' together (all read-only, any destructive, all idempotent). */
+  readonly hints?: OperationHints | undefined
+  /** A run (refused with `feature_not_available` on a trial: MCP's own rule, spec: Availability). */
   readonly run?: boolean | undefined
   /** Changes when a tool built from data (a per-item tool) changes, so its registration is renewed. */
   readonly signature?: string | undefined
@@ -42,18 +60,83 @@ export interface McpTool<R = any> {
   readonly handler: (args: any, call: CallContext) => Effect.Effect<unknown, ApiFailure, R>
 }
 
-/** Declares a tool, keeping its argument types for the handler. */
-export const tool = <Shape extends z.ZodRawShape, R>(spec: {
+/** How a tool that mirrors REST operations declares them: its scopes, gate and hints follow. */
+export interface MirrorsOperations {
+  readonly operation: Operation | ReadonlyArray<Operation>
+  readonly scopeRule?: ScopeRule
+  readonly noTwin?: never
+  readonly scopes?: never
+  readonly gate?: never
+  readonly hints?: never
+}
+
+/** How a tool without a REST twin declares its own rule. */
+export interface HasNoTwin {
+  readonly operation: null
+  /** Why there is no REST operation to mirror. */
+  readonly noTwin: string
+  readonly scopes: ReadonlyArray<ApiScope>
+  readonly gate?: Gate
+  readonly hints?: OperationHints
+  readonly scopeRule?: never
+}
+
+/** What every tool declares besides its operation. */
+export interface ToolSpec<Shape extends z.ZodRawShape, R> {
   readonly name: string
   readonly description: string
   readonly input: Shape
-  readonly scopes: ReadonlyArray<ApiScope>
-  readonly gate?: Gate
+  /** Arguments declared by the tool itself (an id-or-name argument, a list where REST takes a string), each with why. */
+  readonly ownArguments?: { readonly [K in keyof Shape]?: string }
   readonly run?: boolean
   readonly signature?: string
   readonly literalArguments?: boolean
   readonly handler: (args: z.infer<z.ZodObject<Shape>>, call: CallContext) => Effect.Effect<unknown, ApiFailure, R>
-}): McpTool<R> => spec as McpTool<R>
+}
+
+const unique = <A>(items: ReadonlyArray<A>): Array<A> => [...new Set(items)]
+
+/** What several operations need together: any one's scope admits; a gate only when all share it. */
+export const joinedPolicy = (operations: ReadonlyArray<Operation>) => {
+  const gates = unique(operations.map((one) => one.gate))
+  return {
+    scopes: unique(operations.flatMap((one) => one.scopes)),
+    gate: gates.length === 1 ? gates[0] : undefined,
+    hints: {
+      readOnlyHint: operations.every((one) => one.hints.readOnlyHint),
+      destructiveHint: operations.some((one) => one.hints.destructiveHint),
+      idempotentHint: operations.every((one) => one.hints.idempotentHint)
+    }
+  }
+}
+
+/** A tool from its declaration (keeping its argument types for the handler). */
+export const mcpTool = <R>(spec: ToolSpec<any, R> & (MirrorsOperations | HasNoTwin), input: McpTool["input"]): McpTool<R> => {
+  const { operation, ownArguments, ...rest } = spec
+  const common = { ...rest, input, ownArguments: (ownArguments ?? {}) as Record<string, string> }
+  if (operation === null) {
+    const own = spec as HasNoTwin
+    return { ...common, operations: [], noTwin: own.noTwin, scopes: own.scopes, gate: own.gate, hints: own.hints }
+  }
+  const operations = Array.isArray(operation) ? (operation as ReadonlyArray<Operation>) : [operation as Operation]
+  if (operations.length === 0) throw new Error(`MCP tool ${spec.name}: name the operations it mirrors, or none with noTwin.`)
+  const policy = joinedPolicy(operations)
+  const scopeRule = (spec as MirrorsOperations).scopeRule
+  return { ...common, operations, noTwin: null, scopeRule, scopes: scopeRule?.scopes ?? policy.scopes, gate: policy.gate, hints: policy.hints }
+}
+
+/** Declares a tool, keeping its argument types for the handler. */
+export const tool = <Shape extends z.ZodRawShape, R>(spec: ToolSpec<Shape, R> & (MirrorsOperations | HasNoTwin)): McpTool<R> =>
+  mcpTool(spec as ToolSpec<any, R> & (MirrorsOperations | HasNoTwin), spec.input)
+
+/** Why an argument naming a resource by id or exact name is the tool's own (REST takes the id in the path or body). */
+export const idOrName = "an id or an exact name, resolved by the tool; REST takes the id itself"
+
+/** Why `fields` is the tool's own: a list of names, where REST's `fields` query parameter is comma-separated. */
+export const fieldsList = "a list of field names, where REST's `fields` query parameter is one comma-separated string"
+
+/** Why a path id argument is the tool's own: a URL never carries an empty segment, so the tool refuses an empty id. */
+export const pathId = "an id REST takes in the path, which is never empty: the tool refuses an empty one itself"
 
 /** A run's answer with camelCase names (`conversation_id` becomes `conversationId`). */
 export const camelReply = <A extends object>(answer: A): Record<string, unknown> =>

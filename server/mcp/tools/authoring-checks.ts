@@ -13,11 +13,16 @@ import { decodeBody } from "../../platform/http/request-decode.js"
 import { PatchAgentDraft } from "../../builder/agents/domain.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { RunService } from "../../runtime/runs/service.js"
-import { camelReply, tool } from "../tool.js"
+import { AgentsApi } from "../../builder/agents/api.js"
+import { operation } from "../operation.js"
+import { idsOrNamesArgument } from "../operation-arguments.js"
+import { camelReply, idOrName, tool } from "../tool.js"
 import { agentIdOf, idsOf } from "./builder-ids.js"
-import { draftIdOf, kindInput, kindRefusal } from "./draft-kinds.js"
+import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
 import { knowledgebaseIdOf } from "./knowledge-ids.js"
-import { appTurn, agentTurn, flowRun, turnInput } from "./runs.js"
+import { appTurn, agentTurn, flowRun, turnInput, turnMessageReason } from "./runs.js"
+
+const updateAgentDraftOperation = operation(AgentsApi, "updateDraft")
 
 /** The most cases one `run_test_cases` call runs. */
 export const maxTestCases = 20
@@ -55,7 +60,8 @@ export const runTestCases = tool({
     id: z.string().min(1).describe("The item's id or exact name."),
     cases: z.array(testCase).min(1).max(maxTestCases)
   },
-  scopes: ["agents:write", "flows:write", "apps:write"],
+  operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
+  ownArguments: { kind: kindReason, id: idOrName, cases: "MCP's own: the draft runs to make and what each answer must or must not contain" },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -96,7 +102,8 @@ export const compareModels = tool({
     message: turnInput.message,
     models: z.array(z.string().min(1).max(200)).min(2).max(5)
   },
-  scopes: ["agents:write"],
+  operation: draftRunOperation.agent,
+  ownArguments: { agentId: idOrName, message: turnMessageReason, models: "MCP's own: the models to compare, 2 to 5, each a model name as an Agent's `model` is" },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -122,9 +129,10 @@ export const setAgentKnowledge = tool({
   description: "Set the Knowledgebases (ids or exact names; empty for none) the draft of an Agent searches; publish with `publish_agent` to use them in runs.",
   input: {
     agentId: z.string().min(1).describe("The Agent (id or exact name)."),
-    knowledgebaseIds: z.array(z.string().min(1)).max(50)
+    knowledgebaseIds: idsOrNamesArgument(updateAgentDraftOperation, "knowledgebaseIds")
   },
-  scopes: ["agents:write"],
+  operation: updateAgentDraftOperation,
+  ownArguments: { agentId: idOrName, knowledgebaseIds: `${idOrName} each, as many as REST takes` },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* agentIdOf(principal, args.agentId, "drafts")

@@ -16,16 +16,39 @@ import { AppService } from "../../builder/apps/service.js"
 import { FlowService } from "../../builder/flows/service.js"
 import { draftListFields } from "../../builder/versions/domain.js"
 import { staticFamily } from "../families.js"
-import { itemsPage, tool } from "../tool.js"
+import { AgentsApi } from "../../builder/agents/api.js"
+import { AppsApi } from "../../builder/apps/api.js"
+import { FlowsApi } from "../../builder/flows/api.js"
+import { operation } from "../operation.js"
+import { listArguments, operationArgument } from "../operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
-import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, listInput, updatedSinceInput } from "./knowledge-ids.js"
-import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
-import { draftIdOf, kindInput, kindRefusal, kindScope } from "./draft-kinds.js"
+import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, updatedSinceInput } from "./knowledge-ids.js"
+import { agentTurn, appTurn, flowRun, turnInput, turnMessageReason } from "./runs.js"
+import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal, publishOperation } from "./draft-kinds.js"
 import { compareModels, runTestCases, setAgentKnowledge } from "./authoring-checks.js"
 
-const name = z.string().min(1).max(200)
-const description = z.string().max(2000).optional()
+const createAgentOperation = operation(AgentsApi, "create")
+const createFlowOperation = operation(FlowsApi, "create")
+const createAppOperation = operation(AppsApi, "create")
+const listOperation = { agents: operation(AgentsApi, "list"), flows: operation(FlowsApi, "list"), apps: operation(AppsApi, "list") } as const
+const createOperation = { agents: createAgentOperation, flows: createFlowOperation, apps: createAppOperation } as const
+
 const greeting = z.string().max(2000).optional()
+
+/** Why `greeting` is the tool's own: REST takes `null` (no greeting) too; the tool takes a string only. */
+const greetingReason = "REST also takes null (no greeting); the tool publishes a string of at most 2000 characters only"
+
+/** Why a list of ids or names without a published length is the tool's own. */
+const namesReason = `${idOrName} each; published without REST's 50-item and 100-character bounds, which the handler's REST decode applies`
+
+/**
+ * Why a Flow's `questions`, `steps` and `output` and an App's `api` are the tool's own: published
+ * looser than REST's schema (no lengths or counts, step names without their pattern, `output` also
+ * null); the body goes through REST's schema after, so its refusals keep REST's wording.
+ */
+const looserReason =
+  "published looser than REST's schema (lengths, counts and patterns left out); the service decodes the body with REST's schema after, so its refusals keep REST's wording (aligning changes that wording)"
 
 /** Only the arguments that were given (absent ones are left out of the body). */
 const given = (args: Record<string, unknown>) => Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined))
@@ -35,21 +58,18 @@ const saveAgent = tool({
   description: "Without `agentId`, create an Agent (`name` required). With `agentId`, update its draft (publish with `publish_agent`).",
   input: {
     agentId: z.string().min(1).optional().describe("The Agent to update (id or exact name); absent to create one."),
-    name: name.optional(),
-    description,
-    instructions: z.string().max(50_000).optional(),
-    model: z
-      .string()
-      .min(1)
-      .max(200)
-      .nullable()
+    name: operationArgument(createAgentOperation, "name").optional(),
+    description: operationArgument(createAgentOperation, "description").optional(),
+    instructions: operationArgument(createAgentOperation, "instructions").optional(),
+    model: operationArgument(createAgentOperation, "model")
       .optional()
       .describe("`builtin` or a model of the server's OpenAI-compatible endpoint, kept as named; absent on create, or null, runs on the server's default model (resolved at run time)."),
     greeting,
     knowledgebaseIds: z.array(z.string().min(1)).optional().describe("Knowledgebases (ids or exact names) the Agent searches."),
     flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the Agent may run as tools.")
   },
-  scopes: ["agents:write"],
+  operation: [createAgentOperation, operation(AgentsApi, "updateDraft")],
+  ownArguments: { agentId: `${idOrName} (absent: an Agent is created)`, greeting: greetingReason, knowledgebaseIds: namesReason, flowIds: namesReason },
   handler: ({ agentId, ...args }, { principal }) =>
     Effect.gen(function* () {
       const agents = yield* AgentService
@@ -89,13 +109,14 @@ const saveFlow = tool({
     "Without `flowId`, create a Flow (`name`, `questions`, `steps`). With `flowId`, update its draft. Steps run in order and each binds a variable; `{{templates}}` use question parameters and earlier variables.",
   input: {
     flowId: z.string().min(1).optional().describe("The Flow to update (id or exact name); absent to create one."),
-    name: name.optional(),
-    description,
+    name: operationArgument(createFlowOperation, "name").optional(),
+    description: operationArgument(createFlowOperation, "description").optional(),
     questions: z.array(question).optional().describe("Each becomes a parameter named after its label (`Company name` -> `company_name`)."),
     steps: z.array(step).optional(),
     output: z.string().nullable().optional().describe("A template over inputs and step variables; default the last step's variable.")
   },
-  scopes: ["flows:write"],
+  operation: [createFlowOperation, operation(FlowsApi, "updateDraft")],
+  ownArguments: { flowId: `${idOrName} (absent: a Flow is created)`, questions: looserReason, steps: looserReason, output: looserReason },
   handler: ({ flowId, ...args }, { principal }) =>
     Effect.gen(function* () {
       const flows = yield* FlowService
@@ -111,8 +132,8 @@ const saveApp = tool({
   description: "Without `appId`, create an App (`name` required). With `appId`, update its draft, the Transaction Service (`api`) included.",
   input: {
     appId: z.string().min(1).optional().describe("The App to update (id or exact name); absent to create one."),
-    name: name.optional(),
-    description,
+    name: operationArgument(createAppOperation, "name").optional(),
+    description: operationArgument(createAppOperation, "description").optional(),
     greeting,
     agentIds: z.array(z.string().min(1)).optional().describe("Published Agents (ids or exact names) the App routes to."),
     flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the App offers."),
@@ -125,8 +146,8 @@ const saveApp = tool({
       .optional()
       .describe("The Transaction Service (updates only).")
   },
-  scopes: ["apps:write"],
-  gate: "apps",
+  operation: [createAppOperation, operation(AppsApi, "updateDraft")],
+  ownArguments: { appId: `${idOrName} (absent: an App is created)`, greeting: greetingReason, agentIds: namesReason, flowIds: namesReason, api: looserReason },
   handler: ({ appId, ...args }, { principal }) =>
     Effect.gen(function* () {
       const apps = yield* AppService
@@ -151,8 +172,8 @@ const publish = (kind: "agent" | "flow" | "app") =>
     name: `publish_${kind}`,
     description: `Publish the draft of ${kind === "app" ? "an" : "a"} ${kind[0]!.toUpperCase()}${kind.slice(1)} as a new immutable numbered version; answers \`{id, version, publishedAt}\`.`,
     input: { id: z.string().min(1).describe("The item's id or exact name.") },
-    scopes: [kindScope[kind]],
-    ...(kind === "app" ? { gate: "apps" as const } : {}),
+    operation: publishOperation[kind],
+    ownArguments: { id: idOrName },
     handler: (args, { principal }) =>
       Effect.gen(function* () {
         const id = yield* draftIdOf(principal, kind, args.id)
@@ -171,9 +192,10 @@ const runDraft = tool({
     id: z.string().min(1).describe("The item's id or exact name."),
     message: turnInput.message.optional(),
     conversationId: turnInput.conversationId,
-    inputs: z.record(z.string(), z.unknown()).optional().describe("A Flow's answers keyed by parameter name.")
+    inputs: operationArgument(draftRunOperation.flow, "inputs").optional().describe("A Flow's answers keyed by parameter name.")
   },
-  scopes: ["agents:write", "flows:write", "apps:write"],
+  operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
+  ownArguments: { kind: kindReason, id: idOrName, message: turnMessageReason },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -187,16 +209,25 @@ const runDraft = tool({
     })
 })
 
-const authoredInput = { updatedSince: updatedSinceInput, ...listInput, fields: fieldsInput(draftListFields) }
+/** The arguments of `list_authored_<kind>s`, as the kind's list takes them. */
+const authoredInput = (kind: "agents" | "flows" | "apps") => ({
+  updatedSince: updatedSinceInput(listOperation[kind]),
+  ...listArguments(listOperation[kind]),
+  fields: fieldsInput(draftListFields)
+})
 
 /** `list_authored_<kind>s`: every item, drafts included. */
 const listAuthored = (kind: "agents" | "flows" | "apps") =>
   tool({
     name: `list_authored_${kind}`,
     description: `Every ${kind.slice(0, -1)} with its draft (published or not), oldest first; \`updatedSince\` for polling.`,
-    input: authoredInput,
-    scopes: [`${kind}:write`],
-    ...(kind === "apps" ? { gate: "apps" as const } : {}),
+    input: authoredInput(kind),
+    operation: listOperation[kind],
+    scopeRule: {
+      scopes: createOperation[kind].scopes,
+      because: "drafts are listed (`include=drafts`), which the service admits with the kind's write scope only (builder/versions/operations.ts): the scope of its create"
+    },
+    ownArguments: { fields: fieldsList },
     handler: (args, { principal }) =>
       Effect.gen(function* () {
         const request = { includeDrafts: true, updatedSince: (yield* decodeUpdatedSince(args.updatedSince)) ?? null, limit: args.limit, cursor: args.cursor }

@@ -11,7 +11,10 @@ const whoami = tool({
   description:
     "Who this connection acts as: the organization, your member and role, the tool families offered, whether runs are allowed, and how search retrieves (lexical, or hybrid with an embedding model).",
   input: {},
+  operation: null,
+  noTwin: "the connection's own identity and offer, an MCP question with no REST operation",
   scopes: [],
+  hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   handler: (_args, { principal, families, runsAllowed }) =>
     Effect.map(VectorSearch, (vectors) => ({
       organization: { id: principal.organization.id, slug: principal.organization.slug, name: principal.organization.name, plan: principal.organization.plan },
@@ -37,7 +40,10 @@ const searchDocs = tool({
     query: z.string().min(1).max(1000).describe("What to look for."),
     limit: z.number().int().min(1).max(20).optional().describe("How many sections, 1 to 20 (default 5).")
   },
+  operation: null,
+  noTwin: "the service's own documentation, searched offline; not part of the External API",
   scopes: [],
+  hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   handler: (args) => Effect.sync(() => ({ items: docsIndex().search(args.query, args.limit ?? 5) }))
 })
 

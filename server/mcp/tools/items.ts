@@ -13,8 +13,8 @@ import type { Flow } from "../../builder/flows/domain.js"
 import { FlowService } from "../../builder/flows/service.js"
 import type { ToolFamily } from "../families.js"
 import { admits } from "../admits.js"
-import { type McpTool, tool } from "../tool.js"
-import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
+import { type McpTool, mcpTool, tool } from "../tool.js"
+import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput, turnMessageReason } from "./runs.js"
 
 /** Dedicated tools are offered while a kind has at most this many published items. */
 export const dedicatedToolsMax = 10
@@ -38,60 +38,72 @@ const upToTen = <A>(items: ReadonlyArray<A>): ReadonlyArray<A> => (items.length 
 const flowInput = (flow: Flow): McpTool["input"] =>
   flow.conversational ? turnInput : (z.fromJSONSchema(flow.inputsSchema as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodType)
 
+/** Why a Flow tool's parameters are its own: the Flow's questions, which REST takes under `inputs`. */
+const questionReason = "one of the Flow's own questions, a parameter REST takes under `inputs`"
+
+/** `agent_<name>`: a turn with a published Agent. */
+export const agentItemTool = (agent: { readonly id: string; readonly name: string; readonly description: string }, name: string): McpTool =>
+  tool({
+    name,
+    description: `Talk to the Agent '${agent.name}'.${agent.description ? ` ${agent.description}` : ""}`,
+    input: turnInput,
+    operation: agentConversationOperation,
+    ownArguments: { message: turnMessageReason },
+    run: true,
+    signature: `${agent.id}:${agent.name}:${agent.description}`,
+    handler: (args, call) => agentTurn(call.principal, agent.id, args, false)
+  })
+
+/** `app_<name>`: a turn with a published App. */
+export const appItemTool = (app: { readonly id: string; readonly name: string; readonly description: string }, name: string): McpTool =>
+  tool({
+    name,
+    description: `Talk to the App '${app.name}'.${app.description ? ` ${app.description}` : ""}`,
+    input: turnInput,
+    operation: appConversationOperation,
+    ownArguments: { message: turnMessageReason },
+    run: true,
+    signature: `${app.id}:${app.name}:${app.description}`,
+    handler: (args, call) => appTurn(call.principal, app.id, args, false)
+  })
+
+/** `flow_<name>`: a run of a published Flow, its questions as typed parameters (or a message, conversational). */
+export const flowItemTool = (flow: Flow, name: string): McpTool => {
+  const input = flowInput(flow)
+  const parameters = Object.keys(((flow.inputsSchema as { properties?: object } | null)?.properties ?? {}) as object)
+  return mcpTool<any>(
+    {
+      name,
+      description: `Run the Flow '${flow.name}'.${flow.description ? ` ${flow.description}` : ""}`,
+      input: {},
+      operation: runFlowOperation,
+      ownArguments: flow.conversational ? { message: turnMessageReason } : Object.fromEntries(parameters.map((parameter) => [parameter, questionReason])),
+      run: true,
+      literalArguments: !flow.conversational,
+      signature: `${flow.id}:${flow.version}:${flow.name}`,
+      handler: (args: Record<string, unknown>, call) =>
+        flowRun(call.principal, flow.id, flow.conversational ? (args as { message: string; conversationId?: string }) : { inputs: args }, false)
+    },
+    input
+  )
+}
+
 /** The dedicated tools of `actor`'s published items. */
 const itemTools = (actor: Principal) =>
   Effect.gen(function* () {
     const taken = new Set<string>()
     const tools: Array<McpTool> = []
-    if (actor.scopes.has("agents:execute")) {
+    if (admits(actor, { scopes: agentConversationOperation.scopes })) {
       const agents = upToTen((yield* (yield* AgentService).list(actor, firstPage)).items)
-      for (const agent of agents) {
-        tools.push(
-          tool({
-            name: itemToolName("agent", agent.name, agent.id, taken),
-            description: `Talk to the Agent '${agent.name}'.${agent.description ? ` ${agent.description}` : ""}`,
-            input: turnInput,
-            scopes: ["agents:execute"],
-            run: true,
-            signature: `${agent.id}:${agent.name}:${agent.description}`,
-            handler: (args, call) => agentTurn(call.principal, agent.id, args, false)
-          })
-        )
-      }
+      for (const agent of agents) tools.push(agentItemTool(agent, itemToolName("agent", agent.name, agent.id, taken)))
     }
-    if (actor.scopes.has("apps:execute") && actor.organization.gates.has("apps")) {
+    if (admits(actor, appConversationOperation)) {
       const apps = upToTen((yield* (yield* AppService).list(actor, firstPage)).items)
-      for (const app of apps) {
-        tools.push(
-          tool({
-            name: itemToolName("app", app.name, app.id, taken),
-            description: `Talk to the App '${app.name}'.${app.description ? ` ${app.description}` : ""}`,
-            input: turnInput,
-            scopes: ["apps:execute"],
-            gate: "apps",
-            run: true,
-            signature: `${app.id}:${app.name}:${app.description}`,
-            handler: (args, call) => appTurn(call.principal, app.id, args, false)
-          })
-        )
-      }
+      for (const app of apps) tools.push(appItemTool(app, itemToolName("app", app.name, app.id, taken)))
     }
-    if (actor.scopes.has("flows:execute")) {
+    if (admits(actor, { scopes: runFlowOperation.scopes })) {
       const flows = upToTen((yield* (yield* FlowService).list(actor, firstPage)).items) as ReadonlyArray<Flow>
-      for (const flow of flows) {
-        const input = flowInput(flow)
-        tools.push({
-          name: itemToolName("flow", flow.name, flow.id, taken),
-          description: `Run the Flow '${flow.name}'.${flow.description ? ` ${flow.description}` : ""}`,
-          input,
-          scopes: ["flows:execute"],
-          run: true,
-          literalArguments: !flow.conversational,
-          signature: `${flow.id}:${flow.version}:${flow.name}`,
-          handler: (args: Record<string, unknown>, call) =>
-            flowRun(call.principal, flow.id, flow.conversational ? (args as { message: string; conversationId?: string }) : { inputs: args }, false)
-        })
-      }
+      for (const flow of flows) tools.push(flowItemTool(flow, itemToolName("flow", flow.name, flow.id, taken)))
     }
     return tools.filter((candidate) => admits(actor, candidate))
   }).pipe(Effect.orElseSucceed(() => [] as Array<McpTool>))

@@ -16,14 +16,18 @@ import { SearchService } from "../../knowledge/search/service.js"
 import { sourceFields } from "../../knowledge/sources/domain.js"
 import { SourceService } from "../../knowledge/sources/service.js"
 import { KnowledgebaseService } from "../../knowledge/service.js"
-import { itemsPage, tool } from "../tool.js"
+import { KnowledgeApi } from "../../knowledge/api.js"
+import { PagesApi } from "../../knowledge/pages/api.js"
+import { SourcesApi } from "../../knowledge/sources/api.js"
+import { operation } from "../operation.js"
+import { listArguments, operationArgument } from "../operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import {
   decodeUpdatedSince,
   fieldsInput,
   knowledgebaseIdOf,
   knowledgebaseInput,
   knowledgebaseOrAllIdOf,
-  listInput,
   pageIdOf,
   sourceIdOf,
   updatedSinceInput
@@ -41,13 +45,25 @@ export const previewOf = (text: string, bytes = pagePreviewBytes): { text: strin
   return { text: encoded.subarray(0, end).toString("utf8"), truncated: true }
 }
 
+const listKnowledgebasesOperation = operation(KnowledgeApi, "list")
+const searchOperation = operation(KnowledgeApi, "search")
+const changesOperation = operation(KnowledgeApi, "changes")
+const listPagesOperation = operation(PagesApi, "list")
+const listSourcesOperation = operation(SourcesApi, "list")
+
+/** Why `view` is the tool's own: REST answers a page whole; the 2 KB summary is MCP's (spec: Limits). */
+const viewReason = "MCP's summary view of a page (its first 2 KB); REST answers the whole page"
+/** Why an `all`-or-name Knowledgebase argument is the tool's own. */
+const orAllReason = `${idOrName}, or \`all\``
+
 const viewInput = z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.")
 
 const listKnowledgebases = tool({
   name: "list_knowledgebases",
   description: "List the organization's Knowledgebases with their source and page counts, oldest first.",
-  input: { ...listInput, fields: fieldsInput(knowledgebaseFields) },
-  scopes: ["knowledge:read"],
+  input: { ...listArguments(listKnowledgebasesOperation), fields: fieldsInput(knowledgebaseFields) },
+  operation: listKnowledgebasesOperation,
+  ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const page = yield* (yield* KnowledgebaseService).list(principal, { limit: args.limit, cursor: args.cursor })
@@ -59,7 +75,8 @@ const outline = tool({
   name: "get_knowledgebase_outline",
   description: "A Knowledgebase with its page tree (titles, folders, paths) and its sources: where to look before reading.",
   input: { knowledgebaseId: knowledgebaseInput },
-  scopes: ["knowledge:read"],
+  operation: operation(KnowledgeApi, "get"),
+  ownArguments: { knowledgebaseId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -73,11 +90,12 @@ const search = tool({
     "Search a Knowledgebase (or `all`): documents, pages and, for your own key, your memories. Every hit carries a citation. One credit per search that includes documents; pages only is free.",
   input: {
     knowledgebaseId: z.string().min(1).describe("The Knowledgebase's id or exact name, or `all`."),
-    query: z.string().min(1).max(1000).describe("What to look for, 1 to 1000 characters."),
-    kinds: z.array(z.enum(["documents", "pages", "memories"])).min(1).optional().describe("What to search (default: documents and pages)."),
-    ...listInput
+    query: operationArgument(searchOperation, "query").describe("What to look for, 1 to 1000 characters."),
+    kinds: operationArgument(searchOperation, "kinds").optional().describe("What to search (default: documents and pages)."),
+    ...listArguments(searchOperation)
   },
-  scopes: ["knowledge:read"],
+  operation: searchOperation,
+  ownArguments: { knowledgebaseId: orAllReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseOrAllIdOf(principal, args.knowledgebaseId)
@@ -94,12 +112,13 @@ const listPages = tool({
   input: {
     knowledgebaseId: knowledgebaseInput,
     parentPageId: z.string().min(1).optional().describe("A page or folder (id or exact title), or `null` for the top level."),
-    depth: z.number().int().min(1).max(20).optional().describe("Levels below the parent, 1 to 20."),
-    updatedSince: updatedSinceInput,
-    ...listInput,
+    depth: operationArgument(listPagesOperation, "depth").optional().describe("Levels below the parent, 1 to 20."),
+    updatedSince: updatedSinceInput(listPagesOperation),
+    ...listArguments(listPagesOperation),
     fields: fieldsInput(pageIndexFields)
   },
-  scopes: ["knowledge:read"],
+  operation: listPagesOperation,
+  ownArguments: { knowledgebaseId: idOrName, parentPageId: `${idOrName}, or \`null\` for the top level`, fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -129,7 +148,8 @@ const readPage = tool({
     pageId: z.string().min(1).describe("The page's id or exact title."),
     view: viewInput
   },
-  scopes: ["knowledge:read"],
+  operation: operation(PagesApi, "get"),
+  ownArguments: { knowledgebaseId: idOrName, pageId: idOrName, view: viewReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -148,8 +168,14 @@ const readPage = tool({
 const listSources = tool({
   name: "list_sources",
   description: "The documents (sources) of a Knowledgebase with their status (`processing`, `ready`, `failed`, …), oldest first.",
-  input: { knowledgebaseId: knowledgebaseInput, updatedSince: updatedSinceInput, ...listInput, fields: fieldsInput(sourceFields) },
-  scopes: ["knowledge:read"],
+  input: {
+    knowledgebaseId: knowledgebaseInput,
+    updatedSince: updatedSinceInput(listSourcesOperation),
+    ...listArguments(listSourcesOperation),
+    fields: fieldsInput(sourceFields)
+  },
+  operation: listSourcesOperation,
+  ownArguments: { knowledgebaseId: idOrName, fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -166,7 +192,8 @@ const getSource = tool({
   name: "get_source",
   description: "One document (source) of a Knowledgebase: status, type, size, where it is filed.",
   input: { knowledgebaseId: knowledgebaseInput, sourceId: z.string().min(1).describe("The source's id or exact name.") },
-  scopes: ["knowledge:read"],
+  operation: operation(SourcesApi, "get"),
+  ownArguments: { knowledgebaseId: idOrName, sourceId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -181,10 +208,11 @@ const listChanges = tool({
     "The changes feed of a Knowledgebase (or `all`): one entry per change of a page, folder or source (an upload shows `created`, then `ready`), oldest first. Poll with `tailCursor`. Free.",
   input: {
     knowledgebaseId: z.string().min(1).describe("The Knowledgebase's id or exact name, or `all`."),
-    since: z.string().optional().describe("ISO 8601 date-time to start from (instead of `cursor`)."),
-    ...listInput
+    since: operationArgument(changesOperation, "since").optional().describe("ISO 8601 date-time to start from (instead of `cursor`)."),
+    ...listArguments(changesOperation)
   },
-  scopes: ["knowledge:read"],
+  operation: changesOperation,
+  ownArguments: { knowledgebaseId: orAllReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseOrAllIdOf(principal, args.knowledgebaseId)

@@ -12,8 +12,22 @@ import { PageService } from "../../knowledge/pages/service.js"
 import { CreateSourceJson } from "../../knowledge/sources/domain.js"
 import { SourceService } from "../../knowledge/sources/service.js"
 import { KnowledgebaseService } from "../../knowledge/service.js"
-import { tool } from "../tool.js"
+import { KnowledgeApi } from "../../knowledge/api.js"
+import { PagesApi } from "../../knowledge/pages/api.js"
+import { SourcesApi } from "../../knowledge/sources/api.js"
+import { operation } from "../operation.js"
+import { operationArgument } from "../operation-arguments.js"
+import { idOrName, tool } from "../tool.js"
 import { knowledgebaseIdOf, knowledgebaseInput, pageIdOf, parentPageIdOf, sourceIdOf } from "./knowledge-ids.js"
+
+const createKnowledgebaseOperation = operation(KnowledgeApi, "create")
+const createPageOperation = operation(PagesApi, "create")
+const patchPageOperation = operation(PagesApi, "update")
+const appendOperation = operation(PagesApi, "append")
+const createSourceOperation = operation(SourcesApi, "create")
+
+/** Why a parent argument is the tool's own. */
+const parentReason = `${idOrName}; null for the top level`
 
 const parentInput = z
   .string()
@@ -22,21 +36,8 @@ const parentInput = z
   .optional()
   .describe("A page or folder of this Knowledgebase (id or exact title); null or absent for the top level.")
 
-const anchor = z.string().min(1)
-/** Patch operations, as `PATCH /knowledgebases/{id}/pages/{pageId}` takes them. */
-const patchInput = z
-  .array(
-    z.discriminatedUnion("op", [
-      z.object({ op: z.literal("replace"), oldString: anchor, newString: z.string(), replaceAll: z.boolean().optional() }),
-      z.object({ op: z.literal("insert_before"), anchor, text: z.string() }),
-      z.object({ op: z.literal("insert_after"), anchor, text: z.string() }),
-      z.object({ op: z.literal("prepend"), text: z.string() }),
-      z.object({ op: z.literal("append"), text: z.string() }),
-      z.object({ op: z.literal("replace_range"), from: anchor, to: anchor, text: z.string().optional() })
-    ])
-  )
-  .min(1)
-  .max(50)
+/** Patch operations, as `PATCH /knowledgebases/{id}/pages/{pageId}` takes them (its schema's shape and bounds). */
+const patchInput = operationArgument(patchPageOperation, "patch")
   .optional()
   .describe("Edits of an existing page, applied in order; each anchor must occur exactly once.")
 
@@ -44,10 +45,10 @@ const createKnowledgebase = tool({
   name: "create_knowledgebase",
   description: "Create a Knowledgebase (within the plan's cap).",
   input: {
-    name: z.string().min(1).max(200).describe("1 to 200 characters."),
-    description: z.string().max(2000).optional()
+    name: operationArgument(createKnowledgebaseOperation, "name").describe("1 to 200 characters."),
+    description: operationArgument(createKnowledgebaseOperation, "description").optional()
   },
-  scopes: ["knowledge:write"],
+  operation: createKnowledgebaseOperation,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const input = yield* decodeBody(CreateKnowledgebase)(args)
@@ -62,13 +63,14 @@ const savePage = tool({
   input: {
     knowledgebaseId: knowledgebaseInput,
     pageId: z.string().min(1).optional().describe("The page to edit (id or exact title); absent to create one."),
-    title: z.string().min(1).max(200).optional().describe("The new page's title (required to create)."),
-    bodyMarkdown: z.string().optional().describe("The new page's markdown (under 256 KB)."),
-    description: z.string().max(2000).optional(),
+    title: operationArgument(createPageOperation, "title").optional().describe("The new page's title (required to create)."),
+    bodyMarkdown: operationArgument(createPageOperation, "bodyMarkdown").optional().describe("The new page's markdown (under 256 KB)."),
+    description: operationArgument(patchPageOperation, "description").optional(),
     parentPageId: parentInput,
     patch: patchInput
   },
-  scopes: ["knowledge:write"],
+  operation: [createPageOperation, patchPageOperation],
+  ownArguments: { knowledgebaseId: idOrName, pageId: `${idOrName} (absent: a page is created)`, parentPageId: parentReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const pages = yield* PageService
@@ -102,8 +104,13 @@ const savePage = tool({
 const appendPage = tool({
   name: "append_page",
   description: "Append markdown to the end of a page.",
-  input: { knowledgebaseId: knowledgebaseInput, pageId: z.string().min(1).describe("The page's id or exact title."), text: z.string().min(1) },
-  scopes: ["knowledge:write"],
+  input: {
+    knowledgebaseId: knowledgebaseInput,
+    pageId: z.string().min(1).describe("The page's id or exact title."),
+    text: operationArgument(appendOperation, "text")
+  },
+  operation: appendOperation,
+  ownArguments: { knowledgebaseId: idOrName, pageId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -115,8 +122,14 @@ const appendPage = tool({
 const createFolder = tool({
   name: "create_folder",
   description: "Create a folder (a page without a body that holds pages and documents).",
-  input: { knowledgebaseId: knowledgebaseInput, title: z.string().min(1).max(200), description: z.string().max(2000).optional(), parentPageId: parentInput },
-  scopes: ["knowledge:write"],
+  input: {
+    knowledgebaseId: knowledgebaseInput,
+    title: operationArgument(createPageOperation, "title"),
+    description: operationArgument(createPageOperation, "description").optional(),
+    parentPageId: parentInput
+  },
+  operation: createPageOperation,
+  ownArguments: { knowledgebaseId: idOrName, parentPageId: parentReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -139,7 +152,8 @@ const movePage = tool({
     pageId: z.string().min(1).describe("The page's id or exact title."),
     parentPageId: z.string().min(1).nullable().describe("The new parent (id or exact title), or null for the top level.")
   },
-  scopes: ["knowledge:write"],
+  operation: operation(PagesApi, "move"),
+  ownArguments: { knowledgebaseId: idOrName, pageId: idOrName, parentPageId: parentReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
@@ -155,13 +169,14 @@ const uploadSource = tool({
     "Add a document to a Knowledgebase: inline markdown or text (up to 1 MB), or a public `url`. It is indexed in the background: `list_changes` shows it `created`, then `ready` (or `failed`).",
   input: {
     knowledgebaseId: knowledgebaseInput,
-    name: z.string().min(1).max(200),
-    contentMarkdown: z.string().optional().describe("Markdown, up to 1 MB."),
-    contentText: z.string().optional().describe("Plain text, up to 1 MB."),
-    url: z.string().optional().describe("A public http(s) address to fetch."),
+    name: operationArgument(createSourceOperation, "name"),
+    contentMarkdown: operationArgument(createSourceOperation, "contentMarkdown").optional().describe("Markdown, up to 1 MB."),
+    contentText: operationArgument(createSourceOperation, "contentText").optional().describe("Plain text, up to 1 MB."),
+    url: operationArgument(createSourceOperation, "url").optional().describe("A public http(s) address to fetch."),
     parentPageId: parentInput
   },
-  scopes: ["knowledge:write"],
+  operation: createSourceOperation,
+  ownArguments: { knowledgebaseId: idOrName, parentPageId: parentReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const sources = yield* SourceService
@@ -184,7 +199,8 @@ const moveSource = tool({
     sourceId: z.string().min(1).describe("The source's id or exact name."),
     parentPageId: z.string().min(1).nullable().describe("A page or folder (id or exact title), or null to unfile.")
   },
-  scopes: ["knowledge:write"],
+  operation: operation(SourcesApi, "move"),
+  ownArguments: { knowledgebaseId: idOrName, sourceId: idOrName, parentPageId: `${idOrName}; null unfiles` },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)

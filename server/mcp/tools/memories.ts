@@ -1,7 +1,8 @@
 /**
  * The member's own memories (conventions: Memories): `remember`, `list_memories`, `forget`. Every
  * MCP connection is a person, so these always act on the caller's member; another member's memory
- * is `not_found`. Personal notes: `knowledge:read` admits them (viewers keep notes too).
+ * is `not_found`. Personal notes: `knowledge:read` admits them (viewers keep notes too). The REST API
+ * has no memory endpoints (search finds memories), so these tools keep their own rule.
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
@@ -12,6 +13,9 @@ import { MemoryService } from "../../knowledge/memories/service.js"
 import { tool } from "../tool.js"
 import { listInput } from "./knowledge-ids.js"
 
+/** Why the memory tools have no REST twin. */
+const noTwin = "memories are kept over MCP only (conventions: Memories); REST has no memory endpoints, and its search finds them"
+
 const memberOf = (principal: Principal) =>
   principal.member === null
     ? Effect.fail(new InsufficientScope({ message: "Memories belong to a member; this connection acts for no member." }))
@@ -21,7 +25,10 @@ const remember = tool({
   name: "remember",
   description: "Keep a personal note (a memory). Your memories are found by `search_knowledgebase` with `kinds` including `memories`.",
   input: { text: z.string().min(1).max(10_000).describe("The note, 1 to 10000 characters.") },
+  operation: null,
+  noTwin,
   scopes: ["knowledge:read"],
+  hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const member = yield* memberOf(principal)
@@ -33,7 +40,10 @@ const listMemories = tool({
   name: "list_memories",
   description: "Your own memories, oldest first.",
   input: { ...listInput },
+  operation: null,
+  noTwin,
   scopes: ["knowledge:read"],
+  hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const member = yield* memberOf(principal)
@@ -52,7 +62,10 @@ const forget = tool({
   name: "forget",
   description: "Delete one of your memories.",
   input: { memoryId: z.string().min(1).describe("The memory's id (from `list_memories` or `remember`).") },
+  operation: null,
+  noTwin,
   scopes: ["knowledge:read"],
+  hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const member = yield* memberOf(principal)

@@ -8,13 +8,31 @@ import * as z from "zod/v4"
 import { decodeBody } from "../../platform/http/request-decode.js"
 import { BonusCredits, EndUserListItem, ProvisionEndUser } from "../../provisioning/end-users/domain.js"
 import { EndUserService } from "../../provisioning/end-users/service.js"
-import { itemsPage, tool } from "../tool.js"
+import { EndUsersApi } from "../../provisioning/end-users/api.js"
+import { operation } from "../operation.js"
+import { idsOrNamesArgument, listArguments, operationArgument } from "../operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { idsOf } from "./builder-ids.js"
-import { decodeUpdatedSince, fieldsInput, listInput, updatedSinceInput } from "./knowledge-ids.js"
+import { decodeUpdatedSince, fieldsInput, updatedSinceInput } from "./knowledge-ids.js"
 import { bodyGroupIdOf, endUserIdOf, fieldNamesOf, endUserInput, subscriptionIdOf, subscriptionInput, tierPlanIdOf } from "./provisioning-ids.js"
 
 /** `confirm: true`, required by the tools that cannot be undone. */
 export const confirmInput = z.literal(true).describe("Must be `true`: this cannot be undone.")
+
+/** Why `confirm` is the tool's own. */
+export const confirmReason = "MCP's own confirmation of what cannot be undone; REST's DELETE needs none"
+
+/** Why an end-user argument is the tool's own. */
+export const endUserReason = "the end user's id or email, resolved by the tool; REST takes the id in the path"
+
+/** Why an email argument is the tool's own: REST checks an address with a filter its JSON Schema does not bound from below. */
+export const emailReason =
+  "REST's schema checks the address with a filter (its JSON Schema shows 254 characters at most and `format: email`); the tool publishes 3 to 254 characters, and REST's decode runs after it"
+
+const provisionOperation = operation(EndUsersApi, "provision")
+const listOperation = operation(EndUsersApi, "list")
+const bonusOperation = operation(EndUsersApi, "adjustBonusCredits")
+const subscriptionReason = "the subscription's id, or the id or exact name of the plan it holds, resolved by the tool"
 
 const provisionEndUser = tool({
   name: "provision_end_user",
@@ -22,12 +40,13 @@ const provisionEndUser = tool({
     "Create the end-user account of `email`, or update it in place: `fullName` when given, plans and groups added (never removed). Each plan becomes its own subscription with its own credit pool. Every plan and group is checked before anything is written. A deleted identity is refused (`deleted_identity`); a revoked one is restored.",
   input: {
     email: z.string().min(3).max(254).describe("The person's email (trimmed; compared case-insensitively)."),
-    fullName: z.string().min(1).max(200).optional().describe("1 to 200 characters."),
-    tierPlanIds: z.array(z.string().min(1)).max(50).optional().describe("Tier plans to hold (ids or exact names); each becomes a subscription."),
-    groupIds: z.array(z.string().min(1)).max(50).optional().describe("User groups to join (ids or exact names; not plans' groups)."),
-    sendEmail: z.boolean().optional().describe("Email a welcome message (default false).")
+    fullName: operationArgument(provisionOperation, "fullName").optional().describe("1 to 200 characters."),
+    tierPlanIds: idsOrNamesArgument(provisionOperation, "tierPlanIds").optional().describe("Tier plans to hold (ids or exact names); each becomes a subscription."),
+    groupIds: idsOrNamesArgument(provisionOperation, "groupIds").optional().describe("User groups to join (ids or exact names; not plans' groups)."),
+    sendEmail: operationArgument(provisionOperation, "sendEmail").optional().describe("Email a welcome message (default false).")
   },
-  scopes: ["end_users:write"],
+  operation: provisionOperation,
+  ownArguments: { email: emailReason, tierPlanIds: idOrName, groupIds: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const tierPlanIds = yield* idsOf(args.tierPlanIds, (given) => tierPlanIdOf(principal, given))
@@ -42,11 +61,12 @@ const listEndUsers = tool({
   description: "End-user accounts, oldest first, with their `state` (`active`, `pending`, `revoked`); deleted accounts are never listed.",
   input: {
     email: z.string().min(1).optional().describe("Only the account of this email (compared case-insensitively)."),
-    updatedSince: updatedSinceInput,
-    ...listInput,
+    updatedSince: updatedSinceInput(listOperation),
+    ...listArguments(listOperation),
     fields: fieldsInput(fieldNamesOf(EndUserListItem))
   },
-  scopes: ["end_users:read"],
+  operation: listOperation,
+  ownArguments: { email: "the tool refuses an empty filter; REST's `email` query parameter has no bounds", fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const updatedSince = yield* decodeUpdatedSince(args.updatedSince)
@@ -59,7 +79,8 @@ const getEndUser = tool({
   name: "get_end_user",
   description: "An end user: identity, state, subscriptions with credit usage, groups joined directly.",
   input: { endUserId: endUserInput },
-  scopes: ["end_users:read"],
+  operation: operation(EndUsersApi, "get"),
+  ownArguments: { endUserId: endUserReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* endUserIdOf(principal, args.endUserId)
@@ -71,7 +92,8 @@ const revokeEndUser = tool({
   name: "revoke_end_user",
   description: "Revoke an end user's access (idempotent). Plans, groups and credits stay; `provision_end_user` with the email restores it.",
   input: { endUserId: endUserInput },
-  scopes: ["end_users:write"],
+  operation: operation(EndUsersApi, "revoke"),
+  ownArguments: { endUserId: endUserReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* endUserIdOf(principal, args.endUserId)
@@ -84,7 +106,8 @@ const deleteEndUser = tool({
   description:
     "Delete an end user: subscriptions (with credit pools), memberships and grants are removed and the identity is kept as deleted forever (its email can never be provisioned again). Needs `confirm: true`.",
   input: { endUserId: endUserInput, confirm: confirmInput },
-  scopes: ["end_users:write"],
+  operation: operation(EndUsersApi, "delete"),
+  ownArguments: { endUserId: endUserReason, confirm: confirmReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* endUserIdOf(principal, args.endUserId)
@@ -96,7 +119,8 @@ const removeEndUserPlan = tool({
   name: "remove_end_user_plan",
   description: "Remove a plan from an end user: the subscription and its credit pool are deleted.",
   input: { endUserId: endUserInput, subscriptionId: subscriptionInput },
-  scopes: ["end_users:write"],
+  operation: operation(EndUsersApi, "removeSubscription"),
+  ownArguments: { endUserId: endUserReason, subscriptionId: subscriptionReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* endUserIdOf(principal, args.endUserId)
@@ -113,9 +137,14 @@ const adjustBonusCredits = tool({
     endUserId: endUserInput,
     subscriptionId: subscriptionInput,
     amount: z.number().int().min(-1_000_000_000).max(1_000_000_000).describe("Credits to add, non-zero; negative removes bonus credits."),
-    reason: z.string().max(500).optional().describe("Why, kept with the adjustment (at most 500 characters).")
+    reason: operationArgument(bonusOperation, "reason").optional().describe("Why, kept with the adjustment (at most 500 characters).")
   },
-  scopes: ["end_users:write"],
+  operation: bonusOperation,
+  ownArguments: {
+    endUserId: endUserReason,
+    subscriptionId: subscriptionReason,
+    amount: "REST's schema bounds it to ±1,000,000,000 but its JSON Schema (a `jsonSchema` annotation) shows only `not: {const: 0}`; the tool publishes the range, and REST's decode runs after it"
+  },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(BonusCredits)({ amount: args.amount, ...(args.reason === undefined ? {} : { reason: args.reason }) })

@@ -11,21 +11,28 @@ import { AddGrant, AddMember, CreateGroup, groupFields, PatchGroup } from "../..
 import { GroupGrants } from "../../provisioning/groups/grants.js"
 import { GroupMembers } from "../../provisioning/groups/members.js"
 import { GroupService } from "../../provisioning/groups/service.js"
-import { itemsPage, tool } from "../tool.js"
-import { fieldsInput, listInput } from "./knowledge-ids.js"
-import { confirmInput } from "./provisioning-end-users.js"
+import { UserGroupsApi } from "../../provisioning/groups/api.js"
+import { operation } from "../operation.js"
+import { listArguments, operationArgument } from "../operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, pathId, tool } from "../tool.js"
+import { fieldsInput } from "./knowledge-ids.js"
+import { confirmInput, confirmReason, emailReason, endUserReason } from "./provisioning-end-users.js"
 import { endUserIdOf, endUserInput, groupIdOf, groupInput } from "./provisioning-ids.js"
 
-const gated = { gate: "groups" } as const
-const nameInput = z.string().min(1).max(200).describe("1 to 200 characters (trimmed).")
-const descriptionInput = z.string().max(2000).nullable().optional().describe("At most 2000 characters; `null` clears it.")
+const listOperation = operation(UserGroupsApi, "list")
+const createOperation = operation(UserGroupsApi, "create")
+const updateOperation = operation(UserGroupsApi, "update")
+const addMemberOperation = operation(UserGroupsApi, "addMember")
+const addGrantOperation = operation(UserGroupsApi, "addGrant")
+const nameInput = operationArgument(createOperation, "name").describe("1 to 200 characters (trimmed).")
+const descriptionInput = operationArgument(createOperation, "description").optional().describe("At most 2000 characters; `null` clears it.")
 
 const listUserGroups = tool({
   name: "list_user_groups",
   description: "Every user group with its member count, oldest first; plans' groups are included and carry their `planId`.",
-  input: { ...listInput, fields: fieldsInput(groupFields) },
-  scopes: ["end_users:read"],
-  ...gated,
+  input: { ...listArguments(listOperation), fields: fieldsInput(groupFields) },
+  operation: listOperation,
+  ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const page = yield* (yield* GroupService).list(principal, { limit: args.limit, cursor: args.cursor })
@@ -37,8 +44,8 @@ const getUserGroup = tool({
   name: "get_user_group",
   description: "A user group with its roster (direct members; for a plan's group, the holders of the plan) and its grants.",
   input: { groupId: groupInput },
-  scopes: ["end_users:read"],
-  ...gated,
+  operation: operation(UserGroupsApi, "get"),
+  ownArguments: { groupId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* groupIdOf(principal, args.groupId)
@@ -50,8 +57,7 @@ const createUserGroup = tool({
   name: "create_user_group",
   description: "Create a user group (no plan, no members, no grants).",
   input: { name: nameInput, description: descriptionInput },
-  scopes: ["end_users:write"],
-  ...gated,
+  operation: createOperation,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(CreateGroup)(args)
@@ -62,9 +68,13 @@ const createUserGroup = tool({
 const updateUserGroup = tool({
   name: "update_user_group",
   description: "Change a user group's `name` and/or `description` (at least one). A plan's group is refused (`plan_group`).",
-  input: { groupId: groupInput, name: nameInput.optional(), description: descriptionInput },
-  scopes: ["end_users:write"],
-  ...gated,
+  input: {
+    groupId: groupInput,
+    name: operationArgument(updateOperation, "name").optional().describe("1 to 200 characters (trimmed)."),
+    description: operationArgument(updateOperation, "description").optional().describe("At most 2000 characters; `null` clears it.")
+  },
+  operation: updateOperation,
+  ownArguments: { groupId: idOrName },
   handler: ({ groupId, ...patch }, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(PatchGroup)(patch)
@@ -78,8 +88,8 @@ const deleteUserGroup = tool({
   description:
     "Delete a user group: its memberships, grants and Portal admissions go with it (accounts, plans and credits stay). A plan's group is refused (`plan_group`). Needs `confirm: true`.",
   input: { groupId: groupInput, confirm: confirmInput },
-  scopes: ["end_users:write"],
-  ...gated,
+  operation: operation(UserGroupsApi, "delete"),
+  ownArguments: { groupId: idOrName, confirm: confirmReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* groupIdOf(principal, args.groupId)
@@ -95,10 +105,10 @@ const addGroupMember = tool({
     groupId: groupInput,
     endUserId: z.string().min(1).optional().describe("The end user's id."),
     email: z.string().min(3).max(254).optional().describe("The person's email."),
-    sendEmail: z.boolean().optional().describe("Email an invite to sign in (default true).")
+    sendEmail: operationArgument(addMemberOperation, "sendEmail").optional().describe("Email an invite to sign in (default true).")
   },
-  scopes: ["end_users:write"],
-  ...gated,
+  operation: addMemberOperation,
+  ownArguments: { groupId: idOrName, endUserId: "the tool refuses an empty id; REST's body field has no bounds", email: emailReason },
   handler: ({ groupId, ...member }, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(AddMember)(member)
@@ -111,8 +121,8 @@ const removeGroupMember = tool({
   name: "remove_group_member",
   description: "Remove a direct member from a user group (idempotent: `removed` is false when they were not one). The account and its plans stay.",
   input: { groupId: groupInput, endUserId: endUserInput },
-  scopes: ["end_users:write"],
-  ...gated,
+  operation: operation(UserGroupsApi, "removeMember"),
+  ownArguments: { groupId: idOrName, endUserId: endUserReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* groupIdOf(principal, args.groupId)
@@ -127,12 +137,12 @@ const grantGroupAccess = tool({
     "Give a user group access to an App, Flow or Agent (`targetKind: app`) or to every App of a Suite (`suite`). `created` is false when the group holds that grant already.",
   input: {
     groupId: groupInput,
-    targetKind: z.enum(["app", "suite"]).describe("`app` (an App, Flow or Agent) or `suite`."),
+    targetKind: operationArgument(addGrantOperation, "targetKind").describe("`app` (an App, Flow or Agent) or `suite`."),
     targetId: z.string().min(1).describe("The App's, Flow's, Agent's or Suite's id."),
-    deploymentId: z.string().optional().describe("Not supported on group-based access (`portal_scope_unsupported`).")
+    deploymentId: operationArgument(addGrantOperation, "deploymentId").optional().describe("Not supported on group-based access (`portal_scope_unsupported`).")
   },
-  scopes: ["end_users:write"],
-  ...gated,
+  operation: addGrantOperation,
+  ownArguments: { groupId: idOrName, targetId: "the tool refuses an empty id; REST's body field has no bounds" },
   handler: ({ groupId, ...grant }, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(AddGrant)(grant)
@@ -145,8 +155,8 @@ const revokeGroupGrant = tool({
   name: "revoke_group_grant",
   description: "Remove a grant from a user group (its `grantId`, from `get_user_group`).",
   input: { groupId: groupInput, grantId: z.string().min(1).describe("The grant's id.") },
-  scopes: ["end_users:write"],
-  ...gated,
+  operation: operation(UserGroupsApi, "removeGrant"),
+  ownArguments: { groupId: idOrName, grantId: pathId },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* groupIdOf(principal, args.groupId)

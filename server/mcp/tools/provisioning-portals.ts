@@ -12,15 +12,28 @@ import { Portal } from "../../provisioning/portals/domain.js"
 import { AdmissionService } from "../../provisioning/admissions/service.js"
 import { TierPlanService } from "../../provisioning/plans/service.js"
 import { PortalService } from "../../provisioning/portals/service.js"
-import { itemsPage, tool } from "../tool.js"
-import { fieldsInput, listInput } from "./knowledge-ids.js"
+import { PortalAdmissionsApi } from "../../provisioning/admissions/api.js"
+import { TierPlansApi } from "../../provisioning/plans/api.js"
+import { PortalsApi } from "../../provisioning/portals/api.js"
+import { operation } from "../operation.js"
+import { listArguments } from "../operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
+import { fieldsInput } from "./knowledge-ids.js"
 import { bodyGroupIdOf, fieldNamesOf, groupIdOf, groupInput, portalIdOf, portalInput } from "./provisioning-ids.js"
+
+const listTierPlansOperation = operation(TierPlansApi, "list")
+const listPortalsOperation = operation(PortalsApi, "list")
+const listAdmissionsOperation = operation(PortalAdmissionsApi, "list")
+
+/** Why `fields` of a list REST does not narrow is the tool's own. */
+const unnarrowedFields = `${fieldsList}; this REST list takes none, the tool narrows its items itself`
 
 const listTierPlans = tool({
   name: "list_tier_plans",
   description: "The organization's plan catalog, oldest first, archived plans included (`archived: true`; they cannot be provisioned).",
-  input: { ...listInput, fields: fieldsInput(fieldNamesOf(TierPlan)) },
-  scopes: ["end_users:read"],
+  input: { ...listArguments(listTierPlansOperation), fields: fieldsInput(fieldNamesOf(TierPlan)) },
+  operation: listTierPlansOperation,
+  ownArguments: { fields: unnarrowedFields },
   handler: (args, { principal }) =>
     Effect.map(Effect.flatMap(TierPlanService, (plans) => plans.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => itemsPage(page, args.fields))
 })
@@ -28,8 +41,9 @@ const listTierPlans = tool({
 const listPortals = tool({
   name: "list_portals",
   description: "The organization's Portals, oldest first.",
-  input: { ...listInput, fields: fieldsInput(fieldNamesOf(Portal)) },
-  scopes: ["end_users:read"],
+  input: { ...listArguments(listPortalsOperation), fields: fieldsInput(fieldNamesOf(Portal)) },
+  operation: listPortalsOperation,
+  ownArguments: { fields: unnarrowedFields },
   handler: (args, { principal }) =>
     Effect.map(Effect.flatMap(PortalService, (portals) => portals.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => itemsPage(page, args.fields))
 })
@@ -37,9 +51,9 @@ const listPortals = tool({
 const listPortalAdmissions = tool({
   name: "list_portal_admissions",
   description: "The user groups a Portal admits, oldest admission first.",
-  input: { portalId: portalInput, ...listInput, fields: fieldsInput(fieldNamesOf(Admission)) },
-  scopes: ["end_users:read"],
-  gate: "groups",
+  input: { portalId: portalInput, ...listArguments(listAdmissionsOperation), fields: fieldsInput(fieldNamesOf(Admission)) },
+  operation: listAdmissionsOperation,
+  ownArguments: { portalId: idOrName, fields: unnarrowedFields },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const portalId = yield* portalIdOf(principal, args.portalId)
@@ -53,8 +67,8 @@ const admitGroup = tool({
   description:
     "Admit a user group at a Portal (a plan's group too: the Portal then admits the plan's holders). `created` is false when it is admitted already.",
   input: { portalId: portalInput, groupId: groupInput },
-  scopes: ["end_users:write"],
-  gate: "groups",
+  operation: operation(PortalAdmissionsApi, "admit"),
+  ownArguments: { portalId: idOrName, groupId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const portalId = yield* portalIdOf(principal, args.portalId)
@@ -67,8 +81,8 @@ const removeAdmission = tool({
   name: "remove_admission",
   description: "Stop admitting a user group at a Portal (idempotent: `removed` is false when it was not admitted).",
   input: { portalId: portalInput, groupId: groupInput },
-  scopes: ["end_users:write"],
-  gate: "groups",
+  operation: operation(PortalAdmissionsApi, "remove"),
+  ownArguments: { portalId: idOrName, groupId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const portalId = yield* portalIdOf(principal, args.portalId)

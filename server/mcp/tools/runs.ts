@@ -19,14 +19,44 @@ import { FlowRunRequest } from "../../runtime/flow-runs/domain.js"
 import { FlowRunService } from "../../runtime/flow-runs/service.js"
 import { ConversationTurn } from "../../runtime/runs/domain.js"
 import { RunService } from "../../runtime/runs/service.js"
-import { camelReply, itemsPage, tool } from "../tool.js"
+import { AgentsApi } from "../../builder/agents/api.js"
+import { AppsApi } from "../../builder/apps/api.js"
+import { FlowsApi } from "../../builder/flows/api.js"
+import { AppRunsApi } from "../../runtime/app-runs/api.js"
+import { FlowRunsApi } from "../../runtime/flow-runs/api.js"
+import { RunsApi } from "../../runtime/runs/api.js"
+import { admits } from "../admits.js"
+import { operation } from "../operation.js"
+import { listArguments, operationArgument } from "../operation-arguments.js"
+import { camelReply, fieldsList, idOrName, itemsPage, pathId, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
-import { listInput, fieldsInput } from "./knowledge-ids.js"
+import { fieldsInput } from "./knowledge-ids.js"
 
-/** `message` and `conversationId` of a conversation turn. */
+/** `POST /agents/{id}/conversation`. */
+export const agentConversationOperation = operation(RunsApi, "agentConversation")
+/** `POST /apps/{id}/conversation`. */
+export const appConversationOperation = operation(AppRunsApi, "appConversation")
+/** `POST /flows/{id}/run`. */
+export const runFlowOperation = operation(FlowRunsApi, "runFlow")
+const listAgentsOperation = operation(AgentsApi, "list")
+const listFlowsOperation = operation(FlowsApi, "list")
+const executionOperation = operation(RunsApi, "getExecution")
+
+/**
+ * Why a turn's `message` is the tool's own: the tool publishes 1 to 100,000 characters where REST's
+ * `ConversationTurn` takes 1 to 32,000; REST's decode (run by the handler) refuses what lies between
+ * with its `invalid_request`. Taking REST's bound would change that refusal's wording (issue 22: left
+ * for the lead).
+ */
+export const turnMessageReason =
+  "published as 1 to 100000 characters where REST's ConversationTurn takes 1 to 32000; the handler's REST decode refuses what lies between (aligning changes that refusal's wording)"
+
+/** `message` and `conversationId` of a conversation turn (`conversationId` as REST's `conversation_id`). */
 export const turnInput = {
   message: z.string().min(1).max(100_000).describe("What to say."),
-  conversationId: z.string().optional().describe("Continues a conversation (from an earlier answer's `conversationId`).")
+  conversationId: operationArgument(agentConversationOperation, "conversationId")
+    .optional()
+    .describe("Continues a conversation (from an earlier answer's `conversationId`).")
 }
 
 /** A conversation turn body as REST takes it, checked by the same schema. */
@@ -70,14 +100,14 @@ export const flowRun = (
     return camelReply(yield* runs.runFlow(yield* runs.prepareFlowRun(actor, flowId, body, { draft })))
   }).pipe(deliverWhole)
 
-/** Which of an Agent or an App an id or name names (Agents first), with the scope and gate each needs. */
+/** Which of an Agent or an App an id or name names (Agents first; an App when the caller may run Apps). */
 const agentOrApp = (actor: Principal, given: string) =>
   Effect.gen(function* () {
     const agents = yield* AgentService
     const apps = yield* AppService
     const asAgent = yield* Effect.either(Effect.flatMap(agentIdOf(actor, given, "published"), (id) => Effect.as(agents.get(actor, id), id)))
     if (asAgent._tag === "Right") return { kind: "agent" as const, id: asAgent.right }
-    if (actor.organization.gates.has("apps") && actor.scopes.has("apps:execute")) {
+    if (admits(actor, appConversationOperation)) {
       const asApp = yield* Effect.either(Effect.flatMap(appIdOf(actor, given, "published"), (id) => Effect.as(apps.get(actor, id), id)))
       if (asApp._tag === "Right") return { kind: "app" as const, id: asApp.right }
     }
@@ -87,8 +117,8 @@ const agentOrApp = (actor: Principal, given: string) =>
 const listAgents = tool({
   name: "list_agents",
   description: "Published Agents, then published Apps (each item has `kind`: `agent` or `app`). Talk to one with `run_agent`.",
-  input: { ...listInput },
-  scopes: ["agents:read", "apps:read"],
+  input: { ...listArguments(listAgentsOperation) },
+  operation: [listAgentsOperation, operation(AppsApi, "list")],
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const limit = args.limit ?? 50
@@ -117,12 +147,13 @@ const runAgent = tool({
   name: "run_agent",
   description: "Talk to a published Agent or App (by id or exact name); answers `reply`, `conversationId` and `executionId`. One execution; credits as the REST run.",
   input: { agentId: z.string().min(1).describe("The Agent's or App's id or exact name."), ...turnInput },
-  scopes: ["agents:execute", "apps:execute"],
+  operation: [agentConversationOperation, appConversationOperation],
+  ownArguments: { agentId: idOrName, message: turnMessageReason },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const target = yield* agentOrApp(principal, args.agentId)
-      const refusal = scopeRefusal(principal, [target.kind === "agent" ? "agents:execute" : "apps:execute"])
+      const refusal = scopeRefusal(principal, (target.kind === "agent" ? agentConversationOperation : appConversationOperation).scopes)
       if (refusal) return yield* refusal
       return target.kind === "agent" ? yield* agentTurn(principal, target.id, args, false) : yield* appTurn(principal, target.id, args, false)
     })
@@ -131,8 +162,9 @@ const runAgent = tool({
 const listFlows = tool({
   name: "list_flows",
   description: "Published Flows with their inputs (questions as parameters, and as one JSON Schema).",
-  input: { ...listInput, fields: fieldsInput(flowFields) },
-  scopes: ["flows:read"],
+  input: { ...listArguments(listFlowsOperation), fields: fieldsInput(flowFields) },
+  operation: listFlowsOperation,
+  ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const page = yield* (yield* FlowService).list(principal, { includeDrafts: false, updatedSince: null, limit: args.limit, cursor: args.cursor })
@@ -140,16 +172,21 @@ const listFlows = tool({
     })
 })
 
+/** Why a Flow run's `message` is the tool's own (as `turnMessageReason`, with no upper bound published). */
+export const flowMessageReason =
+  "published without an upper bound where REST's FlowRunRequest takes 1 to 32000 characters; the handler's REST decode refuses longer ones (aligning changes that refusal's wording)"
+
 const runFlow = tool({
   name: "run_flow",
   description: "Run a published Flow (by id or exact name) with `inputs` keyed by parameter name (see `list_flows`); a Flow without questions takes `message`. Answers `output` and `variables`.",
   input: {
     flowId: z.string().min(1).describe("The Flow's id or exact name."),
-    inputs: z.record(z.string(), z.unknown()).optional().describe("The answers keyed by parameter name."),
+    inputs: operationArgument(runFlowOperation, "inputs").optional().describe("The answers keyed by parameter name."),
     message: z.string().min(1).optional().describe("For a Flow without questions."),
-    conversationId: z.string().optional().describe("For a Flow without questions: continues a conversation.")
+    conversationId: operationArgument(runFlowOperation, "conversationId").optional().describe("For a Flow without questions: continues a conversation.")
   },
-  scopes: ["flows:execute"],
+  operation: runFlowOperation,
+  ownArguments: { flowId: idOrName, message: flowMessageReason },
   run: true,
   handler: (args, { principal }) => Effect.flatMap(flowIdOf(principal, args.flowId, "published"), (id) => flowRun(principal, id, args, false))
 })
@@ -158,7 +195,11 @@ const getExecution = tool({
   name: "get_execution",
   description: "An execution: what ran, steps, tools called (without their arguments in the default summary view; `view: \"full\"` includes them), credits, timings.",
   input: { executionId: z.string().min(1), view: z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.") },
-  scopes: ["agents:execute", "flows:execute", "apps:execute"],
+  operation: executionOperation,
+  ownArguments: {
+    executionId: pathId,
+    view: "MCP's views: `summary` by default and `full` on request, where REST answers in full unless `view=summary`"
+  },
   handler: (args, { principal }) =>
     Effect.map(Effect.flatMap(RunService, (runs) => runs.execution(principal, args.executionId, args.view !== "full")), (found) => ({ execution: found }))
 })
