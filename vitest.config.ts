@@ -70,6 +70,15 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "docs/readme.test.ts"
     ].map((file) => `test/${file}`)
 
+/**
+ * Files that must load their modules afresh: they take `CI` out of the environment before `ink` is
+ * imported, and `ink` reads it once, when first imported (see docs/decisions.md, "CI in under
+ * 20 minutes"). Every other file shares its worker's modules with the files before it.
+ */
+const isolatedFiles = ["cli/chat.test.ts", "cli/chat-markdown.test.ts"].map((file) => `test/${file}`)
+const sqliteEnv = { SVC_TEST_BACKEND: "sqlite" }
+const pgEnv = { SVC_TEST_BACKEND: "pg" }
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -79,11 +88,20 @@ export default defineConfig({
     // machines CI runs on), and most test time is spent waiting on servers, sockets and timers.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/storage/**"], env: { SVC_TEST_BACKEND: "sqlite" } } },
+      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/storage/**", ...isolatedFiles], isolate: false, env: sqliteEnv } },
+      { extends: true, test: { name: "sqlite-isolated", include: isolatedFiles, env: sqliteEnv } },
       {
         extends: true,
-        test: { name: "pg", include: onPostgres, exclude: [...backendFree, ...sqliteItself], env: { SVC_TEST_BACKEND: "pg" }, globalSetup: ["test/support/postgres.ts"] }
-      }
+        test: {
+          name: "pg",
+          include: onPostgres,
+          exclude: [...backendFree, ...sqliteItself, ...isolatedFiles],
+          isolate: false,
+          env: pgEnv,
+          globalSetup: ["test/support/postgres.ts"]
+        }
+      },
+      { extends: true, test: { name: "pg-isolated", include: isolatedFiles, env: pgEnv, globalSetup: ["test/support/postgres.ts"] } }
     ]
   }
 })
