@@ -5,7 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { existingIds } from "../versions/references.js"
+import { existingIds } from "../versions/reference-repo.js"
 import { type CheckedFlow, type FlowReference, flowReferences } from "./definition.js"
 
 const stepIndex = (problem: string): number => Number(/^steps\[(\d+)\]/.exec(problem)?.[1] ?? 0)
