@@ -113,9 +113,8 @@ export class McpSession {
     }
     for (const [name, tool] of offered) {
       if (this.registered.has(name)) continue
-      const handle = this.server.registerTool(name, { description: tool.description, inputSchema: tool.input as z.ZodRawShape }, (args: unknown) =>
-        this.invoke(this.registered.get(name)?.tool ?? tool, args)
-      )
+      const config = { description: tool.description, inputSchema: tool.input as z.ZodRawShape, ...(tool.hints === undefined ? {} : { annotations: { ...tool.hints } }) }
+      const handle = this.server.registerTool(name, config, (args: unknown) => this.invoke(this.registered.get(name)?.tool ?? tool, args))
       this.registered.set(name, { handle, tool })
     }
   }

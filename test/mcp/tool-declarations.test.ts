@@ -3,11 +3,12 @@
  * the policy index enforces on that route, its hints follow the method, and each argument it shares
  * with the operation carries the operation's bounds (lengths, ranges, item counts, enumerations,
  * nullability), read from the JSON Schema the contract generates from its Effect Schema. Arguments
- * of the tool's own, and tools without a REST twin, must say why.
+ * of the tool's own, and tools without a REST twin, must say why. Over MCP, each listed tool carries
+ * its hints as its `annotations`.
  */
 import { HttpApi } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as z from "zod/v4"
 import type { ApiScope, Gate } from "../../server/platform/accounts/domain.js"
 import { admittingScopes, policyIndex } from "../../server/platform/http/policy.js"
@@ -18,6 +19,8 @@ import { toolFamilies } from "../../server/mcp/registry.js"
 import type { CallContext, McpTool } from "../../server/mcp/tool.js"
 import { coreTools } from "../../server/mcp/tools/core.js"
 import { agentItemTool, appItemTool, flowItemTool } from "../../server/mcp/tools/items.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+import { connect, personalKey } from "./helpers.js"
 
 /** What the contract says of each operation, by `group.endpoint`: the policy REST enforces and its inputs. */
 const contract = (() => {
@@ -198,5 +201,31 @@ describe("MCP tool declarations", () => {
     expect(problemsOf(handWritten)).toEqual([expect.stringMatching(/^query: bounds .*"maxLength":2000.* the operation's .*"maxLength":1000/)])
     expect(problemsOf({ ...search, scopes: ["knowledge:write"] })).toEqual(['scopes ["knowledge:write"], the operations\' ["knowledge:read"]'])
     expect(problemsOf({ ...search, operations: [], noTwin: null })).toEqual(["no operation and no reason"])
+  })
+})
+
+describe("MCP tool annotations", () => {
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+
+  afterAll(async () => {
+    await server.close()
+  })
+
+  it("publishes each tool's hints as its annotations, as its operations' methods give them", async () => {
+    const client = await connect(server, await personalKey(server, "hints@example.com", "admin"))
+    const listed = new Map((await client.listTools()).tools.map((one) => [one.name, one.annotations]))
+    const declared = new Map((await everyTool()).map((candidate) => [candidate.name, candidate.hints]))
+    expect(listed.size).toBeGreaterThan(40)
+    for (const [name, annotations] of listed) expect({ name, annotations }).toEqual({ name, annotations: declared.get(name) })
+    expect(listed.get("read_page")).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true })
+    expect(listed.get("delete_end_user")).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true })
+    expect(listed.get("save_page")).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false })
+    expect(listed.get("update_user_group")).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: true })
+    expect(listed.get("whoami")).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true })
+    await client.close()
   })
 })
