@@ -11,6 +11,12 @@
  *   database-held secret, so the bodies are byte-identical);
  * - POST: read the body (4.5 MB cap), validate `name`/`description` like the contract, and in one
  *   transaction check the plan cap and insert the row; answer 201 with the same envelope;
+ * - POST with an `Idempotency-Key` (1 to 64 characters, as the SDK and the CLI send on every create):
+ *   the same, and in that one transaction first look the key up in svc's `idempotency_keys` table
+ *   (organization, `POST /api/v1/knowledgebases`, key; live `done` rows only) and replay its stored
+ *   answer with `Idempotent-Replayed: true` (409 `conflict` for another body), else store the answer
+ *   (201, or the 403 `plan_limit` refusal) as the row svc stores: the body's fingerprint (sha256 of
+ *   its JSON, keys sorted), state `done`, status, body, created and expiring 24 hours later (ms);
  * - PATCH `/knowledgebases/:id/pages/:pageId` (`{patch?, description?}`): check the Knowledgebase and
  *   read the page, apply the operations with svc's own `applyPatch` and resolve the body's links with
  *   its `extractLinks`/`resolveLinks` (the same pure functions), then in one transaction re-read the
@@ -20,8 +26,9 @@
  * - set `x-request-id` on every response; errors are `{error:{code,message}}`.
  *
  * What it leaves out on purpose: the rate limiter (svc runs its limiter in the benchmark, with the
- * limit raised), idempotency keys (the benchmark sends none), OpenAPI, logging and routing beyond
- * the one path.
+ * limit raised), svc's look-up of the key before its transaction and its retry when a concurrent
+ * request took the key (one IMMEDIATE SQLite transaction cannot race), the hourly purge of expired
+ * keys, OpenAPI, logging and routing beyond the one path.
  *
  *   node dist/bench/baseline-server.js --db <dataDir>/svc.sqlite [--port 0]
  */
@@ -121,11 +128,12 @@ const lastTouched = new Map<string, number>()
 
 // ---- responses --------------------------------------------------------------------------------
 
-const send = (res: ServerResponse, requestId: string, status: number, body: string): void => {
+const send = (res: ServerResponse, requestId: string, status: number, body: string, headers: Readonly<Record<string, string>> = {}): void => {
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(body),
-    "x-request-id": requestId
+    "x-request-id": requestId,
+    ...headers
   })
   res.end(body)
 }
@@ -277,6 +285,62 @@ const readObjectBody = (req: IncomingMessage, res: ServerResponse, requestId: st
   })
 }
 
+// ---- idempotency keys (svc's table: server/platform/idempotency.ts, migration 0001) -------------
+
+/** A stored answer: status and JSON text. */
+interface StoredAnswer {
+  readonly status: number
+  readonly body: string
+}
+
+const createAddress = "POST /api/v1/knowledgebases"
+const idempotencyWindowMs = 24 * 60 * 60_000
+const storedAnswerOf = db.prepare<[string, string, string, number], { request_hash: string; status: number; body: string }>(
+  `SELECT request_hash, status, body FROM idempotency_keys
+    WHERE organization_id = ? AND address = ? AND key = ? AND state = 'done' AND expires_at > ?`
+)
+const storeAnswer = db.prepare<[string, string, string, string, number, string, number, number]>(
+  `INSERT INTO idempotency_keys (organization_id, address, key, request_hash, state, status, body, created_at, expires_at)
+    VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?)
+    ON CONFLICT (organization_id, address, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'done',
+      status = excluded.status, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at`
+)
+
+/** The body's fingerprint, as svc computes it: sha256 of its JSON with object keys sorted at every level. */
+const requestHashOf = (body: unknown): string =>
+  createHash("sha256")
+    .update(
+      JSON.stringify(body, (_key, v: unknown) =>
+        v && typeof v === "object" && !Array.isArray(v)
+          ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+          : v
+      )
+    )
+    .digest("hex")
+
+/** The create's answer: 201 with the Knowledgebase, or the plan cap's 403. */
+const createAnswer = (organizationId: string, plan: string, keyId: string, name: string, description: string): StoredAnswer => {
+  const knowledgebase = createInTransaction(organizationId, plan, keyId, name, description)
+  if (knowledgebase) return { status: 201, body: JSON.stringify({ knowledgebase }) }
+  const cap = knowledgebaseCaps[plan] ?? 0
+  return { status: 403, body: JSON.stringify({ error: { code: "plan_limit", message: `The ${plan} plan allows ${cap} Knowledgebases; this organization has reached it.` } }) }
+}
+
+/**
+ * A keyed create in one transaction: the key's stored answer replayed (`conflict` for another body),
+ * or the create run and its answer stored with it.
+ */
+const keyedCreateInTransaction = db.transaction(
+  (organizationId: string, plan: string, keyId: string, key: string, requestHash: string, name: string, description: string) => {
+    const now = Date.now()
+    const stored = storedAnswerOf.get(organizationId, createAddress, key, now)
+    if (stored) return stored.request_hash === requestHash ? { replayed: true, answer: { status: stored.status, body: stored.body } } : null
+    const answer = createAnswer(organizationId, plan, keyId, name, description)
+    storeAnswer.run(organizationId, createAddress, key, requestHash, answer.status, answer.body, now, now + idempotencyWindowMs)
+    return { replayed: false, answer }
+  }
+)
+
 const create = (req: IncomingMessage, res: ServerResponse, requestId: string): void => {
   const caller = authenticate(req, "knowledge:write")
   if (isRefusal(caller)) {
@@ -284,6 +348,11 @@ const create = (req: IncomingMessage, res: ServerResponse, requestId: string): v
     return fail(res, requestId, caller.status, caller.code, caller.message)
   }
   const { organizationId, plan, keyId } = caller
+  const key = req.headers["idempotency-key"]
+  if (key !== undefined && (typeof key !== "string" || key.length < 1 || key.length > 64)) {
+    req.resume()
+    return fail(res, requestId, 400, "invalid_request", "Idempotency-Key must be 1 to 64 characters")
+  }
   if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) {
     req.resume()
     return fail(res, requestId, 413, "payload_too_large", "The request body is over the 4.5 MB limit.")
@@ -298,6 +367,11 @@ const create = (req: IncomingMessage, res: ServerResponse, requestId: string): v
     const description = input.description ?? ""
     if (typeof description !== "string" || description.length > 2_000) {
       return fail(res, requestId, 400, "invalid_request", "description: description must be at most 2000 characters")
+    }
+    if (key !== undefined) {
+      const keyed = keyedCreateInTransaction.immediate(organizationId, plan, keyId, key, requestHashOf(input), name, description)
+      if (!keyed) return fail(res, requestId, 409, "conflict", "This Idempotency-Key was already used with a different request body.")
+      return send(res, requestId, keyed.answer.status, keyed.answer.body, keyed.replayed ? { "idempotent-replayed": "true" } : {})
     }
     const knowledgebase = createInTransaction.immediate(organizationId, plan, keyId, name, description)
     if (!knowledgebase) {

@@ -11,6 +11,7 @@
  * better-sqlite3's own `Statement.get`, so runs with the caches kept measure the server untouched.
  */
 import Database from "better-sqlite3"
+import { createInterface } from "node:readline"
 
 const dataVersionSql = "PRAGMA data_version"
 
@@ -46,4 +47,19 @@ export const cacheMisses = (): CacheMisses => {
     },
     missing: () => prototype.get === missingGet
   }
+}
+
+/**
+ * Makes a launcher answer the lines `caches missing` and `caches kept` on its stdin: switches the
+ * misses (see {@link cacheMisses}) and says `{"caches":"…"}` on its stdout once in effect
+ * (bench/children.ts `setSvcCaches` waits for it).
+ */
+export const answerCacheCommands = (): void => {
+  const caches = cacheMisses()
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    const command = /^caches (missing|kept)$/.exec(line.trim())
+    if (!command) return
+    caches.set(command[1] === "missing")
+    process.stdout.write(`${JSON.stringify({ caches: command[1] })}\n`)
+  })
 }

@@ -78,8 +78,8 @@ const round = (value: number, digits = 2): number => Number(value.toFixed(digits
 /** Requests sent this long after the start of a run count as steady state. */
 export const steadyAfterMs = 1_000
 
-/** Grows-as-needed list of numbers. */
-class Samples {
+/** Grows-as-needed list of numbers (response times in ms), summarized by `latency()`. */
+export class Samples {
   private values = new Float64Array(1 << 16)
   length = 0
   push(value: number): void {

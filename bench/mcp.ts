@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { type Child, cleanupOnExit, planCpus, spawnChild } from "./children.js"
 import { loadCells, loadColumns, type LoadResult, measureLoad } from "./load.js"
+import { openSession, protocolVersion, toolCall } from "./mcp-session.js"
 import type { McpReady } from "./protocol.js"
 import { fmt, table } from "./report.js"
 
@@ -33,27 +34,7 @@ const { values: flags } = parseArgs({
   }
 })
 
-const protocolVersion = "2025-06-18"
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
-
-/** Opens an MCP session (initialize, then the initialized notification); answers its id. */
-const openSession = async (mcpUrl: string, key: string): Promise<string> => {
-  const headers = { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" }
-  const response = await fetch(mcpUrl, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name: "bench", version: "1" } } })
-  })
-  if (response.status !== 200) throw new Error(`initialize answered ${response.status}: ${await response.text()}`)
-  await response.text()
-  const sessionId = response.headers.get("mcp-session-id")
-  if (!sessionId) throw new Error("no session id")
-  const sessionHeaders = { ...headers, "mcp-session-id": sessionId, "mcp-protocol-version": protocolVersion }
-  await (await fetch(mcpUrl, { method: "POST", headers: sessionHeaders, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text()
-  return sessionId
-}
-
-const toolCall = (name: string, args: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
 
 const main = async () => {
   const plan = await planCpus()

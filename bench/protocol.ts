@@ -79,3 +79,20 @@ export interface PortalReady extends Ready {
   /** The SQLite file of the data directory (the benchmark reads the code emails from its outbox). */
   readonly databaseFile: string
 }
+
+/** The mixed benchmark's launcher's ready line (bench/mixed-launcher.ts). */
+export interface MixedReady extends Ready {
+  /** `<origin>/mcp` */
+  readonly mcpUrl: string
+  /** The all-scopes key of organization `default` (Pro plan, credits for every run, the `mcp` gate on). */
+  readonly bootstrapKey: string
+  /** A personal key of an admin member of `default`, for the MCP sessions. */
+  readonly personalKey: string
+  /** The demo's Knowledgebase (searched) and one of its pages (read by the MCP tool call). */
+  readonly knowledgebaseId: string
+  readonly pageId: string
+  /** A tier plan of `default`, named in every `POST /end-users`. */
+  readonly tierPlanId: string
+  /** An all-scopes key per Agency organization for the keyed creates, 200 creates each, in order. */
+  readonly createKeys: ReadonlyArray<string>
+}

@@ -3,11 +3,24 @@
  * (bench/baseline-server.ts), from this separate process, and reports throughput, latency, errors,
  * CPU per request and the svc server's peak RSS. See docs/performance.md.
  *
+ * Scenarios: `read` (the listing), `create` (bare `POST /knowledgebases`, then `keyed`: the same with
+ * a new `Idempotency-Key` on every request, as the SDK and the CLI send), `patch` (a page append),
+ * each svc against the baseline; then `mixed` (bench/mixed.ts): svc alone under a weighted mix of
+ * cached reads, keyed creates, page patches, search, Agent turns, provisioning and MCP tool calls,
+ * with the server's CPU per request of the mix and of each operation alone.
+ *
  *   node dist/bench/run.js [--duration 10] [--warmup 2] [--connections 100]
  *                          [--post-connections 10] [--post-amount 2000] [--post-warmup 200]
  *                          [--patch-duration 5] [--patch-pages 100]
+ *                          [--no-mixed] [--mixed-connections 20] [--mixed-duration 10] [--mixed-warmup 2] [--mixed-solo 3]
+ *                          [--only read|create|patch|mixed]
  *                          [--wait-quiet 0] [--cache-misses] [--cpu-prof] [--keep-data]
  *                          [--database postgres://…]
+ *
+ * --only NAME: that scenario alone (`create` is the bare and the keyed creates); its results go to
+ * `latest-<NAME>.json` so `latest.json` keeps the last whole run. --no-mixed leaves the mixed
+ * scenario out (it is on by default; it runs on SQLite only). --cpu-prof profiles the platform's svc
+ * server, or with `--only mixed` the mixed scenario's.
  *
  * --database URL: runs svc on that (empty) PostgreSQL database and reports svc's own figures only:
  * the baseline reads svc's SQLite file, so there is nothing to compare with on PostgreSQL.
@@ -27,12 +40,14 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { type Child, cleanupOnExit, launchSvc, planCpus, procStatusKb, runBenchmark, setSvcCaches, spawnChild, waitForQuiet } from "./children.js"
+import { type Child, cleanupOnExit, type CpuPlan, launchSvc, planCpus, procStatusKb, runBenchmark, setSvcCaches, spawnChild, waitForQuiet } from "./children.js"
 import { fmt, sleep, table } from "./report.js"
 import { loadCells, loadColumns, type LoadResult, type LoadSpec, runLoad as runLoadOf } from "./load.js"
 import { type DynamicLoadSpec, runDynamicLoad } from "./pages-load.js"
 import { reportProfile } from "./profile-summary.js"
 import { type BaselineReady, createsPerOrganization, type Ready, type SvcReady } from "./protocol.js"
+import { type MixedReport, mixedTables, runMixed } from "./mixed.js"
+import { randomUUID } from "node:crypto"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, "../..")
@@ -52,9 +67,20 @@ const { values: flags } = parseArgs({
     "cache-misses": { type: "boolean", default: false },
     "cpu-prof": { type: "boolean", default: false },
     "keep-data": { type: "boolean", default: false },
+    "no-mixed": { type: "boolean", default: false },
+    "mixed-connections": { type: "string", default: "20" },
+    "mixed-duration": { type: "string", default: "10" },
+    "mixed-warmup": { type: "string", default: "2" },
+    "mixed-solo": { type: "string", default: "3" },
+    only: { type: "string" },
     database: { type: "string" }
   }
 })
+const onlyChoices = ["read", "create", "patch", "mixed"] as const
+if (flags.only !== undefined && !(onlyChoices as ReadonlyArray<string>).includes(flags.only)) {
+  console.error(`--only takes one of ${onlyChoices.join(", ")}`)
+  process.exit(2)
+}
 
 const options = {
   readDurationS: Number(flags.duration),
@@ -70,15 +96,24 @@ const options = {
   waitQuietS: Number(flags["wait-quiet"]),
   cacheMisses: flags["cache-misses"] === true,
   cpuProfile: flags["cpu-prof"],
-  database: flags.database
+  database: flags.database,
+  only: flags.only as (typeof onlyChoices)[number] | undefined,
+  mixed: flags["no-mixed"] !== true && flags.database === undefined && (flags.only === undefined || flags.only === "mixed"),
+  mixedConnections: Number(flags["mixed-connections"]),
+  mixedDurationS: Number(flags["mixed-duration"]),
+  mixedWarmupS: Number(flags["mixed-warmup"]),
+  mixedSoloS: Number(flags["mixed-solo"])
 }
+/** Whether scenario `name` runs (`--only`). */
+const selected = (name: (typeof onlyChoices)[number]): boolean => options.only === undefined || options.only === name
 /** The servers compared: svc and the baseline on SQLite, svc alone on PostgreSQL. */
 const servers: ReadonlyArray<ServerName> = options.database === undefined ? ["svc", "baseline"] : ["svc"]
 /**
- * Agency organizations per server for the creates: each takes 200 (its plan's cap), each create goes
- * to the current one, and there is room for the few requests autocannon prepares past the end of a run.
+ * Agency organizations per server for the creates, bare then keyed: each takes 200 (its plan's cap),
+ * each create goes to the current one, and there is room for the few requests autocannon prepares
+ * past the end of each run.
  */
-const postOrgs = Math.ceil((options.postAmount + options.postWarmup + 2 * options.postConnections) / createsPerOrganization) + 1
+const postOrgs = Math.ceil((2 * (options.postAmount + options.postWarmup + 2 * options.postConnections)) / createsPerOrganization) + 2
 
 /** How a run's server is named in the report. */
 const serverLabel = (server: ServerName, caches: Caches): string => (caches === "missing" ? `${server}, caches missing` : server)
@@ -87,7 +122,7 @@ const serverLabel = (server: ServerName, caches: Caches): string => (caches === 
 const targets = { readRatioMin: 0.5, readP99MaxMs: 25 }
 
 type ServerName = "svc" | "baseline"
-type ScenarioName = "read" | "create" | "patch"
+type ScenarioName = "read" | "create" | "keyed" | "patch"
 /** Whether svc's `data_version` caches kept their entries during a run, or missed on every request. */
 type Caches = "kept" | "missing"
 
@@ -115,6 +150,7 @@ const main = async (): Promise<number> => {
   const plan = await planCpus()
   const { serverCpu } = plan
   console.log(plan.describe("svc bench", { server: "servers", runner: "load generator" }))
+  if (options.only === "mixed") return mixedOnly(started, plan, dataDir)
 
   const profileDir = join(resultsDir, "profiles")
   const svc = await launchSvc<SvcReady>({
@@ -196,7 +232,7 @@ const main = async (): Promise<number> => {
     await sleep(250)
   }
 
-  const readRuns: ReadonlyArray<readonly [ServerName, Caches]> = [
+  const readRuns: ReadonlyArray<readonly [ServerName, Caches]> = !selected("read") ? [] : [
     ["svc", "kept"],
     ...(options.cacheMisses ? [["svc", "missing"] as const] : []),
     ...(baseline === null ? [] : [["baseline", "kept"] as const])
@@ -213,26 +249,44 @@ const main = async (): Promise<number> => {
       caches
     )
   }
+  // Both answer a keyed create's replay from the row they stored with it, the same way.
+  const replays = !selected("create") ? null : await Promise.all(servers.map((server) => replayCheck(targetsOf[server].ready.baseUrl, svc.ready.bootstrapKey)))
+  if (replays !== null) console.log(`keyed create replayed: ${servers.map((server, i) => `${server} ${replays[i]}`).join(", ")}`)
   for (const server of servers) {
+    if (!selected("create")) break
     const keys = svc.ready.postKeys[server]
+    // One count for the bare and the keyed creates: the keyed ones go on in the next organizations.
     let sent = 0
-    const create = {
+    const createOf = (keyed: boolean) => ({
       origin: targetsOf[server].ready.origin,
       headers: { "content-type": "application/json" },
       next: () => ({
         method: "POST" as const,
         path: "/api/v1/knowledgebases",
         body: JSON.stringify({ name: "Bench Knowledgebase" }),
-        headers: { authorization: `Bearer ${keys[Math.floor(sent++ / createsPerOrganization)]}` }
+        headers: {
+          authorization: `Bearer ${keys[Math.floor(sent++ / createsPerOrganization)]}`,
+          ...(keyed ? { "idempotency-key": randomUUID() } : {})
+        }
       }),
       connections: options.postConnections
-    }
+    })
+    const create = createOf(false)
     await scenario(
       "create",
       server,
       `POST /knowledgebases, ${options.postConnections} connections, ${options.postAmount} requests after ${options.postWarmup} (${createsPerOrganization} per organization)`,
       { ...create, amount: options.postWarmup },
       { ...create, amount: options.postAmount }
+    )
+    sent = Math.ceil(sent / createsPerOrganization) * createsPerOrganization
+    const keyed = createOf(true)
+    await scenario(
+      "keyed",
+      server,
+      `POST /knowledgebases + a new Idempotency-Key each, ${options.postConnections} connections, ${options.postAmount} requests after ${options.postWarmup}`,
+      { ...keyed, amount: options.postWarmup },
+      { ...keyed, amount: options.postAmount }
     )
   }
 
@@ -257,6 +311,7 @@ const main = async (): Promise<number> => {
     pageIds.push(((await created.json()) as { page: { id: string } }).page.id)
   }
   for (const server of servers) {
+    if (!selected("patch")) break
     let patchAt = 0
     const patch = {
       origin: targetsOf[server].ready.origin,
@@ -284,6 +339,8 @@ const main = async (): Promise<number> => {
   const svcMemory = memory(svc)
   const baselineMemory = baseline === null ? null : memory(baseline)
 
+  const mixed = options.mixed ? await mixedScenario(plan, dataDir) : null
+
   // ---- report ----
   const find = (s: ScenarioName, server: ServerName, caches: Caches = "kept") =>
     runs.find((r) => r.scenario === s && r.server === server && r.caches === caches)?.result
@@ -294,12 +351,13 @@ const main = async (): Promise<number> => {
     String(r.requests),
     ...loadCells(r)
   ])
-  const compared: ReadonlyArray<readonly [ScenarioName, Caches]> = baseline === null ? [] : [
+  const compared: ReadonlyArray<readonly [ScenarioName, Caches]> = (baseline === null ? [] : [
     ["read", "kept"],
     ...(options.cacheMisses ? [["read", "missing"] as const] : []),
     ["create", "kept"],
+    ["keyed", "kept"],
     ["patch", "kept"]
-  ]
+  ] as const).filter(([s]) => find(s, "svc") !== undefined)
   const ratios = compared.map(([s, caches]) => {
     const a = find(s, "svc", caches)!
     const b = find(s, "baseline")!
@@ -353,8 +411,8 @@ const main = async (): Promise<number> => {
       `\ngenerator and everything else on the machine (noise: figures from runs with other CPU > ~0.2 are not reliable)`
   )
 
-  const read = find("read", "svc")!
-  const readRatio = ratios[0]?.throughput
+  const read = find("read", "svc")
+  const readRatio = ratios.find((r) => r.scenario === "read" && r.caches === "kept")?.throughput
   const unexpected = runs.filter(
     (r) => r.result.non2xx + r.result.errors + r.warmup.non2xx + r.warmup.errors > 0
   )
@@ -368,13 +426,17 @@ const main = async (): Promise<number> => {
             met: readRatio >= targets.readRatioMin
           }
         }),
-    readP99Under25ms: {
-      target: `< ${targets.readP99MaxMs} ms`,
-      actual:
-        `${read.latencyMs.p99} ms` +
-        (read.steadyLatencyMs.requests > 0 ? ` (${read.steadyLatencyMs.p99} ms without the first second)` : ""),
-      met: read.latencyMs.p99 < targets.readP99MaxMs
-    },
+    ...(read === undefined
+      ? {}
+      : {
+          readP99Under25ms: {
+            target: `< ${targets.readP99MaxMs} ms`,
+            actual:
+              `${read.latencyMs.p99} ms` +
+              (read.steadyLatencyMs.requests > 0 ? ` (${read.steadyLatencyMs.p99} ms without the first second)` : ""),
+            met: read.latencyMs.p99 < targets.readP99MaxMs
+          }
+        }),
     ...Object.fromEntries(
       ratios
         .filter((r) => r.scenario !== "read")
@@ -385,8 +447,11 @@ const main = async (): Promise<number> => {
     ),
     noErrorResponses: {
       target: "0 non-2xx, 0 errors",
-      actual: unexpected.length === 0 ? "none" : unexpected.map((r) => `${r.scenario}/${r.server}`).join(", "),
-      met: unexpected.length === 0
+      actual:
+        unexpected.length === 0 && mixed?.allSucceeded !== false
+          ? "none"
+          : [...unexpected.map((r) => `${r.scenario}/${r.server}`), ...(mixed?.allSucceeded === false ? ["mixed"] : [])].join(", "),
+      met: unexpected.length === 0 && mixed?.allSucceeded !== false
     }
   }
   const noisiest = Math.max(...runs.map((r) => r.result.otherCpuUtilization ?? 0))
@@ -398,6 +463,7 @@ const main = async (): Promise<number> => {
         " or with --wait-quiet 30."
     )
   }
+  if (mixed !== null) console.log(`\n${mixedTables(mixed)}`)
   console.log("\ntargets:")
   for (const [name, v] of Object.entries(verdict)) console.log(`  ${v.met ? "MET    " : "NOT MET"}  ${name}: ${v.actual} (target ${v.target})`)
   if (runs.some((r) => (r.result.statusCounts["429"] ?? 0) + (r.warmup.statusCounts["429"] ?? 0) > 0)) {
@@ -423,13 +489,94 @@ const main = async (): Promise<number> => {
     memory: { svc: svcMemory, baseline: baselineMemory },
     runs,
     ratios,
+    keyedCreateReplays: replays === null ? null : Object.fromEntries(servers.map((server, i) => [server, replays[i]])),
+    mixed,
     targets: verdict,
     wallSeconds: Number(((Date.now() - started) / 1000).toFixed(1))
   }
-  const out = join(resultsDir, options.cpuProfile ? "profile-run.json" : options.database === undefined ? "latest.json" : "latest-postgres.json")
+  const out = join(
+    resultsDir,
+    options.cpuProfile
+      ? "profile-run.json"
+      : `latest${options.database === undefined ? "" : "-postgres"}${options.only === undefined ? "" : `-${options.only}`}.json`
+  )
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
   console.log(`\nresults: ${out} (${report.wallSeconds} s)`)
-  return unexpected.length === 0 ? 0 : 1
+  return verdict.noErrorResponses.met ? 0 : 1
+}
+
+/** Runs the mixed scenario (bench/mixed.ts) on a server of its own, pinned where the platform's servers were. */
+const mixedScenario = (plan: CpuPlan, dir: string): Promise<MixedReport> =>
+  runMixed(
+    {
+      dataDir: join(dir, "mixed"),
+      resultsDir,
+      cpu: plan.serverCpu,
+      connections: options.mixedConnections,
+      warmupS: options.mixedWarmupS,
+      durationS: options.mixedDurationS,
+      soloS: options.mixedSoloS,
+      profileDir: options.cpuProfile && options.only === "mixed" ? join(resultsDir, "mixed-profiles") : undefined
+    },
+    children
+  )
+
+/** `--only mixed`: the mixed scenario alone, its results in `latest-mixed.json`. */
+const mixedOnly = async (started: number, plan: CpuPlan, dir: string): Promise<number> => {
+  const mixed = await mixedScenario(plan, dir)
+  console.log(`\n${mixedTables(mixed)}`)
+  await cleanup()
+  if (options.cpuProfile) reportProfile(join(resultsDir, "mixed-profiles"), join(resultsDir, "mixed-profile-summary.txt"))
+  const report = {
+    date: new Date(started).toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpu: plan.json("servers", "loadGenerator"),
+    options,
+    backend: "sqlite",
+    mixed,
+    wallSeconds: Number(((Date.now() - started) / 1000).toFixed(1))
+  }
+  const out = join(resultsDir, options.cpuProfile ? "mixed-profile-run.json" : "latest-mixed.json")
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
+  console.log(`\nresults: ${out} (${report.wallSeconds} s)`)
+  return mixed.allSucceeded ? 0 : 1
+}
+
+/**
+ * Sends one keyed create twice to the server at `baseUrl` and checks the second is the first's
+ * stored answer (201, `Idempotent-Replayed: true`, the same Knowledgebase) and that the same key with
+ * another body is 409 `conflict`; answers "yes", or throws.
+ */
+const replayCheck = async (baseUrl: string, key: string): Promise<"yes"> => {
+  const idempotencyKey = randomUUID()
+  const send = (name: string) =>
+    fetch(`${baseUrl}/knowledgebases`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
+      body: JSON.stringify({ name })
+    })
+  const first = await send("Replayed")
+  const firstBody = (await first.json()) as { knowledgebase?: { id?: string } }
+  const again = await send("Replayed")
+  const againBody = (await again.json()) as { knowledgebase?: { id?: string } }
+  const other = await send("Another body")
+  const otherBody = (await other.json()) as { error?: { code?: string } }
+  if (
+    first.status !== 201 ||
+    first.headers.get("idempotent-replayed") !== null ||
+    again.status !== 201 ||
+    again.headers.get("idempotent-replayed") !== "true" ||
+    againBody.knowledgebase?.id !== firstBody.knowledgebase?.id ||
+    other.status !== 409 ||
+    otherBody.error?.code !== "conflict"
+  ) {
+    throw new Error(
+      `${baseUrl}: keyed create not replayed: ${first.status} ${JSON.stringify(firstBody)}, then ${again.status} ` +
+        `(replayed: ${again.headers.get("idempotent-replayed")}) ${JSON.stringify(againBody)}, other body ${other.status} ${JSON.stringify(otherBody)}`
+    )
+  }
+  return "yes"
 }
 
 runBenchmark(main, children, cleanup)

@@ -12,12 +12,11 @@
  *   node dist/bench/svc-launcher.js --data-dir DIR [--port 0] [--post-orgs 1] [--database postgres://…]
  */
 import { Effect } from "effect"
-import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import { runAdmin } from "../server/admin.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { startServer } from "../server/server.js"
-import { cacheMisses } from "./cache-misses.js"
+import { answerCacheCommands } from "./cache-misses.js"
 import { postOrganization, postServers, type SvcReady } from "./protocol.js"
 import { stopOnSignals } from "./launcher-lifecycle.js"
 
@@ -38,13 +37,7 @@ const server = await startServer({
 
 stopOnSignals(server)
 
-const caches = cacheMisses()
-createInterface({ input: process.stdin }).on("line", (line) => {
-  const command = /^caches (missing|kept)$/.exec(line.trim())
-  if (!command) return
-  caches.set(command[1] === "missing")
-  process.stdout.write(`${JSON.stringify({ caches: command[1] })}\n`)
-})
+answerCacheCommands()
 
 if (!server.bootstrapKey) throw new Error(`${dataDir} is not a fresh data directory: no bootstrap key was made`)
 
