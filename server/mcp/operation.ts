@@ -9,6 +9,7 @@ import type { HttpApiEndpoint, HttpApiGroup, HttpMethod } from "@effect/platform
 import { Context, JSONSchema, Option, type Schema } from "effect"
 import type { ApiScope, Gate } from "../platform/accounts/domain.js"
 import { admittingScopes, RequiredGate, RequiredScope } from "../platform/http/policy.js"
+import { camelName } from "./names.js"
 
 /** A JSON Schema as `JSONSchema.make` writes it. */
 export type JsonSchema = Record<string, any>
@@ -23,7 +24,7 @@ export interface OperationHints {
   readonly idempotentHint: boolean
 }
 
-/** `conversation_id` → `conversationId`, as a type. */
+/** `conversation_id` → `conversationId`, as a type (MCP arguments are camelCase: `names.ts`). */
 type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S
 
 /** Every field of a union of structs (JSON-or-multipart bodies), each as any member types it. */
@@ -53,9 +54,6 @@ export interface Operation<Inputs = {}> {
   readonly inputs: ReadonlyMap<string, JsonSchema>
   readonly hints: OperationHints
 }
-
-/** `conversation_id` → `conversationId`: MCP arguments are camelCase (spec: MCP server). */
-export const camelName = (name: string): string => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase())
 
 /** Follows `$ref`s into `$defs`; keywords beside a `$ref` (a refinement's bounds) win over the definition's. */
 const resolve = (schema: JsonSchema, defs: JsonSchema): JsonSchema => {
