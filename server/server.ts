@@ -25,7 +25,8 @@ import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
 import { withFrontBranches } from "./platform/http/front-branch.js"
 import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
-import { RequestLogLive, type RequestLogOptions } from "./platform/http/request-log.js"
+import { intake } from "./platform/http/request-intake.js"
+import type { RequestLogOptions } from "./platform/http/request-log.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
 import { StderrLogger } from "./platform/logging.js"
 
@@ -71,11 +72,10 @@ export interface RunningServer {
  */
 const HttpLive = (options: ServerOptions) => {
   const server = withProtocolErrorEnvelopes(createServer())
-  const front = withFrontBranches(server)
+  const front = withFrontBranches(server, (request, response) => intake(request, response, options.requestLog))
   return HttpApiBuilder.serve(syncDataVersionFirst).pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
-    Layer.provide(RequestLogLive(options.requestLog)),
-    Layer.provide(McpBranchLive(front, options.requestLog)),
+    Layer.provide(McpBranchLive(front)),
     Layer.provide(
       options.fastLane?.enabled === false
         ? Layer.empty
@@ -84,7 +84,6 @@ const HttpLive = (options: ServerOptions) => {
             shapes: operationShapes(Api),
             policies: policyIndex(Api),
             operations: Effect.map(Effect.all(features.map((feature) => feature.fastLane)), (lists) => lists.flat()),
-            requestLog: options.requestLog,
             observe: options.fastLane?.observe
           })
     ),

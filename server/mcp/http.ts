@@ -18,8 +18,7 @@ import { type ApiFailure, InvalidRequest, NotFound, PayloadTooLarge } from "../p
 import { envelopeBody, isApiFailure, statusOfTag } from "../platform/http/error-catalog.js"
 import type { FrontBranches } from "../platform/http/front-branch.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "../platform/http/limits.js"
-import { logNodeRequest, type RequestLogOptions } from "../platform/http/request-log.js"
-import { newRequestId } from "../platform/http/request-middleware.js"
+import { requestIdOf } from "../platform/http/request-intake.js"
 import { plainRequestPath, requestOrigin, requestUrl } from "../platform/http/request-url.js"
 import { apiPrefix } from "../platform/http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
@@ -90,7 +89,7 @@ interface Connection {
  * The MCP branch, put in front of the API on `front` for as long as the layer lives: answers MCP
  * addresses and their metadata, leaves everything else to the API. Its connections close with it.
  */
-export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptions): Layer.Layer<never, never, McpServices> =>
+export const McpBranchLive = (front: FrontBranches): Layer.Layer<never, never, McpServices> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const runtime = yield* Effect.runtime<McpServices>()
@@ -188,15 +187,13 @@ export const McpBranchLive = (front: FrontBranches, requestLog?: RequestLogOptio
         if (url.pathname === protectedResourcePath || url.pathname.startsWith(`${protectedResourcePath}/`)) {
           const resourcePath = url.pathname.slice(protectedResourcePath.length) || "/mcp"
           if (mcpAddressOf(resourcePath) === null || request.method !== "GET") return false
-          const requestId = newRequestId()
-          logNodeRequest(requestLog, request, response, requestId)
+          const requestId = requestIdOf(request)
           sendJson(response, 200, resourceMetadata(requestOrigin(request), resourcePath), { "x-request-id": requestId })
           return true
         }
         const address = mcpAddressOf(url.pathname)
         if (address === null) return false
-        const requestId = newRequestId()
-        logNodeRequest(requestLog, request, response, requestId)
+        const requestId = requestIdOf(request)
         serve(request, response, address, url, requestId).catch((defect: unknown) => {
           Runtime.runFork(runtime)(Effect.logError("MCP request failed", defect))
           if (response.headersSent) return void response.destroy()

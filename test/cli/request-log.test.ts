@@ -68,6 +68,33 @@ describe("svc serve request log", slow, () => {
     expect(result.stderr).not.toContain(key)
   })
 
+  it("writes one line for every other door too, with the X-Request-Id its answer carries: a write the fast lane hands on, OAuth, the Portal, an unknown path", async () => {
+    const { run, baseUrl, key } = await served([])
+    const origin = new URL(baseUrl).origin
+    const handedOn = await call(`${baseUrl}/knowledgebases`, "svco_notAKeyAtAllNotAKeyAtAllNotAKeyAtAll00", { method: "POST", body: JSON.stringify({ name: "x" }) })
+    const oauthMetadata = await fetch(`${origin}/.well-known/oauth-authorization-server`)
+    await oauthMetadata.text()
+    const token = await fetch(`${origin}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=nothing" })
+    await token.text()
+    const portal = await fetch(`${origin}/portals/no-such-portal/`)
+    await portal.text()
+    const unknown = await call(`${origin}/no/such/path`, key)
+    const result = await run.stop()
+    expect(result.code).toBe(0)
+    const lines = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line))
+    const answers = [
+      { method: "POST", path: "/api/v1/knowledgebases", status: handedOn.status, requestId: handedOn.requestId },
+      { method: "GET", path: "/.well-known/oauth-authorization-server", status: oauthMetadata.status, requestId: oauthMetadata.headers.get("x-request-id") },
+      { method: "POST", path: "/oauth/token", status: token.status, requestId: token.headers.get("x-request-id") },
+      { method: "GET", path: "/portals/no-such-portal/", status: portal.status, requestId: portal.headers.get("x-request-id") },
+      { method: "GET", path: "/no/such/path", status: unknown.status, requestId: unknown.requestId }
+    ]
+    expect(lines).toEqual(answers.map((answer) => expect.objectContaining(answer)))
+    expect(answers.map((answer) => answer.status)).toEqual([401, 200, 400, 404, 404])
+    for (const answer of answers) expect(answer.requestId).toMatch(/^req_[0-9a-f]{32}$/)
+    expect(new Set(answers.map((answer) => answer.requestId)).size).toBe(answers.length)
+  })
+
   it("without --json writes readable lines, and with --quiet none", async () => {
     const dataDir = await backendDataDir()
     const human = start(["serve", "--port", "0"], dataDir)

@@ -12,7 +12,6 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { Effect } from "effect"
 import { plainRequestPath, requestOrigin, requestUrl } from "../../platform/http/request-url.js"
-import { newRequestId } from "../../platform/http/request-middleware.js"
 import { McpApproval } from "./approval.js"
 import { authorize } from "./authorize.js"
 import { addressPath, OAuthFailure, redirectUriProblem } from "./domain.js"
@@ -42,7 +41,7 @@ export const authorizationServerMetadata = (origin: string) => ({
 })
 
 const json = (body: unknown, status = 200) =>
-  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store", pragma: "no-cache", "x-request-id": newRequestId() } })
+  HttpServerResponse.unsafeJson(body, { status, headers: { "cache-control": "no-store", pragma: "no-cache" } })
 
 const oauthError = (failure: OAuthFailure) =>
   json({ error: failure.error, error_description: failure.description }, failure.error === "invalid_client" ? 401 : 400)

@@ -18,7 +18,7 @@
  *   operation the endpoint's handler runs, and encodes the answer with the endpoint's declared
  *   success schema and encoding (JSON, or JSON text kept by `KeptJson`); a failure of the
  *   operation is answered with its envelope (`error-catalog.ts`), a defect as the API's 500.
- *   Every answer carries `X-Request-Id` and its request-log line.
+ *   Every answer carries the `X-Request-Id` the request's intake gave it (`request-intake.ts`).
  */
 import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup } from "@effect/platform"
 import { Effect, Either, Exit, Layer, Option, Runtime, Schema, SchemaAST } from "effect"
@@ -36,8 +36,8 @@ import type { FrontBranches } from "./front-branch.js"
 import { maxRequestBodyBytes } from "./limits.js"
 import { isJsonMediaType, parseMediaType } from "./media-type.js"
 import type { PolicyIndex } from "./policy.js"
-import { logNodeRequest, type RequestLogOptions } from "./request-log.js"
-import { newRequestId, toApiFailure } from "./request-middleware.js"
+import { carryRequestId, requestIdOf } from "./request-intake.js"
+import { toApiFailure } from "./request-middleware.js"
 import { type OperationShapes, operationOf, queryRecord, routedShapeProblem } from "./request-shape.js"
 import { plainRequestPath } from "./request-url.js"
 import { successMembers } from "./responses.js"
@@ -213,7 +213,7 @@ const replayOf = (request: IncomingMessage, body: Buffer): IncomingMessage => {
       this.push(null)
     }
   })
-  return Object.assign(replay, {
+  return Object.assign(carryRequestId(request, replay), {
     headers: request.headers,
     rawHeaders: request.rawHeaders,
     trailers: {},
@@ -262,7 +262,6 @@ export const FastLaneLive = <R>(options: {
   readonly shapes: OperationShapes
   readonly policies: PolicyIndex
   readonly operations: Effect.Effect<ReadonlyArray<FastOperation>, never, R>
-  readonly requestLog?: RequestLogOptions | undefined
   readonly observe?: FastLaneOptions["observe"]
 }): Layer.Layer<never, never, R | FastLaneServices> =>
   Layer.scopedDiscard(
@@ -330,7 +329,7 @@ export const FastLaneLive = <R>(options: {
       }
 
       /** Decodes and serves a request the lane took, once its body (if any) was read. */
-      const serveTaken = (request: IncomingMessage, response: ServerResponse, took: NonNullable<ReturnType<typeof take>>, body: Buffer, started: number) => {
+      const serveTaken = (request: IncomingMessage, response: ServerResponse, took: NonNullable<ReturnType<typeof take>>, body: Buffer) => {
         const { lane, token, segments, target } = took
         const passOn = () => {
           options.observe?.("handed-on", request.method ?? "", lane.operation.endpoint.path)
@@ -358,14 +357,13 @@ export const FastLaneLive = <R>(options: {
           decoded = null
         }
         if (decoded === null) return passOn()
-        const requestId = newRequestId()
+        const requestId = requestIdOf(request)
         runCallback(serve({ lane, token, ...decoded }, requestId), {
           onExit: (exit) => {
             if (Exit.isFailure(exit)) return void response.destroy()
             const outcome = exit.value
             if (outcome._tag === "HandOn") return passOn()
             options.observe?.("served", request.method ?? "", lane.operation.endpoint.path)
-            logNodeRequest(options.requestLog, request, response, requestId, started)
             const { status, contentType, body: text } = outcome.answer
             response
               .writeHead(status, { "content-type": contentType, "content-length": String(Buffer.byteLength(text)), "x-request-id": requestId, ...outcome.headers })
@@ -377,9 +375,8 @@ export const FastLaneLive = <R>(options: {
       const branch = (request: IncomingMessage, response: ServerResponse): boolean => {
         const took = take(request)
         if (took === null) return false
-        const started = performance.now()
-        if (!took.lane.takesBody) serveTaken(request, response, took, emptyBody, started)
-        else readBody(request, (body) => serveTaken(request, response, took, body, started), () => response.destroy())
+        if (!took.lane.takesBody) serveTaken(request, response, took, emptyBody)
+        else readBody(request, (body) => serveTaken(request, response, took, body), () => response.destroy())
         return true
       }
 

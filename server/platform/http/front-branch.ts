@@ -18,13 +18,17 @@ export interface FrontBranches {
   readonly pass: (request: IncomingMessage, response: ServerResponse) => void
 }
 
-/** Routes `server`'s requests through front branches first; answers where to add them. */
-export const withFrontBranches = (server: Server): FrontBranches => {
+/**
+ * Routes `server`'s requests through front branches first; answers where to add them. `intake`
+ * sees every request first, whoever answers it (`request-intake.ts`).
+ */
+export const withFrontBranches = (server: Server, intake?: (request: IncomingMessage, response: ServerResponse) => void): FrontBranches => {
   const branches: Array<FrontBranch> = []
   const emit = server.emit.bind(server) as (event: string | symbol, ...args: Array<unknown>) => boolean
   server.emit = ((event: string | symbol, ...args: Array<unknown>): boolean => {
-    if (event === "request" && branches.length > 0) {
+    if (event === "request") {
       const [request, response] = args as [IncomingMessage, ServerResponse]
+      intake?.(request, response)
       for (const branch of branches) if (branch(request, response)) return true
     }
     return emit(event, ...args)

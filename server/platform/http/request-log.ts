@@ -3,8 +3,6 @@
  * status, duration in milliseconds and request id. Nothing else of a request is written: no headers (so
  * never an Authorization header or a key), no query values, no bodies. JSON Lines or a readable line.
  */
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Effect, Exit, Layer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** `json`: one JSON object per line; `text`: `<time> <method> <path> <status> <ms>ms <request id>`. */
@@ -38,36 +36,8 @@ export const requestLogLine = (entry: RequestLogEntry, format: RequestLogFormat)
 const pathOf = (url: string): string => url.replace(/[?#].*$/s, "") || "/"
 
 /**
- * The request log as API middleware (none when `options` is undefined). Provided before the other API
- * middleware in `server.ts`, it wraps them and so sees each final answer with its `x-request-id`.
- */
-export const RequestLogLive = (options: RequestLogOptions | undefined): Layer.Layer<never> =>
-  options === undefined
-    ? Layer.empty
-    : HttpApiBuilder.middleware((app) =>
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const started = performance.now()
-          return yield* Effect.onExit(app, (exit) =>
-            Effect.sync(() => {
-              const response = Exit.isSuccess(exit) ? exit.value : null
-              const entry: RequestLogEntry = {
-                time: new Date().toISOString(),
-                method: request.method,
-                path: pathOf(request.url),
-                status: response?.status ?? (Exit.isInterrupted(exit) ? 499 : 500),
-                durationMs: Math.round((performance.now() - started) * 10) / 10,
-                requestId: response?.headers["x-request-id"] ?? null
-              }
-              options.write(requestLogLine(entry, options.format))
-            })
-          )
-        })
-      )
-
-/**
- * The request line of a request a front branch answers (outside the API's middleware), with the
- * `requestId` its answer carries (`started`: when the request came, by `performance.now()`): written when the answer is sent, or with 499 when the client went away before it. Nothing when `options`
+ * The request line of a request (written by its intake, `request-intake.ts`, whichever door
+ * answers it), with the `requestId` its answer carries (`started`: when the request came, by `performance.now()`): written when the answer is sent, or with 499 when the client went away before it. Nothing when `options`
  * is undefined.
  */
 export const logNodeRequest = (

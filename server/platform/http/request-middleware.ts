@@ -8,17 +8,16 @@
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
 import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
-import { newId } from "../ids.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { errorResponse, isApiFailure } from "./error-catalog.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
 import { type DecodeIssue, describeIssues, unreadableBody } from "./request-decode.js"
+import { requestIdOf } from "./request-intake.js"
 import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
 import { nulTextRefusal } from "../sql/text-refusal.js"
 
 
-/** A fresh request id, as every response carries in `X-Request-Id`. */
-export const newRequestId = (): string => `req_${newId().replace(/-/g, "")}`
+export { newRequestId } from "./request-intake.js"
 
 /**
  * Maps any failure of a request to an expected failure, logging defects. A decode failure is the
@@ -72,8 +71,9 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware(
     const shapes = operationShapes((yield* HttpApi.Api).api)
     return (app) =>
       Effect.gen(function* () {
-        const requestId = newRequestId()
-        const request = withJsonRecognised(yield* HttpServerRequest.HttpServerRequest)
+        const incoming = yield* HttpServerRequest.HttpServerRequest
+        const requestId = requestIdOf(incoming.source)
+        const request = withJsonRecognised(incoming)
         const declaredLength = Number(request.headers["content-length"] ?? 0)
         const fits =
           declaredLength <= maxRequestBodyBytes &&
