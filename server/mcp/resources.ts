@@ -8,7 +8,9 @@ import { NotFound } from "../platform/errors.js"
 import { pageSize } from "../platform/pagination.js"
 import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
+import { PagesApi } from "../knowledge/pages/api.js"
 import { admits } from "./admits.js"
+import { operation } from "./operation.js"
 import { collectAll } from "./resolve.js"
 import type { CallContext } from "./tool.js"
 
@@ -18,8 +20,10 @@ export const listedPagesMax = 1000
 /** A page's resource address. */
 export const pageUri = (knowledgebaseId: string, pageId: string): string => `svc://knowledgebases/${knowledgebaseId}/pages/${pageId}`
 
-const readable = (call: CallContext) =>
-  call.families.has("knowledge") && admits(call.principal, { scopes: ["knowledge:read"] })
+/** A page resource mirrors `GET /knowledgebases/{id}/pages/{pageId}`: its scope and gate admit a reader. */
+export const pageReadOperation = operation(PagesApi, "get")
+
+const readable = (call: CallContext) => call.families.has("knowledge") && admits(call.principal, pageReadOperation)
 
 /** The page resources the caller may read (folders are not resources). */
 export const pageResources = (call: CallContext) =>

@@ -17,7 +17,7 @@ import type * as z from "zod/v4"
 import type { CoreServices } from "../core.js"
 import type { McpSignInLive } from "./sign-in/feature.js"
 import { mapLegacyMessage } from "./names.js"
-import { pageResources, readPageResource } from "./resources.js"
+import { pageReadOperation, pageResources, readPageResource } from "./resources.js"
 import { listFingerprint, toolsFor } from "./registry.js"
 import { type CallContext, type McpTool, toolEffect } from "./tool.js"
 
@@ -60,7 +60,7 @@ export class McpSession {
       async (uri, variables) => {
         const call = this.current()
         const exit = await Runtime.runPromiseExit(this.runtime)(
-          Effect.andThen(this.admission(call, ["knowledge:read"], false), readPageResource(call, String(variables["knowledgebaseId"]), String(variables["pageId"])))
+          Effect.andThen(this.admission(call, pageReadOperation.scopes, false, pageReadOperation.gate), readPageResource(call, String(variables["knowledgebaseId"]), String(variables["pageId"])))
         )
         if (Exit.isSuccess(exit)) return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: exit.value.text }] }
         const failure = Cause.failureOption(exit.cause)
