@@ -14,9 +14,8 @@ import { parseArgs } from "node:util"
 import { PageService } from "../server/knowledge/pages/service.js"
 import { AccountsService } from "../server/platform/accounts/service.js"
 import { TierPlanService } from "../server/provisioning/plans/service.js"
-import { startServer } from "../server/server.js"
 import { answerCacheCommands } from "./cache-misses.js"
-import { stopOnSignals } from "./launcher-lifecycle.js"
+import { startDemoWithModel, stopOnSignals } from "./launcher-lifecycle.js"
 import type { MixedReady } from "./protocol.js"
 
 const { values } = parseArgs({
@@ -24,15 +23,7 @@ const { values } = parseArgs({
 })
 if (!values["data-dir"] || !values["model-url"]) throw new Error("--data-dir and --model-url are required")
 
-const server = await startServer({
-  dataDir: values["data-dir"],
-  host: "127.0.0.1",
-  port: 0,
-  requestsPerMinute: 1_000_000_000,
-  demo: true,
-  model: { baseUrl: values["model-url"], apiKey: undefined }
-})
-if (!server.bootstrapKey || !server.demo || !server.organization) throw new Error(`${values["data-dir"]} is not a fresh data directory`)
+const server = await startDemoWithModel(values["data-dir"], values["model-url"])
 const demo = server.demo
 const organizationId = server.organization.id
 

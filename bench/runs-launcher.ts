@@ -8,22 +8,13 @@
 import { Effect } from "effect"
 import { parseArgs } from "node:util"
 import { AccountsService } from "../server/platform/accounts/service.js"
-import { startServer } from "../server/server.js"
 import type { RunsReady } from "./protocol.js"
-import { stopOnSignals } from "./launcher-lifecycle.js"
+import { startDemoWithModel, stopOnSignals } from "./launcher-lifecycle.js"
 
 const { values } = parseArgs({ options: { "data-dir": { type: "string" }, "model-url": { type: "string" } } })
 if (!values["data-dir"] || !values["model-url"]) throw new Error("--data-dir and --model-url are required")
 
-const server = await startServer({
-  dataDir: values["data-dir"],
-  host: "127.0.0.1",
-  port: 0,
-  requestsPerMinute: 1_000_000_000,
-  demo: true,
-  model: { baseUrl: values["model-url"], apiKey: undefined }
-})
-if (!server.bootstrapKey || !server.demo) throw new Error(`${values["data-dir"]} is not a fresh data directory`)
+const server = await startDemoWithModel(values["data-dir"], values["model-url"])
 
 const { runAdmin } = await import("../server/admin.js")
 await runAdmin(
