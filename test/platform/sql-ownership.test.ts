@@ -24,10 +24,6 @@ const isRepository = (path: string): boolean => /^(?:repo|[\w-]+-repo)\.ts$/.tes
  * issue 22, or files others own).
  */
 const sqlOutsideRepositories: Readonly<Record<string, string>> = {
-  "server/knowledge/search/service.ts":
-    "search's ranked candidate reads (FTS5 and tsvector statements per kind, chosen per backend) are woven into its ranking steps; a search index repository is the next step",
-  "server/knowledge/search/statistics.ts": "search statistics' counts over the full-text indexes, read as the ranking needs them; goes with the search index repository",
-  "server/knowledge/search/pg-index.ts": "the PostgreSQL full-text statements of search, built per query shape; goes with the search index repository",
   "server/knowledge/embeddings/sqlite-vec.ts": "`SELECT vec_version()` checks that the sqlite-vec extension loaded on a connection: no table, part of the connection set-up",
   "server/platform/idempotency.ts": "the idempotency store is platform infrastructure written inside each keyed write's own transaction; its table has no other user",
   "server/platform/instances/registry.ts": "the instance registry's heartbeat and the claim predicates recovery embeds in other families' statements (`sql` fragments)",
@@ -109,12 +105,11 @@ const owners: Readonly<Record<string, string>> = {
  * in one indexed read on a hot path, where calling each owner would cost a query per family.
  */
 const foreignTables: Readonly<Record<string, { readonly tables: ReadonlyArray<string>; readonly why: string }>> = {
-  "server/knowledge/search/service.ts": {
-    tables: ["passages", "sources", "pages", "memories", "knowledgebases"],
-    why: "search reads the rows its full-text hits name (see sqlOutsideRepositories)"
+  "server/knowledge/search/repo.ts": {
+    tables: ["passages", "sources", "pages", "memories"],
+    why: "search reads the rows its full-text hits name in the statement that filters them (a source's status, a page's Knowledgebase), and counts over the tables' own tsvector columns on PostgreSQL"
   },
-  "server/knowledge/search/statistics.ts": { tables: ["passages", "pages"], why: "PostgreSQL's counts run over the tables' own tsvector columns" },
-  "server/knowledge/search/pg-index.ts": { tables: ["passages"], why: "PostgreSQL's full-text index is the passages table's tsvector column" },
+  "server/knowledge/search/pg-index-repo.ts": { tables: ["passages"], why: "PostgreSQL's full-text index is the passages table's tsvector column" },
   "server/knowledge/embeddings/repo.ts": {
     tables: ["passages", "sources", "knowledgebase_sources"],
     why: "passages waiting for a vector and the nearest passages of a Knowledgebase are one indexed join with the passages they embed"

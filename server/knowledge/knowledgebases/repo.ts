@@ -80,6 +80,11 @@ export class KnowledgebaseRepo extends Effect.Service<KnowledgebaseRepo>()("svc/
           ).pipe(Effect.map((rows) => rows.map(fromValues)))
         ),
       byId,
+      /** The ids of every Knowledgebase of the organization (read connection). */
+      idsOf: (organizationId: string) =>
+        Effect.orDie(
+          reader.all<{ id: string }>("SELECT id FROM knowledgebases WHERE organization_id = ?", [organizationId]).pipe(Effect.map((rows) => rows.map((row) => row.id)))
+        ),
       /** The Knowledgebase of the organization, or `not_found` (never telling whether it exists elsewhere). */
       found: (organizationId: string, id: string) =>
         Effect.flatMap(byId(organizationId, id), (kb) =>

@@ -25,8 +25,9 @@ import { KnowledgebaseRepo } from "../knowledgebases/repo.js"
 import { rankingTerms, stemOf } from "./analyzer.js"
 import { type Analyzed, analyze, type Candidate, type CandidateKind, expandedQuery, expansionTerms, feedback, idf, score, type Statistics, type WeightedQuery, withCounts } from "./bm25f.js"
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
-import { pgSearchIndex } from "./pg-index.js"
-import { matchExpression, mentionsAny, queryTerms, queryWords, snippetOf } from "./query.js"
+import { pgSearchIndex } from "./pg-index-repo.js"
+import { type PassageRow, searchIndexRepo } from "./repo.js"
+import { mentionsAny, queryTerms, queryWords, snippetOf } from "./query.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
 import { searchStatistics } from "./statistics.js"
 
@@ -44,24 +45,6 @@ const commonWordShare = 0.2
 /** …and more than this many. */
 const commonWordMinimum = 5_000
 
-interface PassageRow {
-  readonly id: number
-  readonly source_id: string
-  readonly section: string | null
-  readonly text: string
-  readonly name: string
-  readonly knowledgebase_id: string
-}
-interface PageRow {
-  readonly id: string
-  readonly knowledgebase_id: string
-  readonly title: string
-  readonly markdown: string
-}
-interface MemoryRow {
-  readonly id: string
-  readonly text: string
-}
 /** A candidate with what scoring it needs and what its hit shows. */
 interface Scored {
   readonly kind: CandidateKind
@@ -80,10 +63,7 @@ const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const compareIds = (a: Scored, b: Scored) =>
   a.kind === "document" && b.kind === "document" ? Number(a.result.id) - Number(b.result.id) : compareText(a.result.id, b.result.id)
 const byScore = (a: Scored, b: Scored) => b.score - a.score || compareText(a.kind, b.kind) || compareIds(a, b)
-const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
 const round = (value: number) => Math.round(value * 10_000) / 10_000
-const wordsSql = (dialect: "sqlite" | "pg", x: string) =>
-  `(length(${x}) - length(replace(replace(${x}, ' ', ''), ${dialect === "pg" ? "chr(10)" : "char(10)"}, '')) + 1)`
 
 /** The best of each group (a document's passages), best first. */
 const collapsed = (items: ReadonlyArray<Scored>): Array<Scored> => {
@@ -101,15 +81,9 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     const activity = yield* ActivityLog
     const dialect = (yield* DatabaseBackend).dialect
     const pg = dialect === "pg" ? pgSearchIndex(reader) : null
-    const statistics = searchStatistics(reader, dialect)
+    const index = searchIndexRepo(reader, dialect)
+    const statistics = searchStatistics(index, dialect)
     const vectors = yield* VectorSearch
-
-    const ids = (text: string, params: ReadonlyArray<unknown>) =>
-      Effect.orDie(reader.all<{ rowid: number }>(text, params)).pipe(Effect.map((rows) => rows.map((row) => Number(row.rowid))))
-    const rowsById = <Row>(text: string, keys: ReadonlyArray<number>) =>
-      keys.length === 0 ? Effect.succeed([] as ReadonlyArray<Row>) : Effect.orDie(reader.all<Row>(text, keys))
-    const count = (text: string, params: ReadonlyArray<unknown>) =>
-      Effect.orDie(reader.all<{ n: number }>(text, params)).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
 
     /**
      * Which words find the candidates: a cutoff frequency, as Elasticsearch's common terms query.
@@ -128,13 +102,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
     }
 
     /** Passages by id, of ready and enabled documents only (the status is checked again on candidates). */
-    const passageRows = (passageIds: ReadonlyArray<number>) =>
-      rowsById<PassageRow>(
-        `SELECT p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id
-         FROM passages p JOIN sources s ON s.id = p.source_id
-         WHERE p.id IN (${placeholders(passageIds.length)}) AND s.status = 'ready' AND s.disabled = 0`,
-        passageIds
-      )
+    const passageRows = index.passagesByIds
 
     /**
      * The passages in `scope` holding a word, at most `limit`. Unordered (every match fits, or only
@@ -150,81 +118,36 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const hits = yield* ordered ? pg.documents(scope, words, idfs, limit) : pg.documentsUnranked(scope, words, limit)
           return yield* passageRows(hits.map((hit) => hit.rowid))
         }
-        const scoped = (order: string) =>
-          Effect.flatMap(
-            ids(`SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? ORDER BY ${order}rowid LIMIT ?`, [
-              `{text}: (${matchExpression(words)}) AND {scope}: "${scope}"`,
-              limit
-            ]),
-            passageRows
-          )
-        if (!ordered) return yield* scoped("")
+        const scoped = (ranked: boolean) => Effect.flatMap(index.scopedPassageIds(scope, words, ranked, limit), passageRows)
+        if (!ordered) return yield* scoped(false)
         const widened = limit * widening
-        const ranked = yield* ids("SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts, 1.0, 0.0), rowid LIMIT ?", [
-          `{text}: (${matchExpression(words)})`,
-          widened
-        ])
+        const ranked = yield* index.rankedPassageIds(words, widened)
         const token = ` ${scope} `
-        const scopes = yield* rowsById<{ id: number; scope: string }>(
-          `SELECT id, scope FROM passages WHERE id IN (${placeholders(ranked.length)})`,
-          ranked
-        )
+        const scopes = yield* index.passageScopes(ranked)
         const inScope = new Set(scopes.filter((row) => ` ${row.scope} `.includes(token)).map((row) => Number(row.id)))
         const kept = ranked.filter((id) => inScope.has(id))
-        return kept.length >= limit || ranked.length < widened
-          ? yield* passageRows(kept.slice(0, limit))
-          : yield* scoped("bm25(passages_fts, 1.0, 0.0), ")
+        return kept.length >= limit || ranked.length < widened ? yield* passageRows(kept.slice(0, limit)) : yield* scoped(true)
       })
 
     const pageCandidates = (knowledgebaseIds: ReadonlyArray<string>, words: ReadonlyArray<string>, idfs: ReadonlyArray<number>, limit: number) =>
       Effect.gen(function* () {
         if (knowledgebaseIds.length === 0) return []
-        const found =
-          pg !== null
-            ? (yield* pg.pages(knowledgebaseIds, words, idfs, limit)).map((hit) => hit.rowid)
-            : yield* ids(
-                `SELECT f.rowid AS rowid FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
-                 WHERE pages_fts MATCH ? AND p.knowledgebase_id IN (${placeholders(knowledgebaseIds.length)}) AND p.template_key != 'folder'
-                 ORDER BY bm25(pages_fts, 2.0, 1.0), f.rowid LIMIT ?`,
-                [matchExpression(words), ...knowledgebaseIds, limit]
-              )
-        return yield* rowsById<PageRow>(
-          `SELECT id, knowledgebase_id, title, markdown FROM pages WHERE fts_key IN (${placeholders(found.length)})`,
-          found
-        )
+        const found = pg !== null ? (yield* pg.pages(knowledgebaseIds, words, idfs, limit)).map((hit) => hit.rowid) : yield* index.pageCandidateKeys(knowledgebaseIds, words, limit)
+        return yield* index.pagesByKeys(found)
       })
 
     /** The member's memories holding a word, with the statistics of the member's memories. */
     const memoryCandidates = (memberId: string, words: ReadonlyArray<string>, limit: number) =>
       Effect.gen(function* () {
-        const totals = yield* Effect.orDie(
-          reader.all<{ n: number; w: number }>(
-            `SELECT count(*) AS n, coalesce(sum(${wordsSql(dialect, "text")}), 0) AS w FROM memories WHERE member_id = ?`,
-            [memberId]
-          )
-        )
-        const units = Number(totals[0]?.n ?? 0)
-        const frequencies = yield* Effect.forEach(words, (word) =>
-          pg !== null
-            ? count("SELECT count(*) AS n FROM memories t WHERE t.search @@ plainto_tsquery('svc_english', ?) AND t.member_id = ?", [word, memberId])
-            : count(
-                "SELECT count(*) AS n FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid WHERE memories_fts MATCH ? AND m.member_id = ?",
-                [matchExpression([word]), memberId]
-              )
-        )
+        const totals = yield* index.memoryTotals(memberId)
+        const units = totals.units
+        const frequencies = yield* Effect.forEach(words, (word) => index.memoryFrequency(memberId, word))
         const idfs = frequencies.map((frequency) => idf(units, frequency))
-        const found =
-          pg !== null
-            ? (yield* pg.memories(memberId, words, idfs, limit)).map((hit) => hit.rowid)
-            : yield* ids(
-                `SELECT f.rowid AS rowid FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid
-                 WHERE memories_fts MATCH ? AND m.member_id = ? ORDER BY bm25(memories_fts), f.rowid LIMIT ?`,
-                [matchExpression(words), memberId, limit]
-              )
-        const rows = yield* rowsById<MemoryRow>(`SELECT id, text FROM memories WHERE fts_key IN (${placeholders(found.length)})`, found)
+        const found = pg !== null ? (yield* pg.memories(memberId, words, idfs, limit)).map((hit) => hit.rowid) : yield* index.memoryCandidateKeys(memberId, words, limit)
+        const rows = yield* index.memoriesByKeys(found)
         return {
           rows,
-          statistics: { units, averageLength: () => (units > 0 ? Number(totals[0]?.w ?? 0) / units : 1) } satisfies Statistics,
+          statistics: { units, averageLength: () => (units > 0 ? totals.words / units : 1) } satisfies Statistics,
           query: words.map((word, i) => ({ stem: stemOf(word), weight: 1, idf: idfs[i]! })) satisfies WeightedQuery
         }
       })
@@ -254,11 +177,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           let scope: string | null = null
           let scopeIds: ReadonlyArray<string>
           if (knowledgebaseId === "all") {
-            scopeIds = yield* Effect.orDie(
-              reader
-                .all<{ id: string }>("SELECT id FROM knowledgebases WHERE organization_id = ?", [organizationId])
-                .pipe(Effect.map((rows) => rows.map((row) => row.id)))
-            )
+            scopeIds = yield* knowledgebases.idsOf(organizationId)
           } else {
             const kb = yield* knowledgebases.byId(organizationId, knowledgebaseId)
             if (!kb) return yield* new NotFound({ message: `No Knowledgebase '${knowledgebaseId}' in this organization.` })

@@ -7,9 +7,8 @@
  * table instead of counted: the same number.
  */
 import { Effect } from "effect"
-import type { Reads } from "../../platform/sql/read-connection.js"
 import { surfaceOf } from "./analyzer.js"
-import { matchExpression } from "./query.js"
+import type { SearchIndexRepo } from "./repo.js"
 
 /** An organization's row of `search_statistics`. */
 export interface OrganizationStatistics {
@@ -25,39 +24,14 @@ const frequenciesKept = 20_000
 
 const empty: OrganizationStatistics = { passages: 0, passageWords: 0, pages: 0, pageWords: 0, changes: -1 }
 
-/** Statistics reads over the read connection, for the dialect's index. */
-export const searchStatistics = (reader: Reads, dialect: "sqlite" | "pg") => {
-  const count = (text: string, params: ReadonlyArray<unknown>) =>
-    Effect.orDie(reader.all<{ n: number }>(text, params)).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
+/** Statistics read through the search index's repository, for the dialect's index. */
+export const searchStatistics = (index: SearchIndexRepo, dialect: "sqlite" | "pg") => {
   const cache = new Map<string, { changes: number; frequencies: Map<string, number> }>()
 
-  /** How many of the organization's passages hold `word`. */
-  const passageFrequency = (scope: string, stem: string, wholeIndex: boolean) => {
-    const word = surfaceOf(stem)
-    if (dialect === "pg") {
-      return count(
-        "SELECT count(*) AS n FROM passages t WHERE t.search @@ plainto_tsquery('svc_english', ?) AND t.scope_search @@ to_tsquery('simple', ?)",
-        [word, scope]
-      )
-    }
-    return wholeIndex
-      ? count("SELECT doc AS n FROM passages_vocab WHERE term = ?", [stem])
-      : count("SELECT count(*) AS n FROM passages_fts WHERE passages_fts MATCH ?", [`{text}: (${matchExpression([word])}) AND {scope}: "${scope}"`])
-  }
-  /** How many of the organization's pages (folders aside) hold `word`, in the title or the body. */
-  const pageFrequency = (organizationId: string, stem: string) => {
-    const word = surfaceOf(stem)
-    return dialect === "pg"
-      ? count(
-          "SELECT count(*) AS n FROM pages t WHERE t.search @@ plainto_tsquery('svc_english', ?) AND t.organization_id = ? AND t.template_key != 'folder'",
-          [word, organizationId]
-        )
-      : count(
-          `SELECT count(*) AS n FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid
-           WHERE pages_fts MATCH ? AND p.organization_id = ? AND p.template_key != 'folder'`,
-          [matchExpression([word]), organizationId]
-        )
-  }
+  /** How many of the organization's passages hold `stem`'s word. */
+  const passageFrequency = (scope: string, stem: string, wholeIndex: boolean) => index.passageFrequency(scope, surfaceOf(stem), stem, wholeIndex)
+  /** How many of the organization's pages (folders aside) hold `stem`'s word, in the title or the body. */
+  const pageFrequency = (organizationId: string, stem: string) => index.pageFrequency(organizationId, surfaceOf(stem))
 
   /** Frequencies kept per organization until its change counter moves. */
   const kept = (key: string, statistics: OrganizationStatistics) => {
@@ -71,24 +45,18 @@ export const searchStatistics = (reader: Reads, dialect: "sqlite" | "pg") => {
   }
   const wholeIndexOf = (statistics: OrganizationStatistics) =>
     dialect === "sqlite"
-      ? Effect.map(count("SELECT value AS n FROM search_counters WHERE name = 'passages'", []), (total) => statistics.passages === total)
+      ? Effect.map(index.indexedPassages(), (total) => statistics.passages === total)
       : Effect.succeed(false)
 
   return {
     /** The organization's row (zeros when it has nothing indexed). */
     organization: (scope: string) =>
-      Effect.orDie(
-        reader.all<{ passages: number; passage_words: number; pages: number; page_words: number; changes: number }>(
-          "SELECT passages, passage_words, pages, page_words, changes FROM search_statistics WHERE scope = ?",
-          [scope]
-        )
-      ).pipe(
-        Effect.map((rows): OrganizationStatistics => {
-          const row = rows[0]
-          return row
+      Effect.map(
+        index.statisticsRow(scope),
+        (row): OrganizationStatistics =>
+          row
             ? { passages: Number(row.passages), passageWords: Number(row.passage_words), pages: Number(row.pages), pageWords: Number(row.page_words), changes: Number(row.changes) }
             : empty
-        })
       ),
     /**
      * How many of the organization's passages and pages hold each stem, as of `statistics` (kept
