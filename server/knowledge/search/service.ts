@@ -1,7 +1,7 @@
 /**
  * Knowledgebase search: documents (indexed passages of ready, enabled sources), pages and, for a
  * personal key, the member's own memories. Two stages: the index finds candidates (SQLite FTS5 on
- * the read connection; on PostgreSQL its tsvector form, `pg-index.ts`), then `bm25f.ts` scores them
+ * the read connection; on PostgreSQL its tsvector form, `pg-index-repo.ts`; every statement in `repo.ts`), then `bm25f.ts` scores them
  * again with the organization's own statistics (`statistics.ts`), documents and pages on one scale,
  * a document's name weighing in every passage, English stop words never deciding, and
  * pseudo-relevance feedback. Documents collapse to their best passage unless `collapse: false`.
