@@ -11,6 +11,7 @@ import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk
 import { Effect, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
+import { syncDataVersion } from "../platform/http/data-version-sync.js"
 import { isApiFailure } from "../platform/http/error-catalog.js"
 import { authenticateMcp, runsAllowedFor } from "./auth.js"
 import type { FamilyName } from "./families.js"
@@ -41,8 +42,10 @@ export const serveStdioInProcess = async (options: {
   readonly input: Readable
   readonly output: Writable
 }): Promise<void> => {
+  // As every door: the data version first (PostgreSQL: commits of other processes, such as a role
+  // changed by the CLI, show on the very next request), then the caller.
   const authenticate = () =>
-    Runtime.runPromise(options.runtime)(Effect.either(authenticateMcp(`Bearer ${options.apiKey}`, { kind: "any" })))
+    Runtime.runPromise(options.runtime)(Effect.either(Effect.zipRight(syncDataVersion, authenticateMcp(`Bearer ${options.apiKey}`, { kind: "any" }))))
   const first = await authenticate()
   if (first._tag === "Left") throw first.left
   const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, options.runtime)
