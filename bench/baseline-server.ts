@@ -110,7 +110,7 @@ const cursorSecretRow = db.prepare<[], { value: string }>("SELECT value FROM set
 if (!cursorSecretRow) throw new Error("no cursor_secret in settings: start the svc server on this database first")
 const cursorSecret = Buffer.from(cursorSecretRow.value, "hex")
 
-// ---- rules (copied from the contract; see server/platform/accounts/domain.ts) -----------------
+// ---- rules (copied from the contract; see server/identity/domain.ts) -----------------
 
 const secretPattern = /^svc[op]_[0-9A-Za-z]{40}$/
 const bearerPattern = /^Bearer[ ]+([^\s]+)[ ]*$/

@@ -12,7 +12,7 @@
 import { Effect } from "effect"
 import { parseArgs } from "node:util"
 import { PageService } from "../server/knowledge/pages/service.js"
-import { AccountsService } from "../server/platform/accounts/service.js"
+import { AccountsService } from "../server/identity/service.js"
 import { TierPlanService } from "../server/provisioning/plans/service.js"
 import { answerCacheCommands } from "./cache-misses.js"
 import { startDemoWithModel, stopOnSignals } from "./launcher-lifecycle.js"

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { parseArgs } from "node:util"
-import { AccountsService } from "../server/platform/accounts/service.js"
+import { AccountsService } from "../server/identity/service.js"
 import type { RunsReady } from "./protocol.js"
 import { startDemoWithModel, stopOnSignals } from "./launcher-lifecycle.js"
 

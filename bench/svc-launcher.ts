@@ -14,7 +14,7 @@
 import { Effect } from "effect"
 import { parseArgs } from "node:util"
 import { runAdmin } from "../server/admin.js"
-import { AccountsService } from "../server/platform/accounts/service.js"
+import { AccountsService } from "../server/identity/service.js"
 import { startServer } from "../server/server.js"
 import { answerCacheCommands } from "./cache-misses.js"
 import { postOrganization, postServers, type SvcReady } from "./protocol.js"

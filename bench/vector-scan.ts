@@ -20,7 +20,7 @@ import { openAdmin } from "../server/admin.js"
 import { EmbeddingConfig } from "../server/knowledge/embeddings/config.js"
 import { PassageVectorRepo } from "../server/knowledge/embeddings/repo.js"
 import { unitVector, vectorBytes } from "../server/knowledge/embeddings/vector.js"
-import { AccountsService } from "../server/platform/accounts/service.js"
+import { AccountsService } from "../server/identity/service.js"
 
 const { values } = parseArgs({
   options: {

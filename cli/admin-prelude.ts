@@ -11,7 +11,7 @@
 import { statSync } from "node:fs"
 import type { Effect, Layer } from "effect"
 import type { AdminBase } from "../server/admin-base.js"
-import type { AccountsService } from "../server/platform/accounts/service.js"
+import type { AccountsService } from "../server/identity/service.js"
 import { pendingFile } from "./commands/bootstrap-key.js"
 import type { CliError } from "./errors.js"
 import { fillInOrg, isOrgLeftOut } from "./org-option.js"
@@ -54,7 +54,7 @@ export const adminPrelude = async (
   const orgLeftOut = isOrgLeftOut(options)
   const deadline = database === undefined ? firstStartDeadline(dataDir) : undefined
   if (!orgLeftOut && deadline === undefined) return undefined
-  const [{ AccountsService }, Effect] = await Promise.all([import("../server/platform/accounts/service.js"), import("effect/Effect")])
+  const [{ AccountsService }, Effect] = await Promise.all([import("../server/identity/service.js"), import("effect/Effect")])
   const waitForFirstStart = (accounts: AccountsService): Effect.Effect<void> =>
     Effect.flatMap(accounts.bootstrapped, (done) =>
       done || deadline === undefined || Date.now() >= deadline

@@ -7,7 +7,7 @@
  */
 import type { Effect, Layer } from "effect"
 import type { AdminBase } from "../server/admin-base.js"
-import type { AccountsService } from "../server/platform/accounts/service.js"
+import type { AccountsService } from "../server/identity/service.js"
 import { adminPrelude } from "./admin-prelude.js"
 import { CliError, describe, failure, fromCause } from "./errors.js"
 import type { CliIo } from "./io.js"
@@ -63,7 +63,7 @@ export const withAccounts = async <A, E>(
   use: (accounts: AccountsService) => Effect.Effect<A, E, AccountsService | AdminBase>
 ): Promise<A> => {
   const [{ AccountsService }, Effect] = await Promise.all([
-    import("../server/platform/accounts/service.js"),
+    import("../server/identity/service.js"),
     import("effect/Effect")
   ])
   return admin(io, options, AccountsService.Default, Effect.flatMap(AccountsService, use))
@@ -80,7 +80,7 @@ export const withOrganization = async <A, E, S>(
   use: (organizationId: string) => Effect.Effect<A, E, S | AccountsService | AdminBase>
 ): Promise<A> => {
   const [{ AccountsService }, Effect, Layer] = await Promise.all([
-    import("../server/platform/accounts/service.js"),
+    import("../server/identity/service.js"),
     import("effect/Effect"),
     import("effect/Layer")
   ])

@@ -30,7 +30,7 @@ export const resultsText = (record: ActivityRecord): string => {
 /** A key's activity, after checking the key belongs to the organization (else exit 1). */
 const activityOf = async (io: CliIo, options: ActivityOptions, keyId: string) => {
   const [{ AccountsService }, { ActivityLog }, { NotFound }, Effect, Layer] = await Promise.all([
-    import("../../server/platform/accounts/service.js"),
+    import("../../server/identity/service.js"),
     import("../../server/knowledge/activity/service.js"),
     import("../../server/platform/errors.js"),
     import("effect/Effect"),

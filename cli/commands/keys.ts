@@ -1,7 +1,7 @@
 /** `svc keys create|list|revoke|activity`: organization and personal API keys. */
 import type { Command } from "commander"
-import { scopes as allScopes } from "../../server/platform/accounts/allowed-values.js"
-import type { ApiKey, StoredScopes } from "../../server/platform/accounts/domain.js"
+import { scopes as allScopes } from "../../server/identity/allowed-values.js"
+import type { ApiKey, StoredScopes } from "../../server/identity/domain.js"
 import { withAccounts } from "../admin.js"
 import { usage } from "../errors.js"
 import { keyActivityCommand } from "./key-activity.js"

@@ -47,7 +47,7 @@ const listen = async (io: CliIo, options: ListenOptions) => {
   const [{ WebhookService }, { WebhookSettings }, { AccountsService }, { sendSigned }, Deferred, Duration, Effect, Layer] = await Promise.all([
     import("../../server/webhooks/service.js"),
     import("../../server/webhooks/domain.js"),
-    import("../../server/platform/accounts/service.js"),
+    import("../../server/identity/service.js"),
     import("../../server/webhooks/delivery.js"),
     import("effect/Deferred"),
     import("effect/Duration"),

@@ -1,7 +1,7 @@
 /** `svc members add|set-role|remove|sessions|revoke-session`: people in an organization, their roles and their MCP sign-in sessions. */
 import type { Command } from "commander"
-import { roles } from "../../server/platform/accounts/allowed-values.js"
-import type { Member } from "../../server/platform/accounts/domain.js"
+import { roles } from "../../server/identity/allowed-values.js"
+import type { Member } from "../../server/identity/domain.js"
 import { withAccounts } from "../admin.js"
 import { memberSessionsCommands } from "./member-sessions.js"
 import { type DataDirOptions, oneOf, withDataDir } from "../options.js"

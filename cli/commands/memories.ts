@@ -18,7 +18,7 @@ export const memoryJson = (memory: Memory) => ({ id: memory.id, text: memory.tex
 
 const add = async (io: CliIo, text: string, options: AddOptions) => {
   const [{ AccountsService }, { MemoryService }, Effect, Layer] = await Promise.all([
-    import("../../server/platform/accounts/service.js"),
+    import("../../server/identity/service.js"),
     import("../../server/knowledge/memories/service.js"),
     import("effect/Effect"),
     import("effect/Layer")

@@ -1,7 +1,7 @@
 /** `svc orgs create|set|show|list`: organizations, their plan, feature gates and credits. */
 import type { Command } from "commander"
-import { gates, plans } from "../../server/platform/accounts/allowed-values.js"
-import type { Organization } from "../../server/platform/accounts/domain.js"
+import { gates, plans } from "../../server/identity/allowed-values.js"
+import type { Organization } from "../../server/identity/domain.js"
 import { withAccounts } from "../admin.js"
 import { failure } from "../errors.js"
 import { allOf, type DataDirOptions, oneOf, parseList, parseWholeNumber, withDataDir } from "../options.js"

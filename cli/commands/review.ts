@@ -30,7 +30,7 @@ const withReview = async <A, E>(
   use: (review: Review, organizationId: string) => Effect.Effect<A, E>
 ): Promise<A> => {
   const [{ AccountsService }, { ReviewService }, { IngestionConfig }, Effect, Layer] = await Promise.all([
-    import("../../server/platform/accounts/service.js"),
+    import("../../server/identity/service.js"),
     import("../../server/knowledge/review/service.js"),
     import("../../server/knowledge/sources/ingestion-config.js"),
     import("effect/Effect"),

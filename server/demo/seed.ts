@@ -13,7 +13,7 @@ import { FlowService } from "../builder/flows/service.js"
 import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
 import { SourceService } from "../knowledge/sources/service.js"
-import { AccountsService, defaultOrganization } from "../platform/accounts/service.js"
+import { AccountsService, defaultOrganization } from "../identity/service.js"
 import { readDemoContent } from "./content.js"
 
 /** What the demo created, by id. */

@@ -2,7 +2,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { KnowledgebasesContract } from "./api.js"
-import type { Principal } from "../platform/accounts/domain.js"
+import type { Principal } from "../identity/domain.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
 import { endpointOf, fastOperation } from "../platform/http/fast-lane.js"
 import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"

@@ -1,6 +1,6 @@
 /** Knowledgebases: create within the plan cap, list, read. Knows nothing of HTTP. */
 import { Effect, Stream } from "effect"
-import { planCaps, type Principal } from "../platform/accounts/domain.js"
+import { planCaps, type Principal } from "../identity/domain.js"
 import { AppClock, isoAt } from "../platform/clock.js"
 import { ExportTooLarge, NotFound, PlanLimit } from "../platform/errors.js"
 import { exportRate, RateLimiter } from "../platform/rate-limiter.js"

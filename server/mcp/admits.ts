@@ -1,5 +1,5 @@
 /** Whether a caller may use a tool now: its gate is on and the caller's current scopes admit it. */
-import type { Principal } from "../platform/accounts/domain.js"
+import type { Principal } from "../identity/domain.js"
 import { scopeRefusal } from "../platform/http/authentication.js"
 import type { McpTool } from "./tool.js"
 

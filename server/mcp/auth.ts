@@ -6,8 +6,8 @@
  * refused, the workspace of a slug address, the plan, the `mcp` gate.
  */
 import { Effect } from "effect"
-import { mcpPlans, type Principal } from "../platform/accounts/domain.js"
-import { AccountsService } from "../platform/accounts/service.js"
+import { mcpPlans, type Principal } from "../identity/domain.js"
+import { AccountsService } from "../identity/service.js"
 import { FeatureNotAvailable, InsufficientScope, NotFound, Unauthorized } from "../platform/errors.js"
 import { bearerToken, gateError } from "../platform/http/authentication.js"
 import type { McpAddress } from "./address.js"

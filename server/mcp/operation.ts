@@ -7,7 +7,7 @@
  */
 import type { HttpApiEndpoint, HttpApiGroup, HttpMethod } from "@effect/platform"
 import { Context, JSONSchema, Option, type Schema } from "effect"
-import type { ApiScope, Gate } from "../platform/accounts/domain.js"
+import type { ApiScope, Gate } from "../identity/domain.js"
 import { admittingScopes, RequiredGate, RequiredScope } from "../platform/http/policy.js"
 import { camelName } from "./names.js"
 

@@ -8,7 +8,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit } from "effect"
 import type * as z from "zod/v4"
-import type { ApiScope, Gate, Principal } from "../platform/accounts/domain.js"
+import type { ApiScope, Gate, Principal } from "../identity/domain.js"
 import { type ApiFailure, ServerError } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
 import { nulTextRefusal } from "../platform/sql/text-refusal.js"

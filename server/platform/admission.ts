@@ -6,8 +6,8 @@
  * never counted, whichever door it came through; an admitted one is counted once.
  */
 import { Effect } from "effect"
-import { type ApiScope, apiPlans, type Gate, type Plan, type Principal } from "./accounts/domain.js"
-import { AccountsService } from "./accounts/service.js"
+import { type ApiScope, apiPlans, type Gate, type Plan, type Principal } from "../identity/domain.js"
+import { AccountsService } from "../identity/service.js"
 import { ApiDisabled, type ApiKeyRevoked, GroupsDisabled, InsufficientScope, type InvalidApiKey, type RateLimited, Unauthorized } from "./errors.js"
 import { RateLimiter, RequestRate } from "./rate-limiter.js"
 

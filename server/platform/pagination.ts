@@ -4,7 +4,7 @@
  */
 import { Effect, ParseResult, Schema } from "effect"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { AccountsService } from "./accounts/service.js"
+import { AccountsService } from "../identity/service.js"
 import { InvalidRequest } from "./errors.js"
 
 /** Default and largest page size. */

@@ -6,8 +6,8 @@
  * not found. Knows nothing of HTTP.
  */
 import { Effect } from "effect"
-import type { ApiScope, Principal } from "../platform/accounts/domain.js"
-import { AccountsRepo } from "../platform/accounts/repo.js"
+import type { ApiScope, Principal } from "../identity/domain.js"
+import { AccountsRepo } from "../identity/repo.js"
 import { AppClock, isoAt } from "../platform/clock.js"
 import { type InsufficientCredits, NotFound, type RunCancelled, type RunFailed } from "../platform/errors.js"
 import { AccessService } from "../provisioning/access/service.js"

@@ -10,7 +10,7 @@ import { importChain, staticImportGraph } from "../support/import-graph.js"
 import { repoRoot } from "./helpers.js"
 
 /** Project files outside `cli/` the start-up may load: plain constant lists and file checks, without effect. */
-const startUpServerModules = ["server/platform/accounts/allowed-values.ts", "server/platform/sql/database-file.ts"]
+const startUpServerModules = ["server/identity/allowed-values.ts", "server/platform/sql/database-file.ts"]
 
 /** Whether a project file is an HTTP module: a feature's contract or handlers, the HTTP platform, the registry of features, or MCP's HTTP side. */
 const isHttpModule = (file: string): boolean =>

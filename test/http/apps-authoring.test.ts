@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectError, organizationId, personalKey, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 

@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { openAdmin } from "../../server/admin.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { svcProcess } from "../cli/helpers.js"
 import { createKeyRecord, expectError } from "../support/fixtures.js"
 import { knownTestDatabase, startTestServer, type TestServer } from "../support/server.js"

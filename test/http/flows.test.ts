@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { checkFlowDefinition } from "../../server/builder/flows/definition.js"
 import { validateFlowInputs } from "../../server/builder/flows/inputs.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectError, personalKey, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 

@@ -20,7 +20,7 @@ import {
   type Role,
   scopes as allScopes,
   type StoredScopes
-} from "../../server/platform/accounts/domain.js"
+} from "../../server/identity/domain.js"
 import { ApiDisabled, GroupsDisabled, InsufficientScope } from "../../server/platform/errors.js"
 import { authorize } from "../../server/platform/http/authentication.js"
 import { statusOfTag } from "../../server/platform/http/error-catalog.js"

@@ -7,8 +7,8 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AdminServices } from "../../server/admin.js"
-import { keyLimits, type Plan } from "../../server/platform/accounts/domain.js"
-import { AccountsService, type CreatedKey, type KeyRequest } from "../../server/platform/accounts/service.js"
+import { keyLimits, type Plan } from "../../server/identity/domain.js"
+import { AccountsService, type CreatedKey, type KeyRequest } from "../../server/identity/service.js"
 import { createKeyRecord, expectError, setPlan } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 

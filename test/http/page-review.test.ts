@@ -7,7 +7,7 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { PageService } from "../../server/knowledge/pages/service.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, organizationId, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 

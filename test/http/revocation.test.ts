@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { createKeyRecord, expectError } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 

@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { scopes as allScopes } from "../../server/platform/accounts/domain.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { scopes as allScopes } from "../../server/identity/domain.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { countKnowledgebases, createKeyRecord, expectError, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { MemoryService } from "../../server/knowledge/memories/service.js"
 import { ReviewService } from "../../server/knowledge/review/service.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, organizationId, personalKey, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import {

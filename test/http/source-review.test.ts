@@ -9,7 +9,7 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ReviewService } from "../../server/knowledge/review/service.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, organizationId, personalKey, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"

@@ -5,7 +5,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import type { Role } from "../../server/platform/accounts/domain.js"
+import type { Role } from "../../server/identity/domain.js"
 import type { TestServer } from "../support/server.js"
 
 /** Adds a member with `role` to `org` and creates a personal key for them; returns its secret. */

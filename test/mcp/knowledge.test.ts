@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ActivityLog } from "../../server/knowledge/activity/service.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { call, connect, personalKey, toolNames } from "./helpers.js"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"

@@ -8,7 +8,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { sql, unknownId } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
 import { setGroupsGate } from "../provisioning/support.js"

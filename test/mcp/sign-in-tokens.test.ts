@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectFailure, removeDataDirs, svc, svcJson } from "../cli/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { call } from "./helpers.js"

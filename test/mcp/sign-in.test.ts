@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { Outbox } from "../../server/provisioning/outbox/service.js"
 import { removeDataDirs } from "../cli/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"

@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { addMonths, nextAnniversary } from "../../server/platform/accounts/credit-renewal.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { addMonths, nextAnniversary } from "../../server/identity/credit-renewal.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { sql } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, setCredits } from "../support/source-helpers.js"

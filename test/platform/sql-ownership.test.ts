@@ -36,10 +36,10 @@ const sqlOutsideRepositories: Readonly<Record<string, string>> = {
  * through `${sql(table)}`, the one such read of another family's table left.)
  */
 const owners: Readonly<Record<string, string>> = {
-  organizations: "server/platform/accounts",
-  members: "server/platform/accounts",
-  api_keys: "server/platform/accounts",
-  settings: "server/platform/accounts",
+  organizations: "server/identity",
+  members: "server/identity",
+  api_keys: "server/identity",
+  settings: "server/identity",
   idempotency_keys: "server/platform/idempotency.ts",
   service_instances: "server/platform/instances",
   rate_limit_hits: "server/platform/pg-rate-limiter.ts",

@@ -17,7 +17,7 @@ beforeAll(async () => {
   other = await server.createOrganization("other")
   await server.admin(
     Effect.flatMap(
-      (await import("../../server/platform/accounts/service.js")).AccountsService,
+      (await import("../../server/identity/service.js")).AccountsService,
       (a) => a.setOrganization("other", { enable: ["groups"] })
     )
   )

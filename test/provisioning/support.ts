@@ -89,6 +89,6 @@ export const provisioningCounts = async (server: TestServer) => {
 
 /** Sets the `groups` gate of an organization. */
 export const setGroupsGate = async (server: TestServer, on: boolean, org = "default") => {
-  const { AccountsService } = await import("../../server/platform/accounts/service.js")
+  const { AccountsService } = await import("../../server/identity/service.js")
   await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization(org, on ? { enable: ["groups"] } : { disable: ["groups"] })))
 }

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { createKeyRecord, expectError, sql } from "../support/fixtures.js"
 import { createTestDatabase } from "../support/postgres.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"

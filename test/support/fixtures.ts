@@ -7,8 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
-import type { Plan, Role } from "../../server/platform/accounts/domain.js"
-import { AccountsService, type CreatedKey, type KeyRequest } from "../../server/platform/accounts/service.js"
+import type { Plan, Role } from "../../server/identity/domain.js"
+import { AccountsService, type CreatedKey, type KeyRequest } from "../../server/identity/service.js"
 import type { TestResponse, TestServer } from "./server.js"
 
 /** The request id format every response carries (docs/decisions.md). */

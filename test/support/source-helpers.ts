@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { expect } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import type { TestResponse, TestServer } from "./server.js"
 
 /** A source as the API answers it. */

@@ -3,7 +3,7 @@
  * request and its cursor binding, the scope a drafts listing needs, and a draft listing item.
  */
 import { Effect } from "effect"
-import type { ApiScope, Principal } from "../../platform/accounts/domain.js"
+import type { ApiScope, Principal } from "../../identity/domain.js"
 import { InsufficientScope, type InsufficientRole, type NotFound } from "../../platform/errors.js"
 import { requireAdmin } from "./roles.js"
 import type { ItemRow } from "./store-repo.js"

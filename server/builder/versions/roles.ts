@@ -1,6 +1,6 @@
 /** Who may delete an Agent, Flow or App: the Admin role, which is not a scope. */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { InsufficientRole } from "../../platform/errors.js"
 
 /**

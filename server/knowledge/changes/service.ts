@@ -1,6 +1,6 @@
 /** The changes feed of a Knowledgebase (or of the whole organization), oldest first. Knows nothing of HTTP. */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
 import { KnowledgebaseRepo } from "../knowledgebases/repo.js"

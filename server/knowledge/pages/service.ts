@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { authorOf, type Principal } from "../../platform/accounts/domain.js"
+import { authorOf, type Principal } from "../../identity/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InvalidRequest, NotFound, PayloadTooLarge } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"

@@ -4,7 +4,7 @@
  * API at the `reviewPath` of the write's answer.
  */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { NotFound } from "../../platform/errors.js"
 import { PageRepo } from "../pages/repo.js"
 import { PageService } from "../pages/service.js"

@@ -11,8 +11,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { organizationCreditsLeft, takeOrganizationCreditTx } from "../../platform/accounts/credit-repo.js"
-import type { Principal } from "../../platform/accounts/domain.js"
+import { organizationCreditsLeft, takeOrganizationCreditTx } from "../../identity/credit-repo.js"
+import type { Principal } from "../../identity/domain.js"
 import { InsufficientCredits, InvalidRequest, NotFound } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
 import { DatabaseBackend } from "../../platform/sql/dialect.js"

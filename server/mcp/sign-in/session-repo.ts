@@ -5,8 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { type JoinedOrganizationColumns, joinedOrganizationSelect } from "../../platform/accounts/repo.js"
-import type { Role } from "../../platform/accounts/domain.js"
+import { type JoinedOrganizationColumns, joinedOrganizationSelect } from "../../identity/repo.js"
+import type { Role } from "../../identity/domain.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 
 /** A session row with its member's state, as token requests read it. */

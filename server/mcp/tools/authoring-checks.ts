@@ -6,7 +6,7 @@
  */
 import { Effect, Either } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { type ApiFailure, InvalidRequest } from "../../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../../platform/http/error-catalog.js"
 import { decodeBody } from "../../platform/http/request-decode.js"

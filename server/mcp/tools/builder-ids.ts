@@ -3,7 +3,7 @@
  * builder services' own lists (published items for runs, drafts too for authoring).
  */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { pageSize } from "../../platform/pagination.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { AppService } from "../../builder/apps/service.js"

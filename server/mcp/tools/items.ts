@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { AppService } from "../../builder/apps/service.js"
 import type { Flow } from "../../builder/flows/domain.js"

@@ -4,7 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { decodeBody } from "../../platform/http/request-decode.js"
 import { ListParams, pageSize, UpdatedSinceParam } from "../../platform/pagination.js"
 import { KnowledgebaseService } from "../../knowledge/service.js"

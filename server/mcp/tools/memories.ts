@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { InsufficientScope } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
 import { MemoryService } from "../../knowledge/memories/service.js"

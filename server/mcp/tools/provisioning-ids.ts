@@ -6,7 +6,7 @@
  */
 import { Effect, type Schema } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { GroupNotFound, NotFound, TierNotFound } from "../../platform/errors.js"
 import { pageSize } from "../../platform/pagination.js"
 import { EndUserService } from "../../provisioning/end-users/service.js"

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { InvalidRequest } from "../../platform/errors.js"
 import { deliverWhole } from "../../runtime/model.js"
 import { scopeRefusal } from "../../platform/http/authentication.js"

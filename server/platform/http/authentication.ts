@@ -10,8 +10,8 @@ import {
   HttpServerRequest
 } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { Principal } from "../accounts/domain.js"
-import { AccountsService } from "../accounts/service.js"
+import type { Principal } from "../../identity/domain.js"
+import { AccountsService } from "../../identity/service.js"
 import { type AdmissionRule, bearerToken, makeAdmission, refusalOf, restRule } from "../admission.js"
 import { ErrorResponse } from "./error-catalog.js"
 import { admittingScopes, type EndpointPolicy, policyIndex, type PolicyIndex, type RequiredScopes } from "./policy.js"

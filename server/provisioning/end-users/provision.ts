@@ -4,7 +4,7 @@
  * partial account; then the account, its subscriptions (one per plan, each its own credit pool),
  * its direct memberships, its per-user grants and the welcome email are written.
  */
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { isoAt } from "../../platform/clock.js"
 import {
   DeletedIdentity,

@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InvalidRequest, NotFound, PlanGroupLocked } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"

@@ -1,6 +1,6 @@
 /** Portals: created by an admin (`svc portals create`), listed through the API, found by id for admissions. */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { type InvalidRequest, NotFound } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"

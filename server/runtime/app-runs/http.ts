@@ -2,7 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { deliverWhole } from "../model.js"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import type { ConversationTurn } from "../runs/domain.js"
 import { RunSettings } from "../runs/settings.js"

@@ -5,7 +5,7 @@
  * lock, and streaming are `RunService`'s, exactly as for Agent runs. Knows nothing of HTTP.
  */
 import { Effect, Either } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, RunFailed } from "../../platform/errors.js"
 import { AppRepo, type AppContractColumns } from "../../builder/apps/repo.js"
 import { parseAppDefinition, type AppVersionDefinition } from "../../builder/apps/definition.js"

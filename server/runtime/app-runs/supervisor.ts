@@ -10,7 +10,7 @@
  * steps are recorded.
  */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import type { AgentDefinition } from "../../builder/agents/domain.js"
 import type { CheckedFlow } from "../../builder/flows/definition.js"
 import { RunFailed } from "../../platform/errors.js"

@@ -7,7 +7,7 @@
  * run succeeded. Also the Flows an Agent offers its model as typed tools (`flowTools`).
  */
 import { Cause, Effect, Either, Exit, Option } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, RunFailed } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"

@@ -7,7 +7,7 @@
  */
 import { Clock, Effect } from "effect"
 import { isoAt } from "../../platform/clock.js"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { RunFailed } from "../../platform/errors.js"
 import type { SearchService } from "../../knowledge/search/service.js"
 import type { AgentRepo } from "../../builder/agents/repo.js"

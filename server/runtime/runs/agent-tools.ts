@@ -4,7 +4,7 @@
  * these tools here when it starts, and Agent turns ask for them without importing it.
  */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import type { ModelTool } from "../model.js"
 
 /** Builds the tools of an Agent's `flowIds` for `actor`. */

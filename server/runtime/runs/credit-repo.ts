@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { giveBackOrganizationCreditTx, organizationCreditsLeft, takeOrganizationCreditTx } from "../../platform/accounts/credit-repo.js"
+import { giveBackOrganizationCreditTx, organizationCreditsLeft, takeOrganizationCreditTx } from "../../identity/credit-repo.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 

@@ -1,7 +1,7 @@
 /** HTTP handlers of the run endpoints: thin adapters over `RunService`; `stream: true` answers SSE. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { deliverWhole } from "../model.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { RunsContract } from "./api.js"

@@ -5,7 +5,7 @@
  * Knowledgebase deleted since the Agent was saved is skipped.
  */
 import { Effect } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { RunFailed } from "../../platform/errors.js"
 import { SearchService } from "../../knowledge/search/service.js"
 import type { ModelTool } from "../model.js"

@@ -11,7 +11,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Exit, FiberRef, Option } from "effect"
-import type { Principal } from "../../platform/accounts/domain.js"
+import type { Principal } from "../../identity/domain.js"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { InsufficientCredits, InsufficientScope, InvalidRequest, NotFound, RunCancelled, RunFailed } from "../../platform/errors.js"
 import { newId } from "../../platform/ids.js"

@@ -1,8 +1,8 @@
 /** SQL for organizations, members and API keys. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ReadConnection } from "../sql/read-connection.js"
-import { type TxBody, txAll, txRun } from "../sql/write-fast-path.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import { type TxBody, txAll, txRun } from "../platform/sql/write-fast-path.js"
 import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, OrganizationIdentity, Plan, Role, StoredScopes } from "./domain.js"
 
 /** An organization row as stored. */

@@ -6,8 +6,8 @@
  * credentials an organization's row also holds.
  */
 import { Effect } from "effect"
-import type { Reads } from "../sql/read-connection.js"
-import { type TxBody, txAll, txRun } from "../sql/write-fast-path.js"
+import type { Reads } from "../platform/sql/read-connection.js"
+import { type TxBody, txAll, txRun } from "../platform/sql/write-fast-path.js"
 import type { Plan } from "./domain.js"
 
 /** Takes one of the organization's credits (a transaction body step); false when none is left (nothing changed). */

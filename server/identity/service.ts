@@ -4,13 +4,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { AppClock, isoAt } from "../clock.js"
-import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../errors.js"
-import { newId, randomToken, sha256Hex } from "../ids.js"
-import { CacheVersions } from "../sql/cache-versions.js"
-import { dataVersionCache } from "../sql/data-version-cache.js"
-import { ReadConnection } from "../sql/read-connection.js"
-import { transactionsOn } from "../sql/database.js"
+import { AppClock, isoAt } from "../platform/clock.js"
+import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../platform/errors.js"
+import { newId, randomToken, sha256Hex } from "../platform/ids.js"
+import { CacheVersions } from "../platform/sql/cache-versions.js"
+import { dataVersionCache } from "../platform/sql/data-version-cache.js"
+import { ReadConnection } from "../platform/sql/read-connection.js"
+import { transactionsOn } from "../platform/sql/database.js"
 import {
   type ApiKey,
   type ApiScope,

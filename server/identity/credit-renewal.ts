@@ -6,8 +6,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer } from "effect"
-import { AppClock, isoAt } from "../clock.js"
-import { statementsOn } from "../sql/write-fast-path.js"
+import { AppClock, isoAt } from "../platform/clock.js"
+import { statementsOn } from "../platform/sql/write-fast-path.js"
 import { dueForRenewalTx, renewCreditsTx, scheduleRenewalTx } from "./credit-repo.js"
 import { planCaps } from "./domain.js"
 
