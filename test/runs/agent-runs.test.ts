@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, organizationId, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { RunService } from "../../server/runtime/runs/service.js"
 import { count, createAgent, openStream } from "./support.js"
 

@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
 import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"

@@ -10,7 +10,7 @@ import { expectError, insertKnowledgebases, unknownId } from "../support/fixture
 import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
-import { AccountsService } from "../../server/platform/accounts/service.js"
+import { AccountsService } from "../../server/identity/service.js"
 import { FlowRunService } from "../../server/runtime/flow-runs/service.js"
 import { builtinPromptNote } from "../../server/runtime/flow-runs/steps.js"
 import { count, createAgent, eventually, openStream } from "./support.js"
