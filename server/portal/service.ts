@@ -16,9 +16,9 @@ import { transactionsOn } from "../platform/sql/database.js"
 import { emailKey } from "../provisioning/end-users/domain.js"
 import { Outbox } from "../provisioning/outbox/service.js"
 import { WebhookService } from "../webhooks/service.js"
-import { codeTtlMs, keyedHash, maxCodesPerWindow, maxCodeTries, refusalWindowMs, newCode, newPortalSecret, newSessionToken, normalisedCode, sameDigest } from "./codes.js"
+import { codeTtlMs, keyedHash, maxCodesPerWindow, maxCodeTries, refusalWindowMs, newCode, newPortalSecret, newSessionToken, normalisedCode, sameDigest } from "../identity/sign-in/codes.js"
 import { type EndUserRow, type PortalRow, PortalSignInRepo } from "./repo.js"
-import { sessionTtlMs } from "./sessions.js"
+import { sessionTtlMs } from "../identity/sign-in/cookies.js"
 
 /** A signed-in end user at a Portal. */
 export interface SignedIn {

@@ -8,9 +8,9 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from "../../portal/csrf.js"
+import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from "../../identity/sign-in/csrf.js"
 import { forbiddenPage } from "../../portal/pages/sign-in.js"
-import { cameOverHttps, cookieOptions, csrfCookieSeconds, parseCookies } from "../../portal/sessions.js"
+import { cameOverHttps, cookieOptions, csrfCookieSeconds, parseCookies } from "../../identity/sign-in/cookies.js"
 import { requestOrigin } from "../../platform/http/request-url.js"
 import type { McpAddress } from "../auth.js"
 import { mcpAddressOf } from "../http.js"

@@ -2,7 +2,7 @@
 import type { ChatMessage } from "../chat.js"
 import type { PortalAppRow } from "../repo.js"
 import type { SignedIn } from "../service.js"
-import { portalPath } from "../sessions.js"
+import { portalPath } from "../../identity/sign-in/cookies.js"
 import { chatScript } from "./chat-script.js"
 import { csrfInput, type Html, html, page } from "./html.js"
 import { markdownHtml } from "./markdown.js"

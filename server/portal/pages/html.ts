@@ -2,7 +2,7 @@
  * HTML building for the Portal's pages: escaping of every interpolated value, the page layout, and
  * the CSRF hidden field. Pages are plain server-rendered HTML, no build step, usable without JS.
  */
-import { csrfField } from "../csrf.js"
+import { csrfField } from "../../identity/sign-in/csrf.js"
 
 /** Text made safe for HTML content and attribute values. */
 export const escapeHtml = (value: string): string =>

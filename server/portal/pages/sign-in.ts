@@ -1,6 +1,6 @@
 /** The sign-in pages: the email form, the code form, and the plain 404 of an unknown Portal. */
 import type { PortalRow } from "../repo.js"
-import { portalPath } from "../sessions.js"
+import { portalPath } from "../../identity/sign-in/cookies.js"
 import { csrfInput, html, page } from "./html.js"
 
 /** What every request for a code answers, whoever asked. */

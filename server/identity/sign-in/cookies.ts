@@ -1,7 +1,7 @@
 /**
- * The Portal's cookies: the session cookie (the opaque token; HttpOnly, SameSite=Lax, Secure when
+ * Sign-in cookies: the Portal's session cookie (the opaque token; HttpOnly, SameSite=Lax, Secure when
  * the request came over https, scoped to the Portal's path, with an expiry) and the CSRF cookie of
- * the double-submit check (`csrf.ts`).
+ * the double-submit check (`csrf.ts`), whose attributes MCP sign-in's authorization page shares.
  */
 
 /** How long a Portal session lasts. */
