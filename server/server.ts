@@ -16,7 +16,6 @@ import { AccountsService } from "./identity/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { FastLaneLive, type FastLaneOptions } from "./platform/http/fast-lane.js"
-import { policyIndex } from "./platform/http/policy.js"
 import { operationShapes } from "./platform/http/request-shape.js"
 import { syncDataVersionFirst } from "./platform/http/data-version-sync.js"
 import { McpBranchLive } from "./mcp/http.js"
@@ -79,13 +78,7 @@ const HttpLive = (options: ServerOptions) => {
     Layer.provide(
       options.fastLane?.enabled === false
         ? Layer.empty
-        : FastLaneLive({
-            front,
-            shapes: operationShapes(Api),
-            policies: policyIndex(Api),
-            operations: Effect.map(Effect.all(features.map((feature) => feature.fastLane)), (lists) => lists.flat()),
-            observe: options.fastLane?.observe
-          })
+        : FastLaneLive({ front, shapes: operationShapes(Api), observe: options.fastLane?.observe })
     ),
     Layer.provide(OAuthHttpLive),
     Layer.provide(PortalHttpLive),

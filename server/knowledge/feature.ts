@@ -2,14 +2,13 @@
 import { defineFeature } from "../platform/feature.js"
 import { KnowledgebasesContract } from "./api.js"
 import { EmbeddingWorkerLive } from "./embeddings/worker.js"
-import { KnowledgeFastLane, KnowledgeHttpLive } from "./http.js"
+import { KnowledgeHttpLive } from "./http.js"
 
 /** Knowledgebases and the services every Knowledgebase family shares. */
 export const knowledgebasesFeature = defineFeature({
   name: "knowledgebases",
   contract: KnowledgebasesContract,
   http: KnowledgeHttpLive,
-  fastLane: KnowledgeFastLane,
   /** Gives indexed passages their vectors while an embedding model is configured (hybrid search). */
   workers: EmbeddingWorkerLive
 })

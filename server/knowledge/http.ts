@@ -4,7 +4,6 @@ import { Effect } from "effect"
 import { KnowledgebasesContract } from "./api.js"
 import type { Principal } from "../identity/domain.js"
 import { CurrentPrincipal } from "../platform/http/authentication.js"
-import { endpointOf, fastOperation } from "../platform/http/fast-lane.js"
 import { declaredAnswer, idempotentCreate } from "../platform/http/responses.js"
 import { parseFields, project } from "../platform/pagination.js"
 import { type CreateKnowledgebase, type Knowledgebase, knowledgebaseFields } from "./knowledgebases/domain.js"
@@ -18,12 +17,10 @@ import { KnowledgebaseService } from "./service.js"
 const attachment = (filename: string) =>
   `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(filename)}`
 
-const createEndpoint = endpointOf(KnowledgebasesContract, "knowledgebases", "create")
-
 /** A created Knowledgebase as `create` declares it (stored for idempotent replays). */
-const createdKnowledgebase = declaredAnswer(createEndpoint.successSchema)
+const createdKnowledgebase = declaredAnswer(KnowledgebasesContract.groups["knowledgebases"]!.endpoints["create"]!.successSchema)
 
-/** `POST /knowledgebases` itself, as its handler and the fast lane run it. */
+/** `POST /knowledgebases` itself. */
 const createKnowledgebase = (knowledgebases: KnowledgebaseService, actor: Principal, payload: CreateKnowledgebase) =>
   Effect.map(knowledgebases.create(actor, payload), (knowledgebase) => ({ knowledgebase }))
 
@@ -39,7 +36,7 @@ interface KnowledgebaseListing {
  */
 const listings = new WeakMap<object, Map<string, KnowledgebaseListing>>()
 
-/** `GET /knowledgebases` itself, as its handler and the fast lane run it. */
+/** `GET /knowledgebases` itself. */
 const listKnowledgebases = (
   knowledgebases: KnowledgebaseService,
   actor: Principal,
@@ -58,14 +55,6 @@ const listKnowledgebases = (
     }
     return listing
   })
-
-/** The Knowledgebase operations the fast lane serves (`fast-lane.ts`): listings, and creates without an Idempotency-Key. */
-export const KnowledgeFastLane = Effect.map(KnowledgebaseService, (knowledgebases) => [
-  fastOperation(endpointOf(KnowledgebasesContract, "knowledgebases", "list"), ({ principal, urlParams }) =>
-    listKnowledgebases(knowledgebases, principal, urlParams)
-  ),
-  fastOperation(createEndpoint, ({ principal, payload }) => createKnowledgebase(knowledgebases, principal, payload))
-])
 
 /** Handlers of the `knowledgebases` group. */
 export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "knowledgebases", (handlers) =>

@@ -5,43 +5,33 @@
  * apart, in `server/feature-services.ts`, so administration loads them without any HTTP.
  */
 import type { HttpApi } from "@effect/platform"
-import { Effect, Layer } from "effect"
-import type { FastOperation } from "./http/fast-lane.js"
-
-/** The endpoints a feature's fast lane serves (`http/fast-lane.ts`), built from its services. */
-export type FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>, never, any>
+import { Layer } from "effect"
 
 /** One feature; `http` serves `contract`'s groups. */
 export interface Feature<
   Contract extends HttpApi.HttpApi.Any = HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any = Layer.Layer.Any,
-  Workers extends Layer.Layer.Any = Layer.Layer<never>,
-  FastLane extends FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>>
+  Workers extends Layer.Layer.Any = Layer.Layer<never>
 > {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
   readonly workers: Workers
-  /** The feature's hot writes that the fast lane serves; none when absent. */
-  readonly fastLane: FastLane
 }
 
 /** Declares a feature, keeping the precise types of its parts. */
 export const defineFeature = <
   Contract extends HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any,
-  Workers extends Layer.Layer.Any = Layer.Layer<never>,
-  FastLane extends FastLaneOf = Effect.Effect<ReadonlyArray<FastOperation>>
+  Workers extends Layer.Layer.Any = Layer.Layer<never>
 >(feature: {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
   readonly workers?: Workers
-  readonly fastLane?: FastLane
-}): Feature<Contract, Http, Workers, FastLane> => ({
+}): Feature<Contract, Http, Workers> => ({
   ...feature,
-  workers: (feature.workers ?? Layer.empty) as Workers,
-  fastLane: feature.fastLane ?? (Effect.succeed([]) as unknown as FastLane)
+  workers: (feature.workers ?? Layer.empty) as Workers
 })
 
 /** What a union of layers provides, fails with and requires (each distributes over the union). */

@@ -3,8 +3,10 @@
  * every request below goes to two servers on the same hand-driven clock, one with the lane and one
  * without, and both answers must match (status, media type, the headers that matter, and the body
  * with ids, request ids and cursors masked). The lane's own record of what it did proves which
- * path answered: served by the lane, handed on to the API after it read the request, or never
- * taken (the lane saw nothing).
+ * path answered: served by the lane (refusals included: it runs the router's own route), or never
+ * taken, left to the router by the request's shape alone (the lane saw nothing). No operation has
+ * a path of its own: creates with an `Idempotency-Key`, deprecated fields, deletes and reads of
+ * every family go the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FastLaneOutcome } from "../../server/platform/http/fast-lane.js"
@@ -78,16 +80,16 @@ describe("POST /knowledgebases", () => {
     expect(lane).toEqual(["served"])
   })
 
-  it("a body that does not decode, has unknown fields or is not JSON is handed on and refused as before", async () => {
+  it("a body that does not decode, has unknown fields or is not JSON is refused by the lane as by the router", async () => {
     for (const body of [{ name: 5 }, { name: "x", extra: 1 }, { description: "no name" }, '{"name":', "[]"]) {
       const { answer, lane } = await both((s) => s.request("POST", "/knowledgebases", { body }))
       expect(answer.status).toBe(400)
       expect(answer.body.error.code).toBe("invalid_request")
-      expect(lane).toEqual(["handed-on"])
+      expect(lane).toEqual(["served"])
     }
   })
 
-  it("keys that fail (malformed, unknown, lacking the scope) are handed on with their refusals", async () => {
+  it("keys that fail (malformed, unknown, lacking the scope) get the router's refusals from the lane", async () => {
     const [readOnlyA, readOnlyB] = await onBoth((s) => s.createKey({ name: "read only", scopes: ["knowledge:read"] }))
     const cases: ReadonlyArray<readonly [string, string, number]> = [
       ["not-a-key", "not-a-key", 401],
@@ -98,17 +100,28 @@ describe("POST /knowledgebases", () => {
       const keys = new Map([[laned.server, keyA], [plain.server, keyB]])
       const { answer, lane } = await both((s) => s.request("POST", "/knowledgebases", { key: keys.get(s)!, body: { name: "Refused" } }))
       expect(answer.status).toBe(status)
-      expect(lane).toEqual(["handed-on"])
+      expect(lane).toEqual(["served"])
     }
   })
 
-  it("requests it does not take go to the API untouched: no key, an Idempotency-Key, another JSON type, a chunked body, a trailing slash", async () => {
+  it("no key and an Idempotency-Key (first, replay, reuse with another body) are the lane's like any request", async () => {
     const noKey = await both((s) => s.request("POST", "/knowledgebases", { key: null, body: { name: "x" } }))
     expect(noKey.answer.status).toBe(401)
+    expect(noKey.lane).toEqual(["served"])
     const idempotent = (s: TestServer) => s.request("POST", "/knowledgebases", { body: { name: "Once" }, headers: { "idempotency-key": "lane-once" } })
-    expect((await both(idempotent)).answer.status).toBe(201)
+    const first = await both(idempotent)
+    expect([first.answer.status, first.lane]).toEqual([201, ["served"]])
     const replay = await both(idempotent)
     expect(replay.answer.headers.get("idempotent-replayed")).toBe("true")
+    expect(replay.lane).toEqual(["served"])
+    expect(replay.answer.body).toEqual(first.answer.body)
+    const reused = await both((s) => s.request("POST", "/knowledgebases", { body: { name: "Twice" }, headers: { "idempotency-key": "lane-once" } }))
+    expect([reused.answer.status, reused.answer.body.error.code, reused.lane]).toEqual([409, "conflict", ["served"]])
+    const tooLong = await both((s) => s.request("POST", "/knowledgebases", { body: { name: "Long" }, headers: { "idempotency-key": "k".repeat(65) } }))
+    expect([tooLong.answer.status, tooLong.lane]).toEqual([400, ["served"]])
+  })
+
+  it("requests it does not take go to the API untouched: another JSON type, a chunked body, a trailing slash", async () => {
     const vendorJson = await both((s) => s.request("POST", "/knowledgebases", { body: { name: "Vendor" }, headers: { "content-type": "application/vnd.api+json" } }))
     expect(vendorJson.answer.status).toBe(201)
     const chunked = await both(async (s) => {
@@ -130,8 +143,7 @@ describe("POST /knowledgebases", () => {
     expect(chunked.answer.status).toBe(201)
     const trailingSlash = await both((s) => s.request("POST", "/knowledgebases/", { body: { name: "Slash" } }))
     expect(trailingSlash.lane).toEqual([])
-    for (const taken of [noKey, idempotent, vendorJson, chunked]) if ("lane" in taken) expect(taken.lane).toEqual([])
-    expect(replay.lane).toEqual([])
+    for (const taken of [vendorJson, chunked]) expect(taken.lane).toEqual([])
   })
 
   it("the plan cap is the operation's own refusal, answered by the lane, with nothing written", async () => {
@@ -152,13 +164,13 @@ describe("POST /knowledgebases", () => {
     expect(listed.answer.body.knowledgebases).toHaveLength(50)
   })
 
-  it("over the key's rate: handed on, and 429 with Retry-After as before", async () => {
+  it("over the key's rate: 429 with Retry-After from the lane as from the router", async () => {
     const pair = [limitedLaned, limitedPlain] as const
     for (let i = 0; i < 2; i++) expect((await both((s) => s.request("POST", "/knowledgebases", { body: { name: `R${i}` } }), pair)).lane).toEqual(["served"])
     const limited = await both((s) => s.request("POST", "/knowledgebases", { body: { name: "R2" } }), pair)
     expect(limited.answer.status).toBe(429)
     expect(limited.answer.headers.get("retry-after")).toBe("60")
-    expect(limited.lane).toEqual(["handed-on"])
+    expect(limited.lane).toEqual(["served"])
   })
 
   it("a key refused for its scope counts once against its rate, as through the router", async () => {
@@ -167,7 +179,7 @@ describe("POST /knowledgebases", () => {
     for (const side of pair) keys.set(side.server, await side.server.createKey({ name: "read only, limited", scopes: ["knowledge:read"] }))
     const refused = await both((s) => s.request("POST", "/knowledgebases", { key: keys.get(s)!, body: { name: "No scope" } }), pair)
     expect(refused.answer.status).toBe(403)
-    expect(refused.lane).toEqual(["handed-on"])
+    expect(refused.lane).toEqual(["served"])
     // The key's second request of the minute: within the limit of 2 only if the refusal counted once.
     const next = await both((s) => s.request("GET", "/knowledgebases/00000000-0000-4000-8000-000000000000", { key: keys.get(s)! }), pair)
     expect(next.answer.status).toBe(404)
@@ -175,7 +187,7 @@ describe("POST /knowledgebases", () => {
 })
 
 describe("GET /knowledgebases", () => {
-  it("pages, fields and cursors are served by the lane; bad values are handed on; unknown parameters never taken", async () => {
+  it("pages, fields, cursors and bad values are served by the lane; unknown parameters never taken", async () => {
     const [listKeyA, listKeyB] = await onBoth((s) => s.createOrganization("listing", "pro"))
     const keys = new Map([[laned.server, listKeyA], [plain.server, listKeyB]])
     for (let i = 0; i < 5; i++) {
@@ -222,7 +234,7 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     expect(missingText.lane).toEqual(["served"])
     const badOp = await both((s) => s.request("PATCH", pathOf(s), { body: { patch: [{ op: "explode" }] } }))
     expect(badOp.answer.status).toBe(400)
-    expect(badOp.lane).toEqual(["handed-on"])
+    expect(badOp.lane).toEqual(["served"])
     const missing = await both((s) => s.request("PATCH", pathOf(s, "00000000-0000-4000-8000-000000000000"), { body: { patch: [{ op: "append", text: "x" }] } }))
     expect(missing.answer.status).toBe(404)
     expect(missing.lane).toEqual(["served"])
@@ -232,7 +244,7 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
 })
 
 describe("POST /end-users", () => {
-  it("provisioning is served by the lane (201, then 200 for the same email); per-user grants are handed on", async () => {
+  it("provisioning is served by the lane (201, then 200 for the same email), deprecated per-user grants with their Deprecation header", async () => {
     const created = await both((s) => s.request("POST", "/end-users", { body: { email: "Lane@Example.com" } }))
     expect(created.answer.status).toBe(201)
     expect(created.lane).toEqual(["served"])
@@ -241,7 +253,8 @@ describe("POST /end-users", () => {
     expect(updated.lane).toEqual(["served"])
     const grants = await both((s) => s.request("POST", "/end-users", { body: { email: "grants@example.com", grants: [{ targetKind: "app", targetId: "00000000-0000-4000-8000-000000000000" }] } }))
     expect(grants.answer.status).toBeGreaterThanOrEqual(400)
-    expect(grants.lane).toEqual(["handed-on"])
+    expect(grants.answer.headers.get("deprecation")).not.toBeNull()
+    expect(grants.lane).toEqual(["served"])
     const unknownPlan = await both((s) => s.request("POST", "/end-users", { body: { email: "plan@example.com", tierPlanIds: ["00000000-0000-4000-8000-000000000000"] } }))
     expect(unknownPlan.answer.status).toBe(422)
     expect(unknownPlan.answer.body.error.code).toBe("tier_not_found")

@@ -3,7 +3,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { PagesContract } from "./api.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { endpointOf, fastOperation } from "../../platform/http/fast-lane.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { CacheVersions } from "../../platform/sql/cache-versions.js"
@@ -16,11 +15,6 @@ const createdPage = declaredAnswer(PagesContract.groups["pages"]!.endpoints["cre
 
 /** How many page index answers are kept at most (all are dropped when a Knowledgebase, page or source is written). */
 const keptIndexAnswers = 256
-
-/** The page operations the fast lane serves (`fast-lane.ts`): page patches. */
-export const PagesFastLane = Effect.map(PageService, (pages) => [
-  fastOperation(endpointOf(PagesContract, "pages", "update"), ({ principal, path, payload }) => pages.patch(principal, path.id, path.pageId, payload))
-])
 
 /** Handlers of the `pages` group. */
 export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handlers) =>

@@ -2,13 +2,12 @@
 import { defineFeature } from "../../platform/feature.js"
 import { MailDeliveryLive } from "../outbox/delivery.js"
 import { EndUsersContract } from "./api.js"
-import { EndUsersFastLane, EndUsersHttpLive } from "./http.js"
+import { EndUsersHttpLive } from "./http.js"
 
 /** End users. */
 export const endUsersFeature = defineFeature({
   name: "endUsers",
   contract: EndUsersContract,
   http: EndUsersHttpLive,
-  fastLane: EndUsersFastLane,
   workers: MailDeliveryLive
 })

@@ -2,7 +2,6 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { endpointOf, fastOperation } from "../../platform/http/fast-lane.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { EndUsersContract } from "./api.js"
 import { perUserGrantsDeprecation } from "./domain.js"
@@ -15,16 +14,6 @@ const provisionedAnswer = declaredAnswer(EndUsersContract.groups["endUsers"]!.en
 const markDeprecated = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "deprecation", perUserGrantsDeprecation))
 )
-
-/**
- * The end-user operations the fast lane serves (`fast-lane.ts`): provisioning without an
- * Idempotency-Key and without the deprecated per-user `grants` (whose answer carries `Deprecation`).
- */
-export const EndUsersFastLane = Effect.map(EndUserService, (endUsers) => [
-  fastOperation(endpointOf(EndUsersContract, "endUsers", "provision"), ({ principal, payload }) => endUsers.provision(principal, payload), {
-    accepts: (payload) => payload.grants === undefined
-  })
-])
 
 /** Handlers of the `endUsers` group. */
 export const EndUsersHttpLive = HttpApiBuilder.group(EndUsersContract, "endUsers", (handlers) =>
