@@ -78,16 +78,33 @@ const cliEnv = (dataDir: string | undefined, extra: CliEnv = {}): NodeJS.Process
 const launch = (args: ReadonlyArray<string>, dataDir: string | undefined, env?: CliEnv): ChildProcess =>
   spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: cliEnv(dataDir, env), stdio: ["ignore", "pipe", "pipe"] })
 
-/** Runs the real process `node bin/svc.js ...args` to completion (smoke tests; the others run in-process). */
+/** How long a spawned `svc` may run before it is stopped and its output reported (well under a test's timeout). */
+const processDeadlineMs = 20_000
+
+/**
+ * Runs the real process `node bin/svc.js ...args` to completion (smoke tests; the others run
+ * in-process). A process still running after `processDeadlineMs` is killed and the promise
+ * rejects with what it printed, so a hang names itself instead of timing the test out.
+ */
 export const svcProcess = (args: ReadonlyArray<string>, dataDir?: string, env?: CliEnv): Promise<CliResult> =>
   new Promise((resolve, reject) => {
     const child = launch(args, dataDir, env)
     let stdout = ""
     let stderr = ""
+    const deadline = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`svc ${args.join(" ")} still ran after ${processDeadlineMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }, processDeadlineMs)
     child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.on("error", (error) => {
+      clearTimeout(deadline)
+      reject(error)
+    })
+    child.on("close", (code) => {
+      clearTimeout(deadline)
+      resolve({ code, stdout, stderr })
+    })
   })
 
 /** A run of the program in this process: its outside world, what it wrote, and a stop button. */
