@@ -15,7 +15,7 @@ import { runCli } from "../../cli/program.js"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { setCredits } from "../support/source-helpers.js"
-import { createAgent } from "../runs/support.js"
+import { createAgent } from "../runtime/support.js"
 import { repoRoot } from "./helpers.js"
 
 /** ink decides when it is imported whether it runs in CI; this file plays a person at a terminal (as chat.test.ts does). */

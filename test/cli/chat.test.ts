@@ -10,7 +10,7 @@ import { runCli } from "../../cli/program.js"
 import { insertKnowledgebases } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { readySource, setCredits } from "../support/source-helpers.js"
-import { createAgent } from "../runs/support.js"
+import { createAgent } from "../runtime/support.js"
 import { type CliEnv, expectFailure, svc } from "./helpers.js"
 
 /**

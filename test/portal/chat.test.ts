@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sql } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { parseFrames } from "../runs/support.js"
+import { parseFrames } from "../runtime/support.js"
 import { admit, createPortal, endUser, grant, organizationCredits, plan, pools, PortalClient, publishedApp, subscribe } from "./support.js"
 
 let server: TestServer

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { markdownHtml } from "../../server/portal/pages/markdown.js"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { parseFrames } from "../runs/support.js"
+import { parseFrames } from "../runtime/support.js"
 import { admit, createPortal, endUser, grant, plan, PortalClient, publishedApp, subscribe } from "./support.js"
 
 const reply = [

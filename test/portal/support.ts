@@ -11,7 +11,7 @@ import { WebhookService } from "../../server/webhooks/service.js"
 import { organizationId, sql } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
 import { createPlan } from "../provisioning/helpers.js"
-import { createAgent } from "../runs/support.js"
+import { createAgent } from "../runtime/support.js"
 
 /** One answer of the Portal. */
 export interface PortalResponse {

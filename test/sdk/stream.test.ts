@@ -10,7 +10,7 @@ import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../sup
 import { insertKnowledgebases } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { readySource, setCredits } from "../support/source-helpers.js"
-import { createAgent } from "../runs/support.js"
+import { createAgent } from "../runtime/support.js"
 
 let fake: FakeOpenAi
 let answer: () => FakeResponse = () => say("ok")

@@ -23,7 +23,7 @@ import { ManualClock, startTestServer, type TestServer } from "../support/server
 import { startServerProcess } from "../support/server-process.js"
 import { changesOf, organizationOf, setCredits } from "../support/source-helpers.js"
 import { startWebServer, waitForStatus, type WebServer } from "../support/sources.js"
-import { createAgent, eventually } from "../runs/support.js"
+import { createAgent, eventually } from "../runtime/support.js"
 
 // A lease of 3 s: in-process instances share one event loop, and another's start blocks it for a while.
 const instances = { heartbeatMs: 250, leaseBeats: 12 }
