@@ -13,6 +13,7 @@ import { IdempotencyStore } from "./platform/idempotency.js"
 import { InstanceRegistry } from "./platform/instances/registry.js"
 import { InstanceSettings, type InstanceSettingsShape } from "./platform/instances/settings.js"
 import { Cursors } from "./platform/pagination.js"
+import { ServerSettings } from "./platform/settings-repo.js"
 import { RateLimiter, RequestRate, requestRate } from "./platform/rate-limiter.js"
 import { DatabaseLive } from "./platform/sql/database.js"
 import { CacheVersions } from "./platform/sql/cache-versions.js"
@@ -80,6 +81,7 @@ export const CoreLive = (
     Layer.succeed(RequestRate, { ...requestRate, limit: options.requestsPerMinute ?? requestRate.limit }),
     AccountsService.Default,
     Cursors.Default,
+    ServerSettings.Default,
     IdempotencyStore.Default,
     RateLimiter.Default,
     mergeLayers(allFeatureServices)

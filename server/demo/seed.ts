@@ -14,6 +14,7 @@ import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
 import { SourceService } from "../knowledge/sources/service.js"
 import { AccountsService, defaultOrganization } from "../identity/service.js"
+import { ServerSettings } from "../platform/settings-repo.js"
 import { readDemoContent } from "./content.js"
 
 /** What the demo created, by id. */
@@ -83,11 +84,12 @@ export interface DemoReport extends DemoIds {
 export const seedDemoOnce = (bootstrapSecret: string | null) =>
   Effect.gen(function* () {
     const accounts = yield* AccountsService
-    const recorded = yield* accounts.setting(demoSetting)
+    const settings = yield* ServerSettings
+    const recorded = yield* settings.setting(demoSetting)
     if (recorded !== null) return { ...(JSON.parse(recorded) as DemoIds), created: false } satisfies DemoReport
     const made = bootstrapSecret === null ? yield* accounts.createKey(defaultOrganization.slug, { name: "demo", scopes: "all" }) : null
     const ids = yield* seedDemo(bootstrapSecret ?? (made!.secret as string))
     if (made !== null) yield* accounts.revokeKey(defaultOrganization.slug, made.key.id)
-    yield* accounts.putSettingIfAbsent(demoSetting, JSON.stringify(ids))
+    yield* settings.putSettingIfAbsent(demoSetting, JSON.stringify(ids))
     return { ...ids, created: true } satisfies DemoReport
   })

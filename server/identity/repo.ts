@@ -2,7 +2,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../platform/sql/read-connection.js"
-import { type TxBody, txAll, txRun } from "../platform/sql/write-fast-path.js"
 import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, OrganizationIdentity, Plan, Role, StoredScopes } from "./domain.js"
 
 /** An organization row as stored. */
@@ -113,17 +112,6 @@ export interface Credential {
   readonly member: (Member & { readonly removed: boolean }) | null
 }
 
-/**
- * A setting made once, whoever asks first: `fresh` is stored unless the setting exists (the first
- * writer wins, concurrent callers included), and the stored value is answered (a transaction body
- * step). The Portal's and the activity log's secrets are made this way.
- */
-export function* settingMadeOnceTx(name: string, fresh: string): TxBody<string> {
-  yield* txRun("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [name, fresh])
-  const rows = yield* txAll<{ value: string }>("SELECT value FROM settings WHERE name = ?", [name])
-  return rows[0]!.value
-}
-
 /** Organizations, members and keys in SQL. */
 export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRepo", {
   effect: Effect.gen(function* () {
@@ -228,16 +216,7 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
               }
             })
           )
-        ),
-
-      setting: (name: string) =>
-        orDie(
-          sql<{ value: string }>`SELECT value FROM settings WHERE name = ${name}`.pipe(
-            Effect.map((rows) => rows[0]?.value ?? null)
-          )
-        ),
-      putSettingIfAbsent: (name: string, value: string) =>
-        orDie(sql`INSERT INTO settings (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO NOTHING`)
+        )
     }
   }),
   dependencies: [ReadConnection.Default]

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { AppClock, isoAt } from "../platform/clock.js"
 import { ApiKeyRevoked, Conflict, InvalidApiKey, InvalidRequest, NotFound } from "../platform/errors.js"
 import { newId, randomToken, sha256Hex } from "../platform/ids.js"
+import { ServerSettings } from "../platform/settings-repo.js"
 import { CacheVersions } from "../platform/sql/cache-versions.js"
 import { dataVersionCache } from "../platform/sql/data-version-cache.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
@@ -95,6 +96,7 @@ export interface OrganizationChanges {
 export class AccountsService extends Effect.Service<AccountsService>()("svc/AccountsService", {
   effect: Effect.gen(function* () {
     const repo = yield* AccountsRepo
+    const settings = yield* ServerSettings
     const inTransaction = transactionsOn(yield* SqlClient.SqlClient)
     const clock = yield* AppClock
     const lastTouched = new Map<string, number>()
@@ -310,8 +312,8 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
        */
       bootstrap: inTransaction(
         Effect.gen(function* () {
-          if ((yield* repo.setting("bootstrapped_at")) !== null) return null
-          yield* repo.putSettingIfAbsent("bootstrapped_at", now())
+          if ((yield* settings.setting("bootstrapped_at")) !== null) return null
+          yield* settings.putSettingIfAbsent("bootstrapped_at", now())
           let org = yield* repo.organizationBySlug(defaultOrganization.slug)
           if (!org) {
             org = {
@@ -345,26 +347,11 @@ export class AccountsService extends Effect.Service<AccountsService>()("svc/Acco
       organizations: repo.organizations,
 
       /** Whether the first `svc serve` of this database has made organization `default` and its key (`bootstrap`). */
-      bootstrapped: Effect.map(repo.setting("bootstrapped_at"), (at) => at !== null),
+      bootstrapped: Effect.map(settings.setting("bootstrapped_at"), (at) => at !== null),
 
       /** The organization `svc serve` reports: `default`, when it exists. */
-      defaultOrganization: repo.organizationBySlug(defaultOrganization.slug),
-
-      /** A named server-wide setting's value, or null when it was never set. */
-      setting: (name: string) => repo.setting(name),
-
-      /** Sets a named server-wide setting unless it is set already (the first writer wins). */
-      putSettingIfAbsent: (name: string, value: string) => repo.putSettingIfAbsent(name, value),
-
-      /** A named server-wide setting, created with `initial` on first read. */
-      settingOrInit: (name: string, initial: () => string) =>
-        Effect.gen(function* () {
-          const existing = yield* repo.setting(name)
-          if (existing !== null) return existing
-          yield* repo.putSettingIfAbsent(name, initial())
-          return (yield* repo.setting(name)) ?? initial()
-        })
+      defaultOrganization: repo.organizationBySlug(defaultOrganization.slug)
     }
   }),
-  dependencies: [AccountsRepo.Default, ReadConnection.Default, CacheVersions.Default]
+  dependencies: [AccountsRepo.Default, ServerSettings.Default, ReadConnection.Default, CacheVersions.Default]
 }) {}

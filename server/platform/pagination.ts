@@ -4,8 +4,8 @@
  */
 import { Effect, ParseResult, Schema } from "effect"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { AccountsService } from "../identity/service.js"
 import { InvalidRequest } from "./errors.js"
+import { ServerSettings } from "./settings-repo.js"
 
 /** Default and largest page size. */
 export const pageSize = { default: 50, max: 200 } as const
@@ -77,9 +77,9 @@ const invalidCursor = () =>
 /** Signs and verifies cursors with a secret kept in the database. */
 export class Cursors extends Effect.Service<Cursors>()("svc/Cursors", {
   effect: Effect.gen(function* () {
-    const accounts = yield* AccountsService
+    const settings = yield* ServerSettings
     const secret = Buffer.from(
-      yield* accounts.settingOrInit("cursor_secret", () => randomBytes(32).toString("hex")),
+      yield* settings.settingOrInit("cursor_secret", () => randomBytes(32).toString("hex")),
       "hex"
     )
     const sign = (text: string) => createHmac("sha256", secret).update(text).digest().subarray(0, 16)
@@ -128,7 +128,7 @@ export class Cursors extends Effect.Service<Cursors>()("svc/Cursors", {
       }
     }
   }),
-  dependencies: [AccountsService.Default]
+  dependencies: [ServerSettings.Default]
 }) {}
 
 /** Parses `fields` against the names a list allows; `null` means every field. */

@@ -8,7 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type PublishedAppRef, publishedAppsTx } from "../builder/apps/repo.js"
-import { settingMadeOnceTx } from "../identity/repo.js"
+import { settingMadeOnceTx } from "../platform/settings-repo.js"
 import { statementsOn } from "../platform/sql/write-fast-path.js"
 import { activatePendingAccountTx, markFirstSignInTx, type SignInAccount, signInAccountByEmailTx, signInAccountTx } from "../provisioning/end-users/tx-repo.js"
 import { emailsSinceTx } from "../provisioning/outbox/repo.js"

@@ -39,7 +39,7 @@ const owners: Readonly<Record<string, string>> = {
   organizations: "server/identity",
   members: "server/identity",
   api_keys: "server/identity",
-  settings: "server/identity",
+  settings: "server/platform/settings-repo.ts",
   idempotency_keys: "server/platform/idempotency.ts",
   service_instances: "server/platform/instances",
   rate_limit_hits: "server/platform/pg-rate-limiter.ts",
