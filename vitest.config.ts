@@ -3,8 +3,8 @@ import { defineConfig } from "vitest/config"
 /**
  * The PostgreSQL half of the matrix (issue 13): every test whose outcome a backend can change, each
  * test server (and each data directory the CLI tests administer or serve) on its own database cloned
- * from a migrated template (test/support/postgres.ts). The storage directory (many instances on one
- * database) is pg only. Not here: bench (the soak suite's judges, pure functions, and a switch of
+ * from a migrated template (test/support/postgres.ts). The tests of many instances on one
+ * database (`pgOnly`) are pg only. Not here: bench (the soak suite's judges, pure functions, and a switch of
  * SQLite's `PRAGMA data_version`), package (`npm pack` and an offline install) and the files listed
  * in `backendFree`, which start no server and open no database (pure functions, renderers, the SDK's
  * generator against the OpenAPI document, clients against fake servers), and those in `sqliteItself`,
@@ -17,7 +17,7 @@ import { defineConfig } from "vitest/config"
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
-  : ["http", "platform", "knowledge", "builder", "runtime", "provisioning", "portal", "webhooks", "storage", "mcp", "cli", "sdk", "docs"].map(
+  : ["http", "platform", "knowledge", "builder", "runtime", "provisioning", "portal", "webhooks", "mcp", "cli", "sdk", "docs"].map(
       (dir) => `test/${dir}/**/*.test.ts`
     )
 const backendFree = process.env.SVC_TEST_PG_ALL
@@ -70,6 +70,11 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "docs/readme.test.ts"
     ].map((file) => `test/${file}`)
 
+/** Tests of many instances on one database and of PostgreSQL's read pool: PostgreSQL only. */
+const pgOnly = ["platform/instance-recovery.http.test.ts", "platform/many-instances.http.test.ts", "platform/pg-read-connection.test.ts"].map(
+  (file) => `test/${file}`
+)
+
 /**
  * Files that must load their modules afresh: they take `CI` out of the environment before `ink` is
  * imported, and `ink` reads it once, when first imported (see docs/decisions.md, "CI in under
@@ -88,7 +93,7 @@ export default defineConfig({
     // machines CI runs on), and most test time is spent waiting on servers, sockets and timers.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: ["test/storage/**", ...isolatedFiles], isolate: false, env: sqliteEnv } },
+      { extends: true, test: { name: "sqlite", include: ["test/**/*.test.ts"], exclude: [...pgOnly, ...isolatedFiles], isolate: false, env: sqliteEnv } },
       { extends: true, test: { name: "sqlite-isolated", include: isolatedFiles, env: sqliteEnv } },
       {
         extends: true,
