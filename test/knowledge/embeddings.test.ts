@@ -16,7 +16,7 @@ import { EmbeddingConfig, type EmbeddingSettings } from "../../server/knowledge/
 import { PassageVectorRepo } from "../../server/knowledge/embeddings/repo.js"
 import { VectorSearch } from "../../server/knowledge/embeddings/vector-search.js"
 import { unitVector, vectorOf } from "../../server/knowledge/embeddings/vector.js"
-import { call, connect, personalKey } from "../mcp/helpers.js"
+import { call, connect, personalKey } from "../support/mcp.js"
 import { fakeDimensions, fakeVector, type FakeEmbeddings, startFakeEmbeddings } from "../support/fake-embeddings.js"
 import { organizationId, sql } from "../support/fixtures.js"
 import { testBackend } from "../support/postgres.js"

@@ -14,7 +14,7 @@ import { isAbsolute, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectFailure, freshDataDir, parseOneDocument, removeDataDirs, svc } from "../cli/helpers.js"
 import { startTestServer, testDatabaseEnv, type TestServer } from "../support/server.js"
-import { personalKey } from "./helpers.js"
+import { personalKey } from "../support/mcp.js"
 
 interface Launch {
   readonly command: string

@@ -9,7 +9,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SessionTransport } from "../../server/mcp/session-transport.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { personalKey } from "./helpers.js"
+import { personalKey } from "../support/mcp.js"
 
 let server: TestServer
 let headers: Record<string, string>

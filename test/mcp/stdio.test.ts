@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { repoRoot } from "../cli/helpers.js"
 import { startTestServer, testDatabaseEnv, type TestServer } from "../support/server.js"
-import { call, personalKey, toolNames } from "./helpers.js"
+import { call, personalKey, toolNames } from "../support/mcp.js"
 
 const bin = join(repoRoot, "bin", "svc.js")
 let server: TestServer

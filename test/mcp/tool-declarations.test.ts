@@ -20,7 +20,7 @@ import type { CallContext, McpTool } from "../../server/mcp/tool.js"
 import { coreTools } from "../../server/mcp/tools/core.js"
 import { agentItemTool, appItemTool, flowItemTool } from "../../server/mcp/tools/items.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { connect, personalKey } from "./helpers.js"
+import { connect, personalKey } from "../support/mcp.js"
 
 /** What the contract says of each operation, by `group.endpoint`: the policy REST enforces and its inputs. */
 const contract = (() => {

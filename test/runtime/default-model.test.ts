@@ -17,7 +17,7 @@ import type { ServerOptions } from "../../server/server.js"
 import { migrations } from "../../server/platform/sql/database.js"
 import { type FakeOpenAi, type SeenRequest, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { dropTestDatabase, startTestServer, type TestServer } from "../support/server.js"
-import { call, connect, personalKey } from "../mcp/helpers.js"
+import { call, connect, personalKey } from "../support/mcp.js"
 import { createAgent } from "./support.js"
 
 let fake: FakeOpenAi

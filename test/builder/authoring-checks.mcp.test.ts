@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, setCredits } from "../support/source-helpers.js"
-import { call, connect, personalKey, toolNames } from "./helpers.js"
+import { call, connect, personalKey, toolNames } from "../support/mcp.js"
 
 let server: TestServer
 let fake: FakeOpenAi

@@ -6,8 +6,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { expect } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { insertPlan, insertPortal, provisioningCounts, setGroupsGate } from "../provisioning/support.js"
-import { call, connect, personalKey } from "./helpers.js"
+import { insertPlan, insertPortal, provisioningCounts, setGroupsGate } from "./support.js"
+import { call, connect, personalKey } from "../support/mcp.js"
 
 /** What a provisioning suite works with. */
 export interface ProvisioningSetup {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ActivityLog } from "../../server/knowledge/activity/service.js"
 import { AccountsService } from "../../server/identity/service.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call, connect, personalKey, toolNames } from "./helpers.js"
+import { call, connect, personalKey, toolNames } from "../support/mcp.js"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 
 let server: TestServer

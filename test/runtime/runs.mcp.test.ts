@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call, connect, personalKey, toolNames } from "./helpers.js"
+import { call, connect, personalKey, toolNames } from "../support/mcp.js"
 
 let server: TestServer
 let memberKey: string

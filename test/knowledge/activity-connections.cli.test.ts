@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { removeDataDirs, svc, svcJson } from "../cli/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call, connect, personalKey } from "./helpers.js"
+import { call, connect, personalKey } from "../support/mcp.js"
 
 let server: TestServer
 

@@ -10,7 +10,7 @@ import { AccountsService } from "../../server/identity/service.js"
 import { Outbox } from "../../server/provisioning/outbox/service.js"
 import { removeDataDirs } from "../cli/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call } from "./helpers.js"
+import { call } from "../support/mcp.js"
 import {
   authorizationUrl,
   Browser,
@@ -25,7 +25,7 @@ import {
   redirectUrl,
   registerClient,
   workspaceOptions
-} from "./sign-in-helpers.js"
+} from "./sign-in-support.js"
 
 let server: TestServer
 

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sql, unknownId } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
 import { createTargets } from "../provisioning/support.js"
-import { call } from "./helpers.js"
-import { provisioningSetup, type ProvisioningSetup } from "./provisioning-helpers.js"
+import { call } from "../support/mcp.js"
+import { provisioningSetup, type ProvisioningSetup } from "./mcp-setup.js"
 
 let server: TestServer
 let otherKey: string

@@ -12,8 +12,8 @@ import { AccountsService } from "../../server/identity/service.js"
 import { sql, unknownId } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
 import { setGroupsGate } from "../provisioning/support.js"
-import { call, connect, personalKey, toolNames } from "./helpers.js"
-import { provisioningSetup, type ProvisioningSetup } from "./provisioning-helpers.js"
+import { call, connect, personalKey, toolNames } from "../support/mcp.js"
+import { provisioningSetup, type ProvisioningSetup } from "./mcp-setup.js"
 
 const ungatedTools = [
   "adjust_bonus_credits",

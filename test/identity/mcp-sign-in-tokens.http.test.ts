@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectFailure, removeDataDirs, svc, svcJson } from "../cli/helpers.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { call } from "./helpers.js"
-import { codeByHand, connectSignedIn, exchange, initializeWith, tokenRequest } from "./sign-in-helpers.js"
+import { call } from "../support/mcp.js"
+import { codeByHand, connectSignedIn, exchange, initializeWith, tokenRequest } from "./sign-in-support.js"
 
 let server: TestServer
 

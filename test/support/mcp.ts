@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { Role } from "../../server/identity/domain.js"
-import type { TestServer } from "../support/server.js"
+import type { TestServer } from "./server.js"
 
 /** Adds a member with `role` to `org` and creates a personal key for them; returns its secret. */
 export const personalKey = async (server: TestServer, email: string, role: Role, org = "default"): Promise<string> => {

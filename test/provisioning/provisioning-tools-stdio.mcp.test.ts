@@ -11,7 +11,7 @@ import { repoRoot } from "../cli/helpers.js"
 import { sql } from "../support/fixtures.js"
 import { startTestServer, testDatabaseEnv, type TestServer } from "../support/server.js"
 import { insertPlan, setGroupsGate } from "../provisioning/support.js"
-import { call, personalKey, toolNames } from "./helpers.js"
+import { call, personalKey, toolNames } from "../support/mcp.js"
 
 let server: TestServer
 
