@@ -1,8 +1,8 @@
 /** `svc members sessions|revoke-session`: a member's MCP sign-in sessions, listed and ended on the data directory. */
 import type { Command } from "commander"
 import type { Effect } from "effect"
-import type { SignInSession } from "../../server/mcp/sign-in/domain.js"
-import type { McpSessions } from "../../server/mcp/sign-in/sessions.js"
+import type { SignInSession } from "../../server/identity/mcp-sign-in/domain.js"
+import type { McpSessions } from "../../server/identity/mcp-sign-in/sessions.js"
 import { admin } from "../admin.js"
 import type { CliIo } from "../io.js"
 import { type DataDirOptions, withDataDir } from "../options.js"
@@ -22,7 +22,7 @@ interface SessionsOptions extends OrgOptions {
 export const sessionJson = (session: SignInSession) => ({ ...session })
 
 const withSessions = async <A, E>(io: CliIo, options: DataDirOptions, use: (sessions: McpSessions) => Effect.Effect<A, E>): Promise<A> => {
-  const [{ McpSessions }, Effect] = await Promise.all([import("../../server/mcp/sign-in/sessions.js"), import("effect/Effect")])
+  const [{ McpSessions }, Effect] = await Promise.all([import("../../server/identity/mcp-sign-in/sessions.js"), import("effect/Effect")])
   return admin(io, options, McpSessions.Default, Effect.flatMap(McpSessions, use))
 }
 

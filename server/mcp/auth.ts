@@ -10,11 +10,11 @@ import { mcpPlans, type Principal } from "../identity/domain.js"
 import { AccountsService } from "../identity/service.js"
 import { FeatureNotAvailable, InsufficientScope, NotFound, Unauthorized } from "../platform/errors.js"
 import { bearerToken, gateError } from "../platform/http/authentication.js"
-import type { McpAddress } from "./address.js"
-import { addressPath, isAccessToken } from "./sign-in/domain.js"
-import { McpSessions } from "./sign-in/sessions.js"
+import type { McpAddress } from "../identity/mcp-sign-in/address.js"
+import { addressPath, isAccessToken } from "../identity/mcp-sign-in/domain.js"
+import { McpSessions } from "../identity/mcp-sign-in/sessions.js"
 
-export type { McpAddress } from "./address.js"
+export type { McpAddress } from "../identity/mcp-sign-in/address.js"
 
 /** Whether the organization may run Agents, Flows and Apps over MCP: not on a trial before the first payment. */
 export const runsAllowedFor = (principal: Principal): boolean => principal.organization.plan !== "trial"

@@ -8,6 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type PublishedAppRef, publishedAppsTx } from "../builder/apps/repo.js"
+import { signInSecretSetting } from "../identity/sign-in/codes.js"
 import { settingMadeOnceTx } from "../platform/settings-repo.js"
 import { statementsOn } from "../platform/sql/write-fast-path.js"
 import { activatePendingAccountTx, markFirstSignInTx, type SignInAccount, signInAccountByEmailTx, signInAccountTx } from "../provisioning/end-users/tx-repo.js"
@@ -159,7 +160,7 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
         Effect.map(statements(historyTx(conversationId)), (rows) => rows.map((row) => ({ role: row.role, text: row.text }))),
 
       /** The Portal secret, made once (the first writer wins). */
-      secret: (fresh: string): Effect.Effect<string> => statements(settingMadeOnceTx("portal_sign_in_secret", fresh))
+      secret: (fresh: string): Effect.Effect<string> => statements(settingMadeOnceTx(signInSecretSetting, fresh))
     }
   })
 }) {}

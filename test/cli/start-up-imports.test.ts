@@ -56,7 +56,7 @@ describe("administration", () => {
 
   it("server/admin.ts reaches every feature's services", () => {
     const graph = staticImportGraph(repoRoot, "server/admin.ts")
-    for (const file of ["server/feature-services.ts", "server/knowledge/sources/service.ts", "server/runtime/runs/service.ts", "server/mcp/sign-in/sessions.ts"]) {
+    for (const file of ["server/feature-services.ts", "server/knowledge/sources/service.ts", "server/runtime/runs/service.ts", "server/identity/mcp-sign-in/sessions.ts"]) {
       expect(graph.files.has(file)).toBe(true)
     }
   })

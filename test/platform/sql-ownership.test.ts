@@ -93,10 +93,10 @@ const owners: Readonly<Record<string, string>> = {
   portal_webhooks: "server/webhooks",
   webhook_deliveries: "server/webhooks",
   webhook_attempts: "server/webhooks",
-  mcp_sign_in_codes: "server/mcp/sign-in",
-  mcp_authorization_codes: "server/mcp/sign-in",
-  mcp_oauth_clients: "server/mcp/sign-in",
-  mcp_sessions: "server/mcp/sign-in",
+  mcp_sign_in_codes: "server/identity/mcp-sign-in",
+  mcp_authorization_codes: "server/identity/mcp-sign-in",
+  mcp_oauth_clients: "server/identity/mcp-sign-in",
+  mcp_sessions: "server/identity/mcp-sign-in",
   schema_migrations: sqlLayer
 }
 
@@ -119,11 +119,6 @@ const foreignTables: Readonly<Record<string, { readonly tables: ReadonlyArray<st
     why: "a page write keeps its Knowledgebase's stored counts and revision in the same transaction body; the page index lists a Knowledgebase's sources beside its pages"
   },
   "server/knowledge/sources/repo.ts": { tables: ["knowledgebases"], why: "a source write keeps its Knowledgebase's stored counts in the same transaction" },
-  "server/mcp/sign-in/repo.ts": { tables: ["members", "organizations"], why: "an email's workspaces are its memberships joined with their organizations in one read" },
-  "server/mcp/sign-in/session-repo.ts": {
-    tables: ["api_keys", "members", "organizations"],
-    why: "an MCP session is authenticated with its key, member and organization in one indexed read per request"
-  },
   "server/portal/repo.ts": { tables: ["end_users"], why: "a Portal session is read with its end user in one indexed read per Portal request" },
   "server/provisioning/access/repo.ts": {
     tables: ["end_users", "group_members", "group_grants", "end_user_grants", "user_groups", "portal_admissions", "suites", "suite_apps"],

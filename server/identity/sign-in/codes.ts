@@ -21,6 +21,9 @@ export const refusalWindowMs = 60 * 60_000
 /** A new 6-digit code (leading zeros kept). */
 export const newCode = (): string => String(randomInt(0, 1_000_000)).padStart(6, "0")
 
+/** The server-wide setting that holds the HMACs' secret: one secret for the Portal's and MCP's sign-in. */
+export const signInSecretSetting = "portal_sign_in_secret"
+
 /** A new secret for the HMACs. */
 export const newPortalSecret = (): string => randomBytes(32).toString("hex")
 

@@ -10,10 +10,21 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppClock, isoAt } from "../../platform/clock.js"
 import { newId } from "../../platform/ids.js"
+import { settingMadeOnceTx } from "../../platform/settings-repo.js"
 import { transactionsOn } from "../../platform/sql/database.js"
-import { codeTtlMs, keyedHash, maxCodesPerWindow, maxCodeTries, newCode, newPortalSecret, normalisedCode, sameDigest } from "../../identity/sign-in/codes.js"
-import { PortalSignInRepo } from "../../portal/repo.js"
-import { emailKeyOf } from "../../portal/service.js"
+import { statementsOn } from "../../platform/sql/write-fast-path.js"
+import { emailKey as emailKeyOf } from "../../provisioning/end-users/domain.js"
+import {
+  codeTtlMs,
+  keyedHash,
+  maxCodesPerWindow,
+  maxCodeTries,
+  newCode,
+  newPortalSecret,
+  normalisedCode,
+  sameDigest,
+  signInSecretSetting
+} from "../../identity/sign-in/codes.js"
 import { Outbox } from "../../provisioning/outbox/service.js"
 import type { McpAddress } from "../auth.js"
 import {
@@ -24,8 +35,8 @@ import {
   type OAuthClient,
   tokenHash,
   type Workspace
-} from "./domain.js"
-import { McpSignInRepo } from "./repo.js"
+} from "../../identity/mcp-sign-in/domain.js"
+import { McpSignInRepo } from "../../identity/mcp-sign-in/repo.js"
 
 /** A right code: the ticket that approves a workspace and the workspaces the member may choose from. */
 export interface VerifiedSignIn {
@@ -42,15 +53,15 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* McpSignInRepo
-    const portalRepo = yield* PortalSignInRepo
     const outbox = yield* Outbox
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
+    const statements = statementsOn(sql)
     let cachedSecret: string | null = null
     const secret = Effect.suspend(() =>
       cachedSecret !== null
         ? Effect.succeed(cachedSecret)
-        : Effect.tap(portalRepo.secret(newPortalSecret()), (value) => Effect.sync(() => void (cachedSecret = value)))
+        : Effect.tap(statements(settingMadeOnceTx(signInSecretSetting, newPortalSecret())), (value) => Effect.sync(() => void (cachedSecret = value)))
     )
 
     return {
@@ -164,5 +175,5 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
         )
     }
   }),
-  dependencies: [McpSignInRepo.Default, PortalSignInRepo.Default, Outbox.Default]
+  dependencies: [McpSignInRepo.Default, Outbox.Default]
 }) {}

@@ -15,7 +15,7 @@ import { requestOrigin } from "../../platform/http/request-url.js"
 import type { McpAddress } from "../auth.js"
 import { mcpAddressOf } from "../http.js"
 import { McpApproval } from "./approval.js"
-import { addressPath, type AuthorizationRequest, isCodeChallenge, type OAuthClient } from "./domain.js"
+import { addressPath, type AuthorizationRequest, isCodeChallenge, type OAuthClient } from "../../identity/mcp-sign-in/domain.js"
 import { type AuthorizePageContext, authorizeErrorPage, signInCodePage, signInEmailPage, signInWrongCodeText, workspacePage } from "./pages.js"
 
 /** The path every sign-in cookie is scoped to. */

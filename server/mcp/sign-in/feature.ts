@@ -5,9 +5,9 @@
  */
 import { Layer } from "effect"
 import { McpApproval } from "./approval.js"
-import { McpSignInRepo } from "./repo.js"
-import { McpSessionRepo } from "./session-repo.js"
-import { McpSessions } from "./sessions.js"
+import { McpSignInRepo } from "../../identity/mcp-sign-in/repo.js"
+import { McpSessionRepo } from "../../identity/mcp-sign-in/session-repo.js"
+import { McpSessions } from "../../identity/mcp-sign-in/sessions.js"
 
 /** MCP sign-in's services over the core's database and clock. */
 export const McpSignInLive = Layer.mergeAll(McpApproval.Default, McpSessions.Default, McpSignInRepo.Default, McpSessionRepo.Default)

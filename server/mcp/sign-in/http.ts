@@ -14,8 +14,8 @@ import { Effect } from "effect"
 import { plainRequestPath, requestOrigin, requestUrl } from "../../platform/http/request-url.js"
 import { McpApproval } from "./approval.js"
 import { authorize } from "./authorize.js"
-import { addressPath, OAuthFailure, redirectUriProblem } from "./domain.js"
-import { McpSessions } from "./sessions.js"
+import { addressPath, OAuthFailure, redirectUriProblem } from "../../identity/mcp-sign-in/domain.js"
+import { McpSessions } from "../../identity/mcp-sign-in/sessions.js"
 import { mcpAddressOf } from "../http.js"
 
 /** The path of the authorization server metadata (RFC 8414). */

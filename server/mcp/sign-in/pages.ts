@@ -6,7 +6,7 @@
  */
 import { csrfInput, html, page } from "../../portal/pages/html.js"
 import { neutralSentText, wrongCodeText } from "../../portal/pages/sign-in.js"
-import type { Workspace } from "./domain.js"
+import type { Workspace } from "../../identity/mcp-sign-in/domain.js"
 
 /** What every page of one authorization request shows and posts to. */
 export interface AuthorizePageContext {

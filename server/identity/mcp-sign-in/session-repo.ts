@@ -5,8 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { type JoinedOrganizationColumns, joinedOrganizationSelect } from "../../identity/repo.js"
-import type { Role } from "../../identity/domain.js"
+import { type JoinedOrganizationColumns, joinedOrganizationSelect } from "../repo.js"
+import type { Role } from "../domain.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 
 /** A session row with its member's state, as token requests read it. */

@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { Data } from "effect"
 import { apiPrefix } from "../../platform/api-root.js"
 import { randomToken } from "../../platform/ids.js"
-import type { McpAddress } from "../address.js"
+import type { McpAddress } from "./address.js"
 
 /** How long an access token works; the client refreshes it then. */
 export const accessTokenTtlMs = 60 * 60_000
