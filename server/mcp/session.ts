@@ -11,7 +11,7 @@ import { ErrorCode, isJSONRPCRequest, type JSONRPCMessage, McpError } from "@mod
 import { Cause, Effect, Exit, type Layer, Runtime } from "effect"
 import { FeatureNotAvailable } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/http/error-catalog.js"
-import { type AdmissionFailure, admitPrincipal } from "../platform/admission.js"
+import { type AdmissionFailure, admitPrincipal } from "../identity/admission.js"
 import type { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import type * as z from "zod/v4"
 import type { CoreServices } from "../core.js"
@@ -79,7 +79,7 @@ export class McpSession {
     return Runtime.runPromise(this.runtime)(effect)
   }
 
-  /** The one admission (`platform/admission.ts`: gate and scopes, then one request of the key's rate), after the trial rule for runs. */
+  /** The one admission (`identity/admission.ts`: gate and scopes, then one request of the key's rate), after the trial rule for runs. */
   private admission(call: CallContext, scopes: McpTool["scopes"], run: boolean | undefined, gate?: McpTool["gate"]) {
     const admitted: Effect.Effect<void, AdmissionFailure | FeatureNotAvailable, RateLimiter | RequestRate> =
       run && !call.runsAllowed ? Effect.fail(runRefused()) : Effect.asVoid(admitPrincipal(call.principal, { scopes, gate }))

@@ -1,5 +1,5 @@
 /**
- * One admission for every door (`server/platform/admission.ts`): authenticate, authorize (plan, gate,
+ * One admission for every door (`server/identity/admission.ts`): authenticate, authorize (plan, gate,
  * scopes), then count the request against the key's rate. Through each door (the router, on a
  * server without the fast lane; the fast lane; MCP over HTTP) a refused request (403) is never
  * counted and an admitted one is counted once: after any number of refusals the key still has its

@@ -1,5 +1,5 @@
 /**
- * Bearer-key authentication for every endpoint: the one admission (`platform/admission.ts`) with
+ * Bearer-key authentication for every endpoint: the one admission (`identity/admission.ts`) with
  * the rule the matched endpoint declares (its scope, its group's gate, the External API's plans).
  */
 import {
@@ -12,11 +12,11 @@ import {
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Principal } from "../../identity/domain.js"
 import { AccountsService } from "../../identity/service.js"
-import { type AdmissionRule, bearerToken, makeAdmission, refusalOf, restRule } from "../admission.js"
+import { type AdmissionRule, bearerToken, makeAdmission, refusalOf, restRule } from "../../identity/admission.js"
 import { ErrorResponse } from "./error-catalog.js"
 import { admittingScopes, type EndpointPolicy, policyIndex, type PolicyIndex, type RequiredScopes } from "./policy.js"
 
-export { bearerToken, gateError, scopeRefusal } from "../admission.js"
+export { bearerToken, gateError, scopeRefusal } from "../../identity/admission.js"
 
 /** The caller of the current request. */
 export class CurrentPrincipal extends Context.Tag("svc/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
@@ -44,7 +44,7 @@ export const authorize = (principal: Principal, policy: EndpointPolicy & { reado
 export const admissionRules = (policies: PolicyIndex): ReadonlyMap<string, AdmissionRule> =>
   new Map([...policies].flatMap(([route, policy]) => (policy.scope === undefined ? [] : [[route, restRule(admittingScopes(policy.scope), policy.gate)] as const])))
 
-/** The live authentication middleware for `api`: the one admission (`platform/admission.ts`) of the matched route's rule. */
+/** The live authentication middleware for `api`: the one admission (`identity/admission.ts`) of the matched route's rule. */
 export const AuthenticationLive = (api: HttpApi.HttpApi.Any) =>
   Layer.effect(
     Authentication,

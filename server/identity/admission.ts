@@ -6,10 +6,10 @@
  * never counted, whichever door it came through; an admitted one is counted once.
  */
 import { Effect } from "effect"
-import { type ApiScope, apiPlans, type Gate, type Plan, type Principal } from "../identity/domain.js"
-import { AccountsService } from "../identity/service.js"
-import { ApiDisabled, type ApiKeyRevoked, GroupsDisabled, InsufficientScope, type InvalidApiKey, type RateLimited, Unauthorized } from "./errors.js"
-import { RateLimiter, RequestRate } from "./rate-limiter.js"
+import { ApiDisabled, type ApiKeyRevoked, GroupsDisabled, InsufficientScope, type InvalidApiKey, type RateLimited, Unauthorized } from "../platform/errors.js"
+import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
+import { type ApiScope, apiPlans, type Gate, type Plan, type Principal } from "./domain.js"
+import { AccountsService } from "./service.js"
 
 /** Why a caller is not admitted: 401, 403 or 429. */
 export type AdmissionFailure = Unauthorized | InvalidApiKey | ApiKeyRevoked | ApiDisabled | GroupsDisabled | InsufficientScope | RateLimited
