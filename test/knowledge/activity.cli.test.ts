@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { ansi, expectFailure, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, expectFailure, removeDataDirs, slow, svc, svcJson } from "../cli/helpers.js"
 
 let server: TestServer
 let knowledgebaseId: string

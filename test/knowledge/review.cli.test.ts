@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { ansi, apiGet, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, apiGet, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcJson } from "../cli/helpers.js"
 
 let server: TestServer | undefined
 let dataDir: string

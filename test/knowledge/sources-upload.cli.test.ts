@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { ansi, type CliEnv, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, repoRoot, slow, svc } from "./helpers.js"
+import { ansi, type CliEnv, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, repoRoot, slow, svc } from "../cli/helpers.js"
 
 let server: TestServer
 let env: CliEnv

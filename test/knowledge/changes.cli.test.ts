@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { type CliEnv, expectFailure, removeDataDirs, slow, start, startProcess, svc } from "./helpers.js"
+import { type CliEnv, expectFailure, removeDataDirs, slow, start, startProcess, svc } from "../cli/helpers.js"
 
 let server: TestServer
 let env: CliEnv

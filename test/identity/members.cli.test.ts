@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ansi, expectFailure, emptyDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, expectFailure, emptyDataDir, removeDataDirs, slow, svc, svcJson } from "../cli/helpers.js"
 
 afterAll(removeDataDirs)
 

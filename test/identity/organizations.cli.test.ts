@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest"
 import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
-import { ansi, emptyDataDir, expectEnvelope, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "./helpers.js"
+import { ansi, emptyDataDir, expectEnvelope, expectFailure, freshDataDir, removeDataDirs, slow, svc, svcJson } from "../cli/helpers.js"
 import { onSqlite } from "../support/postgres.js"
 
 afterAll(removeDataDirs)
