@@ -1,6 +1,6 @@
 /**
  * Expected failures of the service. Each carries a stable `code` (the contract's error code) and a
- * human `message`. They know nothing of HTTP: `server/platform/http/error-catalog.ts` is the one
+ * human `message`. They know nothing of HTTP: `server/platform/request/error-catalog.ts` is the one
  * place that gives each a status and the `{error:{code,message}}` envelope.
  */
 import { Schema } from "effect"

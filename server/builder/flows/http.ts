@@ -7,7 +7,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { readJsonBody } from "../../platform/http/request-decode.js"
+import { readJsonBody } from "../../platform/http/request-body.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { draftListFields } from "../versions/domain.js"

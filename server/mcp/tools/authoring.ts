@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import * as z from "zod/v4"
 import { InvalidRequest } from "../../platform/errors.js"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { CreateAgent, PatchAgentDraft } from "../../builder/agents/domain.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { CreateApp, PatchAppDraft } from "../../builder/apps/domain.js"

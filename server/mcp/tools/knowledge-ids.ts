@@ -5,7 +5,7 @@
 import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { ListParams, pageSize, UpdatedSinceParam } from "../../platform/pagination.js"
 import { KnowledgebaseService } from "../../knowledge/service.js"
 import { PageService } from "../../knowledge/pages/service.js"

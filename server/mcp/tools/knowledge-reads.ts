@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { project } from "../../platform/pagination.js"
 import { ChangeFeed } from "../../knowledge/changes/service.js"
 import { knowledgebaseFields } from "../../knowledge/knowledgebases/domain.js"

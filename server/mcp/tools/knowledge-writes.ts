@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import * as z from "zod/v4"
 import { InvalidRequest } from "../../platform/errors.js"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { CreateKnowledgebase } from "../../knowledge/knowledgebases/domain.js"
 import { CreatePage, PatchPage } from "../../knowledge/pages/domain.js"
 import { PageService } from "../../knowledge/pages/service.js"

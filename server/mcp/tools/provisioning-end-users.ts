@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { BonusCredits, EndUserListItem, ProvisionEndUser } from "../../provisioning/end-users/domain.js"
 import { EndUserService } from "../../provisioning/end-users/service.js"
 import { EndUsersApi } from "../../provisioning/end-users/api.js"

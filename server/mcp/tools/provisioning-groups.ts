@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { AddGrant, AddMember, CreateGroup, groupFields, PatchGroup } from "../../provisioning/groups/domain.js"
 import { GroupGrants } from "../../provisioning/groups/grants.js"
 import { GroupMembers } from "../../provisioning/groups/members.js"

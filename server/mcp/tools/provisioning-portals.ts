@@ -5,7 +5,7 @@
  * `groups` gate, as `/portals/{id}/admissions` does.
  */
 import { Effect } from "effect"
-import { decodeBody } from "../../platform/http/request-decode.js"
+import { decodeBody } from "../../platform/request/decode.js"
 import { Admission, AdmitGroup } from "../../provisioning/admissions/domain.js"
 import { TierPlan } from "../../provisioning/plans/domain.js"
 import { Portal } from "../../provisioning/portals/domain.js"

@@ -13,7 +13,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { Principal } from "../../identity/domain.js"
 import { AccountsService } from "../../identity/service.js"
 import { type AdmissionRule, bearerToken, makeAdmission, refusalOf, restRule } from "../../identity/admission.js"
-import { ErrorResponse } from "./error-catalog.js"
+import { ErrorResponse } from "./error-responses.js"
 import { admittingScopes, type EndpointPolicy, policyIndex, type PolicyIndex, type RequiredScopes } from "./policy.js"
 
 export { bearerToken, gateError, scopeRefusal } from "../../identity/admission.js"

@@ -6,7 +6,7 @@
  */
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { apiPrefix } from "../api-root.js"
-import { ErrorResponse } from "./error-catalog.js"
+import { ErrorResponse } from "./error-responses.js"
 
 /** The API's identifier; every slice and the joined API share it. */
 export const apiId = "svc" as const

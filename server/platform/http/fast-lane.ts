@@ -20,7 +20,7 @@ import { HttpApiBuilder, HttpApp, HttpRouter, HttpServerError, HttpServerRequest
 import { Context, Effect, Exit, FiberRef, Layer, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { DatabaseBackend } from "../sql/dialect.js"
-import { errorResponse } from "./error-catalog.js"
+import { errorResponse } from "./error-responses.js"
 import type { FrontBranches } from "./front-branch.js"
 import { LaneRequest } from "./lane-request.js"
 import { maxRequestBodyBytes } from "./limits.js"

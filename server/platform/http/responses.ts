@@ -5,7 +5,7 @@ import { CurrentPrincipal } from "./authentication.js"
 import type { Conflict } from "../errors.js"
 import { sha256Hex } from "../ids.js"
 import { IdempotencyStore, type StoredAnswer } from "../idempotency.js"
-import { envelopeBody, isApiFailure, statusOfTag } from "./error-catalog.js"
+import { envelopeBody, isApiFailure, statusOfTag } from "../request/error-catalog.js"
 
 /** Headers of the creates that take `Idempotency-Key`. */
 export const IdempotencyHeaders = Schema.Struct({

@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Authentication } from "../../platform/http/authentication.js"
 import { featureContract } from "../../platform/http/contract.js"
-import { ErrorResponse } from "../../platform/http/error-catalog.js"
+import { ErrorResponse } from "../../platform/http/error-responses.js"
 import { scope } from "../../platform/http/policy.js"
 import { ListOf, listQuery } from "../../platform/pagination.js"
 import { Portal } from "./domain.js"

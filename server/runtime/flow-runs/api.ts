@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { featureContract } from "../../platform/http/contract.js"
 import { Authentication } from "../../platform/http/authentication.js"
-import { ErrorResponse } from "../../platform/http/error-catalog.js"
+import { ErrorResponse } from "../../platform/http/error-responses.js"
 import { scope } from "../../platform/http/policy.js"
 import { FlowRunAnswer, FlowRunRequest } from "./domain.js"
 

@@ -6,7 +6,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Fiber, Option, Queue, Schedule, Stream } from "effect"
-import { envelopeBody, isApiFailure } from "../../platform/http/error-catalog.js"
+import { envelopeBody, isApiFailure } from "../../platform/request/error-catalog.js"
 import { ServerError } from "../../platform/errors.js"
 import type { RunSink } from "./events.js"
 

@@ -1,10 +1,10 @@
 /**
- * The one place where expected failures meet HTTP: each error class (which carries its `code`, in
- * `server/platform/errors.ts`) gets its status here, once, and from that its documented
- * `{error:{code,message}}` schema for the OpenAPI description and its response.
+ * The one catalog of expected failures, whatever door answers them: each error class (which carries
+ * its `code`, in `server/platform/errors.ts`) gets its status and its meaning here, once, and its
+ * `{error:{code,message}}` envelope. REST answers and documents them through
+ * `platform/http/error-responses.ts`; MCP and the streams answer the same envelope and status.
  */
-import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
-import { Schema } from "effect"
+import type { Schema } from "effect"
 import * as Errors from "../errors.js"
 
 /** An error class of `errors.ts`: a schema of its instances, constructible from a message. */
@@ -13,8 +13,8 @@ type ErrorClass<E extends Errors.ApiFailure = Errors.ApiFailure> = Schema.Schema
   new (props: { message: string; retryAfterSeconds: number }): E
 }
 
-/** What HTTP makes of one error class. */
-interface CatalogEntry<E extends Errors.ApiFailure> {
+/** What the API makes of one error class. */
+export interface CatalogEntry<E extends Errors.ApiFailure> {
   readonly error: ErrorClass<E>
   readonly status: number
   /** When the error is answered, for the OpenAPI description. */
@@ -28,7 +28,7 @@ const entry = <E extends Errors.ApiFailure>(error: ErrorClass<E>, status: number
 })
 
 /** Every expected failure, by tag: its status and meaning. */
-const catalog = {
+export const catalog = {
   Unauthorized: entry(Errors.Unauthorized, 401, "Missing or malformed Authorization header."),
   InvalidApiKey: entry(Errors.InvalidApiKey, 401, "The key matches no active key."),
   ApiKeyRevoked: entry(Errors.ApiKeyRevoked, 401, "The key was revoked, or its member left the organization."),
@@ -60,13 +60,18 @@ const catalog = {
 } satisfies { readonly [Tag in Errors.ApiFailure["_tag"]]: CatalogEntry<Extract<Errors.ApiFailure, { readonly _tag: Tag }>> }
 
 type Catalog = typeof catalog
-type Tag = keyof Catalog
-type FailureOf<T extends Tag> = Extract<Errors.ApiFailure, { readonly _tag: T }>
 
-const tags = Object.keys(catalog) as ReadonlyArray<Tag>
+/** The tag of an expected failure. */
+export type Tag = keyof Catalog
+
+/** The failure of one tag. */
+export type FailureOf<T extends Tag> = Extract<Errors.ApiFailure, { readonly _tag: T }>
+
+/** Every tag of the catalog, in its order. */
+export const tags = Object.keys(catalog) as ReadonlyArray<Tag>
 
 /** The code an error class declares (an instance field of every error of `errors.ts`). */
-const codeOf = <E extends Errors.ApiFailure>(error: ErrorClass<E>): E["code"] =>
+export const codeOf = <E extends Errors.ApiFailure>(error: ErrorClass<E>): E["code"] =>
   new error({ message: "", retryAfterSeconds: 0 }).code
 
 /** HTTP status of each error tag. */
@@ -76,37 +81,6 @@ export const statusOfTag: ReadonlyMap<string, number> = new Map(tags.map((tag) =
 export const errorCodes: ReadonlyArray<{ readonly tag: string; readonly status: number; readonly code: string }> = tags.map(
   (tag) => ({ tag, status: catalog[tag].status, code: codeOf(catalog[tag].error as ErrorClass) })
 )
-
-/** The `{error:{code,message}}` envelope schema of one error, decoding to and encoding from its class. */
-type EnvelopeSchema<E extends Errors.ApiFailure> = Schema.Schema<
-  E,
-  { readonly error: { readonly code: E["code"]; readonly message: string } }
->
-
-/** The documented error envelope schema of one error class, carrying its status for HttpApi. */
-const envelopeOf = <E extends Errors.ApiFailure>({ error: errorClass, status, meaning }: CatalogEntry<E>): EnvelopeSchema<E> => {
-  const code = codeOf(errorClass)
-  const Envelope = Schema.Struct({
-    error: Schema.Struct({
-      code: Schema.Literal(code),
-      message: Schema.String
-    })
-  }).annotations({
-    identifier: `Error_${errorClass._tag}`,
-    description: `\`${code}\`: ${meaning}`,
-    examples: [{ error: { code, message: "A human-readable explanation." } }]
-  })
-  return Schema.transform(Envelope, Schema.instanceOf(errorClass), {
-    strict: false,
-    decode: (envelope) => new errorClass({ message: envelope.error.message, retryAfterSeconds: 60 }),
-    encode: (error) => ({ error: { code, message: error.message } })
-  }).annotations(HttpApiSchema.annotations({ status })) as unknown as EnvelopeSchema<E>
-}
-
-/** Response schemas, named after the error classes; endpoints declare the ones they can answer. */
-export const ErrorResponse = Object.fromEntries(tags.map((tag) => [tag, envelopeOf(catalog[tag] as CatalogEntry<Errors.ApiFailure>)])) as {
-  readonly [T in Tag]: EnvelopeSchema<FailureOf<T>>
-}
 
 /** Whether a value is one of the service's expected failures. */
 export const isApiFailure = (value: unknown): value is Errors.ApiFailure =>
@@ -122,9 +96,5 @@ export const envelopeBody = (error: Errors.ApiFailure) => ({ error: { code: erro
 /** The headers an expected failure's answer carries besides its body's: `Retry-After` where it applies. */
 export const errorHeaders = (error: Errors.ApiFailure): Readonly<Record<string, string>> =>
   error._tag === "RateLimited" ? { "retry-after": String(error.retryAfterSeconds) } : {}
-
-/** The HTTP response for an expected failure, `Retry-After` included where it applies. */
-export const errorResponse = (error: Errors.ApiFailure): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(envelopeBody(error), { status: statusOfTag.get(error._tag) ?? 500, headers: errorHeaders(error) })
 
 export type { ErrorClass }
