@@ -14,6 +14,7 @@ import { type Cause, Data, Effect, Exit, Schedule } from "effect"
 import { AppClock } from "./clock.js"
 import { Conflict } from "./errors.js"
 import { transactionsOn } from "./sql/database.js"
+import { txAll, WriteTransactions } from "./sql/write-fast-path.js"
 
 /** How long a stored response is replayed. */
 export const idempotencyWindowMs = 24 * 60 * 60_000
@@ -48,11 +49,49 @@ export type Outcome<E> =
 /** The key received an answer from a concurrent request between our look-up and our write. */
 class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
+interface StoredRow {
+  readonly request_hash: string
+  readonly status: number
+  readonly body: string
+}
+
+/** The live stored answer of a key, as a transaction body (`write-fast-path.ts`). */
+function* storedRowTx(request: KeyedRequest, now: number) {
+  const rows = yield* txAll<StoredRow>(
+    `SELECT request_hash, status, body FROM idempotency_keys
+     WHERE organization_id = ? AND address = ? AND key = ? AND state = 'done' AND expires_at > ?`,
+    [request.organizationId, request.address, request.key, now]
+  )
+  return rows[0] ?? null
+}
+
+/** Stores an answer unless the key already holds a live one (then `false`), as a transaction body. */
+function* storeAnswerTx(request: KeyedRequest, answer: StoredAnswer, now: number) {
+  const written = yield* txAll<{ key: string }>(
+    `INSERT INTO idempotency_keys (organization_id, address, key, request_hash, state, status, body, created_at, expires_at)
+     VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?)
+     ON CONFLICT (organization_id, address, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'done',
+       status = excluded.status, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
+     WHERE idempotency_keys.state = 'running' OR idempotency_keys.expires_at <= ?
+     RETURNING key`,
+    [request.organizationId, request.address, request.key, request.requestHash, answer.status, answer.body, now, now + idempotencyWindowMs, now]
+  )
+  return written.length > 0
+}
+
+const conflict = () => new Conflict({ message: "This Idempotency-Key was already used with a different request body." })
+
+/** A stored row as an answer for `request`, or `conflict` when it was stored for another body. */
+const answerOf = (request: KeyedRequest, row: StoredRow | null): Effect.Effect<StoredAnswer | null, Conflict> =>
+  row === null ? Effect.succeed(null) : row.request_hash !== request.requestHash ? Effect.fail(conflict()) : Effect.succeed({ status: row.status, body: row.body })
+
 /** The stored-response ledger. */
 export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/IdempotencyStore", {
+  dependencies: [WriteTransactions.Default],
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
+    const writes = yield* WriteTransactions
     const inTransaction = transactionsOn(sql)
 
     const purgeExpired = Effect.suspend(() => Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`))
@@ -65,32 +104,20 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
      * whose process died, since no request of this version leaves one: it holds no answer.
      */
     const lookup = (request: KeyedRequest) =>
-      Effect.gen(function* () {
-        const rows = yield* sql<{ request_hash: string; status: number; body: string }>`
-          SELECT request_hash, status, body FROM idempotency_keys
-          WHERE organization_id = ${request.organizationId} AND address = ${request.address} AND key = ${request.key}
-            AND state = 'done' AND expires_at > ${clock.now()}`
-        const row = rows[0]
-        if (!row) return null
-        if (row.request_hash !== request.requestHash) {
-          return yield* new Conflict({ message: "This Idempotency-Key was already used with a different request body." })
-        }
-        return { status: row.status, body: row.body } satisfies StoredAnswer
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+      Effect.flatMap(
+        Effect.orDie(
+          sql<StoredRow>`SELECT request_hash, status, body FROM idempotency_keys
+            WHERE organization_id = ${request.organizationId} AND address = ${request.address} AND key = ${request.key}
+              AND state = 'done' AND expires_at > ${clock.now()}`
+        ),
+        (rows) => answerOf(request, rows[0] ?? null)
+      )
+
+    /** {@link lookup} inside the open transaction, through the write fast path (one synchronous step on SQLite). */
+    const lookupInTransaction = (request: KeyedRequest) => Effect.flatMap(writes.run(() => storedRowTx(request, clock.now())), (row) => answerOf(request, row))
 
     /** Stores an answer unless the key already holds a live one; `false` when it does. */
-    const store = (request: KeyedRequest, answer: StoredAnswer) =>
-      Effect.gen(function* () {
-        const now = clock.now()
-        const written = yield* sql`INSERT INTO idempotency_keys (organization_id, address, key, request_hash, state, status, body, created_at, expires_at)
-          VALUES (${request.organizationId}, ${request.address}, ${request.key}, ${request.requestHash}, 'done',
-                  ${answer.status}, ${answer.body}, ${now}, ${now + idempotencyWindowMs})
-          ON CONFLICT (organization_id, address, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'done',
-            status = excluded.status, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
-          WHERE idempotency_keys.state = 'running' OR idempotency_keys.expires_at <= ${now}
-          RETURNING key`
-        return written.length > 0
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+    const store = (request: KeyedRequest, answer: StoredAnswer) => writes.run(() => storeAnswerTx(request, answer, clock.now()))
 
     /**
      * One round in one transaction: the stored answer if the key holds one; else `write` (in a
@@ -104,7 +131,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
     ): Effect.Effect<Outcome<E>, E | Conflict | KeyTaken, R> =>
       inTransaction(
         Effect.gen(function* () {
-          const stored = yield* lookup(request)
+          const stored = yield* lookupInTransaction(request)
           if (stored) return { _tag: "Replay", answer: stored } satisfies Outcome<E>
           const exit = yield* Effect.exit(sql.withTransaction(write))
           if (Exit.isFailure(exit)) {

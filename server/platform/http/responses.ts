@@ -124,8 +124,12 @@ export const idempotentCreate = <A, E2, R2, P = void, E1 = never, R1 = never, R3
       key: input.key,
       requestHash: sha256Hex(canonicalJson(sent))
     }
-    const earlier = yield* store.lookup(keyed)
-    if (earlier) return replayed(earlier)
+    // Work outside the transaction runs only for a key that holds no answer yet; without any, the
+    // transaction's own look-up is the only one.
+    if (!Effect.isEffect(create)) {
+      const earlier = yield* store.lookup(keyed)
+      if (earlier) return replayed(earlier)
+    }
     const prepared = yield* Effect.either(steps.prepare)
     let value: { readonly created: A } | undefined
     const write =
