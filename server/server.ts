@@ -17,7 +17,8 @@ import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { FastLaneLive, type FastLaneOptions } from "./platform/http/fast-lane.js"
 import { operationShapes } from "./platform/http/request-shape.js"
-import { syncDataVersionFirst } from "./platform/http/data-version-sync.js"
+import { dataVersionSyncOf } from "./platform/http/data-version-sync.js"
+import { type Backend, DatabaseBackend } from "./platform/sql/dialect.js"
 import { McpBranchLive } from "./mcp/http.js"
 import { McpSignInLive } from "./mcp/sign-in/feature.js"
 import { OAuthHttpLive } from "./mcp/sign-in/http.js"
@@ -69,10 +70,11 @@ export interface RunningServer {
  * The HTTP server: the MCP branch and the fast lane answer their requests straight from Node's
  * request (in front of everything else), then the API with its middleware and the Portal branch.
  */
-const HttpLive = (options: ServerOptions) => {
+const HttpLive = (options: ServerOptions, backend: Backend) => {
   const server = withProtocolErrorEnvelopes(createServer())
-  const front = withFrontBranches(server, (request, response) => intake(request, response, options.requestLog))
-  return HttpApiBuilder.serve(syncDataVersionFirst).pipe(
+  const sync = dataVersionSyncOf(backend)
+  const front = withFrontBranches(server, (request, response) => intake(request, response, options.requestLog, sync))
+  return HttpApiBuilder.serve().pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(McpBranchLive(front)),
     Layer.provide(
@@ -117,7 +119,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
     }
     const demo = options.demo ? await Effect.runPromise(seedDemoOnce(boot.secret).pipe(Effect.provide(core))) : null
     const http = await Effect.runPromise(
-      Layer.buildWithScope(HttpLive(options).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+      Layer.buildWithScope(HttpLive(options, Context.get(core, DatabaseBackend)).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )
     const address = Context.get(http, HttpServer.HttpServer).address
     const host = address._tag === "TcpAddress" ? address.hostname : "127.0.0.1"

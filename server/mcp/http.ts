@@ -13,7 +13,6 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { syncDataVersion } from "../platform/http/data-version-sync.js"
 import { type ApiFailure, InvalidRequest, NotFound, PayloadTooLarge } from "../platform/errors.js"
 import { envelopeBody, isApiFailure, statusOfTag } from "../platform/request/error-catalog.js"
 import type { FrontBranches } from "../platform/http/front-branch.js"
@@ -74,7 +73,7 @@ const sendFailure = (response: ServerResponse, error: ApiFailure, origin: string
  * in one run: the connection rebuilds its tools only when the fingerprint changed.
  */
 const callerOf = (authorization: string | undefined, address: McpAddress, families: ReadonlySet<FamilyName>) =>
-  Effect.flatMap(Effect.zipRight(syncDataVersion, authenticateMcp(authorization, address)), (principal) =>
+  Effect.flatMap(authenticateMcp(authorization, address), (principal) =>
     Effect.map(listFingerprint({ principal, families, runsAllowed: runsAllowedFor(principal) }), (fingerprint) => ({ principal, fingerprint }))
   )
 

@@ -1,18 +1,22 @@
 /**
- * The outermost HTTP middleware on PostgreSQL: before every request (API, MCP, Portal) the data
- * version is brought up to date with commits made anywhere (`Backend.syncDataVersion`), so caches
- * keyed on it never serve a request what another instance changed before it arrived. On SQLite
- * `PRAGMA data_version` is already exact and nothing runs.
+ * The data-version sync on PostgreSQL: before a request, the data version is brought up to date
+ * with commits made anywhere (`Backend.syncDataVersion`), so caches keyed on it never serve a
+ * request what another instance or process changed before it arrived. HTTP requests get it from
+ * their intake (`request-intake.ts`), whichever door answers them; `svc mcp` over stdio, which has
+ * no intake, runs it before each message. On SQLite `PRAGMA data_version` is already exact and
+ * nothing runs.
  */
-import type { HttpApp } from "@effect/platform"
 import { Effect } from "effect"
-import { DatabaseBackend } from "../sql/dialect.js"
+import { type Backend, DatabaseBackend } from "../sql/dialect.js"
 
-/** Brings the data version up to date on PostgreSQL; nothing on SQLite. For branches outside the HTTP app (MCP). */
+/** Brings the data version up to date on PostgreSQL; nothing on SQLite. */
 export const syncDataVersion: Effect.Effect<void, never, DatabaseBackend> = Effect.flatMap(DatabaseBackend, (backend) =>
   backend.dialect === "pg" ? backend.syncDataVersion : Effect.void
 )
 
-/** Wraps the whole HTTP app (pass to `HttpApiBuilder.serve`). */
-export const syncDataVersionFirst = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | DatabaseBackend> =>
-  Effect.zipRight(syncDataVersion, app)
+/** The sync as a promise for the HTTP intake; undefined on SQLite, where requests go on at once. */
+export const dataVersionSyncOf = (backend: Backend): (() => Promise<void>) | undefined => {
+  if (backend.dialect !== "pg") return undefined
+  const sync = backend.syncDataVersion
+  return () => Effect.runPromise(sync)
+}

@@ -6,10 +6,9 @@
  * It serves every operation alike. What it runs is the route the router runs for the request
  * (`HttpApiBuilder.Router`): the endpoint's authentication middleware (the one admission,
  * `platform/admission.ts`), its decoding, its handler and its encoding. Around the route it does
- * what the API's middleware does (`request-middleware.ts`, `data-version-sync.ts`): the data
- * version brought up to date first, every failure and defect turned into the envelope, the
- * pre-response handlers a handler added, and the `X-Request-Id` the request's intake gave it
- * (`request-intake.ts`). It leaves a request to the router by its shape alone, before reading it:
+ * what the API's middleware does (`request-middleware.ts`): every failure and defect turned into
+ * the envelope, the pre-response handlers a handler added, and the `X-Request-Id` the request's
+ * intake gave it (`request-intake.ts`, which also brought the data version up to date). It leaves a request to the router by its shape alone, before reading it:
  * - a target that is not a plain operation path (escapes, dot segments, trailing or double
  *   slashes), a method or path of no operation, or a query or header the operation refuses as it
  *   stands (`routedShapeProblem`);
@@ -19,7 +18,6 @@
 import { HttpApiBuilder, HttpApp, HttpRouter, HttpServerError, HttpServerRequest, HttpServerRespondable, type HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Exit, FiberRef, Layer, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { DatabaseBackend } from "../sql/dialect.js"
 import { errorResponse } from "./error-responses.js"
 import type { FrontBranches } from "./front-branch.js"
 import { LaneRequest } from "./lane-request.js"
@@ -72,13 +70,12 @@ export const FastLaneLive = (options: {
   readonly front: FrontBranches
   readonly shapes: OperationShapes
   readonly observe?: FastLaneOptions["observe"]
-}): Layer.Layer<never, never, DatabaseBackend> =>
+}): Layer.Layer<never> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const runtime = yield* Effect.runtime<never>()
       const runFork = Runtime.runFork(runtime)
       const router = yield* HttpApiBuilder.Router
-      const backend = yield* DatabaseBackend
       const { shapes } = options
 
       /** The routes by `METHOD /path`, read once the API's groups have all added theirs (at the first request). */
@@ -136,8 +133,7 @@ export const FastLaneLive = (options: {
           ),
           Effect.provide(context)
         )
-        const routed = taken.route.uninterruptible ? Effect.uninterruptible(handled) : handled
-        return backend.dialect === "pg" ? Effect.zipRight(backend.syncDataVersion, routed) : routed
+        return taken.route.uninterruptible ? Effect.uninterruptible(handled) : handled
       }
 
       /** Runs the route of a request the lane took, once its body (if any) was read, and sends its answer. */

@@ -18,20 +18,29 @@ export interface FrontBranches {
   readonly pass: (request: IncomingMessage, response: ServerResponse) => void
 }
 
+/** The first step of every request; when it answers a promise, the request goes on once it settles. */
+export type Intake = (request: IncomingMessage, response: ServerResponse) => Promise<void> | undefined
+
 /**
  * Routes `server`'s requests through front branches first; answers where to add them. `intake`
- * sees every request first, whoever answers it (`request-intake.ts`).
+ * sees every request first, whoever answers it (`request-intake.ts`), and may hold it until a
+ * promise settles (the data-version sync on PostgreSQL).
  */
-export const withFrontBranches = (server: Server, intake?: (request: IncomingMessage, response: ServerResponse) => void): FrontBranches => {
+export const withFrontBranches = (server: Server, intake?: Intake): FrontBranches => {
   const branches: Array<FrontBranch> = []
   const emit = server.emit.bind(server) as (event: string | symbol, ...args: Array<unknown>) => boolean
+  const dispatch = (request: IncomingMessage, response: ServerResponse): boolean => {
+    for (const branch of branches) if (branch(request, response)) return true
+    return emit("request", request, response)
+  }
   server.emit = ((event: string | symbol, ...args: Array<unknown>): boolean => {
-    if (event === "request") {
-      const [request, response] = args as [IncomingMessage, ServerResponse]
-      intake?.(request, response)
-      for (const branch of branches) if (branch(request, response)) return true
-    }
-    return emit(event, ...args)
+    if (event !== "request") return emit(event, ...args)
+    const [request, response] = args as [IncomingMessage, ServerResponse]
+    const ready = intake?.(request, response)
+    if (ready === undefined) return dispatch(request, response)
+    const go = () => void dispatch(request, response)
+    ready.then(go, go)
+    return true
   }) as Server["emit"]
   return {
     pass: (request, response) => void emit("request", request, response),

@@ -1,9 +1,11 @@
 /**
  * The first step of every HTTP request, whichever door then answers it (the MCP branch, the fast
  * lane, the API's router, the Portal, the OAuth endpoints): it gets its request id, sent back as
- * `X-Request-Id` on every answer (the response header is set before any door writes), and its
- * request-log line, written once when the answer is sent (or with 499 when the client went away).
- * The doors read the id with {@link requestIdOf} instead of making their own.
+ * `X-Request-Id` on every answer (the response header is set before any door writes), its
+ * request-log line, written once when the answer is sent (or with 499 when the client went away),
+ * and, on PostgreSQL, the data version brought up to date with commits made anywhere before any
+ * door reads a cache (`data-version-sync.ts`). The doors read the id with {@link requestIdOf}
+ * instead of making their own, and sync nothing themselves.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { newId } from "../ids.js"
@@ -26,10 +28,19 @@ export const requestIdOf = (source: unknown): string =>
 export const carryRequestId = <T extends object>(request: IncomingMessage, copy: T): T =>
   Object.assign(copy, { [requestIdKey]: (request as Tagged)[requestIdKey] })
 
-/** The intake of one request: its id, its `X-Request-Id` header and its log line. */
-export const intake = (request: IncomingMessage, response: ServerResponse, requestLog: RequestLogOptions | undefined): void => {
+/**
+ * The intake of one request: its id, its `X-Request-Id` header and its log line, then `sync` (the
+ * data-version sync, absent on SQLite), whose promise the request waits for before any door.
+ */
+export const intake = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  requestLog: RequestLogOptions | undefined,
+  sync: (() => Promise<void>) | undefined
+): Promise<void> | undefined => {
   const requestId = newRequestId()
   ;(request as Tagged)[requestIdKey] = requestId
   response.setHeader("x-request-id", requestId)
   logNodeRequest(requestLog, request, response, requestId)
+  return sync?.()
 }
