@@ -1,10 +1,10 @@
 import { connect, type Socket } from "node:net"
 import { afterAll, describe, expect, it } from "vitest"
 import { backendDataDir, parseOneDocument, removeDataDirs, serveProcess, type Served, slow } from "./helpers.js"
+import { sleep } from "../support/timing.js"
 
 afterAll(removeDataDirs)
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Starts a POST whose body is only half sent, so the request stays in flight. */
 const halfSentRequest = async (served: Served) => {

@@ -22,6 +22,7 @@ import { organizationId, sql } from "../support/fixtures.js"
 import { testBackend } from "../support/postgres.js"
 import { dropTestDatabase, startTestServer, type TestServer } from "../support/server.js"
 import { readySource } from "../support/source-helpers.js"
+import { sleep } from "../support/timing.js"
 
 const model = "fake-embed"
 let fake: FakeEmbeddings
@@ -37,7 +38,6 @@ const settingsFor = (fakeServer: FakeEmbeddings): Partial<EmbeddingSettings> => 
   failurePauseMs: 40
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const until = async <A>(what: string, read: () => Promise<A>, done: (value: A) => boolean, timeoutMs = 15_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs

@@ -12,6 +12,7 @@ import {
   sql,
   unknownId
 } from "../support/fixtures.js"
+import { uuidPattern } from "../support/patterns.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer
@@ -21,7 +22,6 @@ beforeAll(async () => {
 afterAll(() => server.stop())
 beforeEach(() => server.clock.advance(60_000))
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const now = () => new Date(server.clock.now()).toISOString()
 
 const create = (body: unknown, key?: string) =>

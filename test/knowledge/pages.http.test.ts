@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, personalKey, unknownId } from "../support/fixtures.js"
+import { uuidPattern } from "../support/patterns.js"
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 
 let server: TestServer
@@ -18,7 +19,6 @@ afterAll(() => server.stop())
 // Each test starts with a fresh rate-limit window (120 requests per minute per key).
 beforeEach(() => server.clock.advance(60_000))
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const now = () => new Date(server.clock.now()).toISOString()
 const noLinks = { pages: [], sources: [], unresolved: [] }
 

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
+import { jsonRequest } from "../support/server-process.js"
 import { ansi, apiGet, expectFailure, freshDataDir, parseOneDocument, removeDataDirs, slow, svc, svcJson } from "../cli/helpers.js"
 
 let server: TestServer | undefined
@@ -27,15 +28,7 @@ beforeAll(async () => {
   knowledgebaseId = created.body.knowledgebase.id
 }, 60_000)
 
-const apiPost = async (path: string, body: unknown): Promise<{ status: number; body: any }> => {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, body: text ? JSON.parse(text) : undefined }
-}
+const apiPost = (path: string, body: unknown): Promise<{ status: number; body: any }> => jsonRequest(baseUrl, key, "POST", path, body)
 
 /** Creates a page over HTTP; the review gate holds it back. Returns the write's answer. */
 const createPendingPage = async (title: string): Promise<any> => {

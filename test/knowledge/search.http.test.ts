@@ -15,6 +15,7 @@ import { MemoryService } from "../../server/knowledge/memories/service.js"
 import { ReviewService } from "../../server/knowledge/review/service.js"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, organizationId, personalKey, unknownId } from "../support/fixtures.js"
+import { uuidPattern } from "../support/patterns.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import {
   createFolder,
@@ -39,7 +40,6 @@ afterAll(() => server.stop())
 // Each test starts with a fresh rate-limit window (120 requests per minute per key).
 beforeEach(() => server.clock.advance(60_000))
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 let wordCounter = 0
 /** An invented word no other test (or the English stemmer) knows. */

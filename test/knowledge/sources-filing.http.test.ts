@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, personalKey, unknownId } from "../support/fixtures.js"
+import { isoPattern, uuidPattern } from "../support/patterns.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import {
   changeOf,
@@ -37,8 +38,6 @@ afterAll(() => server.stop())
 // Each test starts with a fresh rate-limit window (120 requests per minute per key).
 beforeEach(() => server.clock.advance(60_000))
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const now = () => new Date(server.clock.now()).toISOString()
 /** Moves the clock on by one millisecond and returns the new time. */
 const tick = () => {

@@ -28,10 +28,10 @@ import {
   uploadFixture,
   uploadForm,
   uploadJson,
-  uuidPattern,
   waitForStatus,
   type WebServer
 } from "../support/sources.js"
+import { uuidPattern } from "../support/patterns.js"
 
 let server: TestServer
 let orgId: string

@@ -20,7 +20,6 @@ import {
   fixtureSize,
   getSource,
   insertSources,
-  isoPattern,
   listSources,
   readSource,
   sourceFieldNames,
@@ -28,9 +27,9 @@ import {
   uploadFixture,
   uploadForm,
   uploadJson,
-  uuidPattern,
   waitForStatus
 } from "../support/sources.js"
+import { isoPattern, uuidPattern } from "../support/patterns.js"
 
 let server: TestServer
 beforeAll(async () => {

@@ -23,12 +23,12 @@ import { ManualClock, startTestServer, type TestServer } from "../support/server
 import { startServerProcess } from "../support/server-process.js"
 import { changesOf, organizationOf, setCredits } from "../support/source-helpers.js"
 import { startWebServer, waitForStatus, type WebServer } from "../support/sources.js"
-import { createAgent, eventually } from "../runtime/support.js"
+import { createAgent } from "../runtime/support.js"
+import { eventually, sleep } from "../support/timing.js"
 
 // A lease of 3 s: in-process instances share one event loop, and another's start blocks it for a while.
 const instances = { heartbeatMs: 250, leaseBeats: 12 }
 const leaseMs = instances.heartbeatMs * instances.leaseBeats
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 let database: { readonly url: string; readonly drop: () => Promise<void> }
 let fake: FakeOpenAi

@@ -11,7 +11,8 @@ import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, st
 import { startTestServer, type TestServer } from "../support/server.js"
 import { insertKnowledgebases } from "../support/fixtures.js"
 import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
-import { count, createAgent, eventually, openStream } from "./support.js"
+import { count, createAgent, openStream } from "./support.js"
+import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
 let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")

@@ -11,7 +11,8 @@ import { expectError } from "../support/fixtures.js"
 import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, setCredits } from "../support/source-helpers.js"
-import { createAgent, eventually, openStream } from "./support.js"
+import { createAgent, openStream } from "./support.js"
+import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
 let answer: () => FakeResponse = () => say("ok")

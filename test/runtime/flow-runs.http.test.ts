@@ -13,7 +13,8 @@ import { organizationOf, readySource, setCredits } from "../support/source-helpe
 import { AccountsService } from "../../server/identity/service.js"
 import { FlowRunService } from "../../server/runtime/flow-runs/service.js"
 import { builtinPromptNote } from "../../server/runtime/flow-runs/steps.js"
-import { count, createAgent, eventually, openStream } from "./support.js"
+import { count, createAgent, openStream } from "./support.js"
+import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
 let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")

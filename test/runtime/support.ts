@@ -88,12 +88,3 @@ export const count = (server: TestServer, query: string, params: ReadonlyArray<u
       Effect.orDie
     )
   )
-
-/** Polls `check` until it answers true (or fails the test after `timeoutMs`). */
-export const eventually = async (check: () => Promise<boolean>, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

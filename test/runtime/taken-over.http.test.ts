@@ -12,7 +12,8 @@ import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, setCredits } from "../support/source-helpers.js"
 import { abandonedByServer } from "../../server/runtime/runs/reasons.js"
 import { RunService } from "../../server/runtime/runs/service.js"
-import { createAgent, eventually } from "./support.js"
+import { createAgent } from "./support.js"
+import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
 let answer: FakeResponse

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { sleep } from "./timing.js"
 
 /** One part of a streamed answer. */
 export type FakePart =
@@ -76,7 +77,6 @@ export const callTool = (name: string, args: unknown, id = `call_${name}`): Fake
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 const chunk = (model: string, delta: Record<string, unknown>, finish: string | null) => ({
   id: "chatcmpl-fake",

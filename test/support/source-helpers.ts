@@ -7,6 +7,8 @@ import { Effect } from "effect"
 import { expect } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import type { TestResponse, TestServer } from "./server.js"
+import { toTestResponse } from "./sources.js"
+import { sleep } from "./timing.js"
 
 /** A source as the API answers it. */
 export interface SourceJson {
@@ -68,21 +70,13 @@ export const uploadFile = async (
     headers: { authorization: `Bearer ${key}` },
     body: form
   })
-  const text = await response.text()
-  let body: unknown = undefined
-  try {
-    body = text ? JSON.parse(text) : undefined
-  } catch {
-    body = undefined
-  }
-  return { status: response.status, headers: response.headers, body, text }
+  return toTestResponse(response)
 }
 
 /** `GET /knowledgebases/{kb}/sources/{id}`. */
 export const getSource = (server: TestServer, kb: string, sourceId: string, key?: string) =>
   server.request("GET", `/knowledgebases/${kb}/sources/${sourceId}`, withKey(key))
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * Polls `GET /knowledgebases/{kb}/sources/{id}` (backing off, so the key's rate limit is never

@@ -12,9 +12,6 @@ import { expect } from "vitest"
 import { organizationId, sql } from "./fixtures.js"
 import type { TestResponse, TestServer } from "./server.js"
 
-export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-export const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
 /** Every field of a Source, in the contract's order. */
 export const sourceFieldNames = [
   "id",
