@@ -28,7 +28,7 @@ const backendFree = process.env.SVC_TEST_PG_ALL
       "cli/progress.test.ts",
       "cli/render.test.ts",
       "cli/start-up-imports.test.ts",
-      "http/gates.test.ts",
+      "platform/admission-gates.test.ts",
       "knowledge/chunk.test.ts",
       "knowledge/embeddings-client.test.ts",
       "knowledge/embeddings-fusion.test.ts",
