@@ -20,7 +20,7 @@ import { camelReply, idOrName, tool } from "../tool.js"
 import { agentIdOf, idsOf } from "./builder-ids.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
 import { knowledgebaseIdOf } from "./knowledge-ids.js"
-import { appTurn, agentTurn, flowRun, turnInput, turnMessageReason } from "./runs.js"
+import { appTurn, agentTurn, flowRun, turnInput } from "./runs.js"
 
 const updateAgentDraftOperation = operation(AgentsApi, "updateDraft")
 
@@ -103,7 +103,7 @@ export const compareModels = tool({
     models: z.array(z.string().min(1).max(200)).min(2).max(5)
   },
   operation: draftRunOperation.agent,
-  ownArguments: { agentId: idOrName, message: turnMessageReason, models: "MCP's own: the models to compare, 2 to 5, each a model name as an Agent's `model` is" },
+  ownArguments: { agentId: idOrName, models: "MCP's own: the models to compare, 2 to 5, each a model name as an Agent's `model` is" },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {

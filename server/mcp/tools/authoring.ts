@@ -24,7 +24,7 @@ import { listArguments, operationArgument } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
 import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, updatedSinceInput } from "./knowledge-ids.js"
-import { agentTurn, appTurn, flowRun, turnInput, turnMessageReason } from "./runs.js"
+import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal, publishOperation } from "./draft-kinds.js"
 import { compareModels, runTestCases, setAgentKnowledge } from "./authoring-checks.js"
 
@@ -195,7 +195,7 @@ const runDraft = tool({
     inputs: operationArgument(draftRunOperation.flow, "inputs").optional().describe("A Flow's answers keyed by parameter name.")
   },
   operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
-  ownArguments: { kind: kindReason, id: idOrName, message: turnMessageReason },
+  ownArguments: { kind: kindReason, id: idOrName },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {

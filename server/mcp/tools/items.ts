@@ -14,7 +14,7 @@ import { FlowService } from "../../builder/flows/service.js"
 import type { ToolFamily } from "../families.js"
 import { admits } from "../admits.js"
 import { type McpTool, mcpTool, tool } from "../tool.js"
-import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput, turnMessageReason } from "./runs.js"
+import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput } from "./runs.js"
 
 /** Dedicated tools are offered while a kind has at most this many published items. */
 export const dedicatedToolsMax = 10
@@ -48,7 +48,6 @@ export const agentItemTool = (agent: { readonly id: string; readonly name: strin
     description: `Talk to the Agent '${agent.name}'.${agent.description ? ` ${agent.description}` : ""}`,
     input: turnInput,
     operation: agentConversationOperation,
-    ownArguments: { message: turnMessageReason },
     run: true,
     signature: `${agent.id}:${agent.name}:${agent.description}`,
     handler: (args, call) => agentTurn(call.principal, agent.id, args, false)
@@ -61,7 +60,6 @@ export const appItemTool = (app: { readonly id: string; readonly name: string; r
     description: `Talk to the App '${app.name}'.${app.description ? ` ${app.description}` : ""}`,
     input: turnInput,
     operation: appConversationOperation,
-    ownArguments: { message: turnMessageReason },
     run: true,
     signature: `${app.id}:${app.name}:${app.description}`,
     handler: (args, call) => appTurn(call.principal, app.id, args, false)
@@ -77,7 +75,7 @@ export const flowItemTool = (flow: Flow, name: string): McpTool => {
       description: `Run the Flow '${flow.name}'.${flow.description ? ` ${flow.description}` : ""}`,
       input: {},
       operation: runFlowOperation,
-      ownArguments: flow.conversational ? { message: turnMessageReason } : Object.fromEntries(parameters.map((parameter) => [parameter, questionReason])),
+      ownArguments: flow.conversational ? {} : Object.fromEntries(parameters.map((parameter) => [parameter, questionReason])),
       run: true,
       literalArguments: !flow.conversational,
       signature: `${flow.id}:${flow.version}:${flow.name}`,

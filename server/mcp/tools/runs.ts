@@ -28,7 +28,7 @@ import { RunsApi } from "../../runtime/runs/api.js"
 import { admits } from "../admits.js"
 import { operation } from "../operation.js"
 import { listArguments, operationArgument } from "../operation-arguments.js"
-import { camelReply, fieldsList, idOrName, itemsPage, pathId, tool } from "../tool.js"
+import { camelReply, fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
 import { fieldsInput } from "./knowledge-ids.js"
 
@@ -43,17 +43,11 @@ const listFlowsOperation = operation(FlowsApi, "list")
 const executionOperation = operation(RunsApi, "getExecution")
 
 /**
- * Why a turn's `message` is the tool's own: the tool publishes 1 to 100,000 characters where REST's
- * `ConversationTurn` takes 1 to 32,000; REST's decode (run by the handler) refuses what lies between
- * with its `invalid_request`. Taking REST's bound would change that refusal's wording (issue 22: left
- * for the lead).
+ * `message` and `conversationId` of a conversation turn (`conversationId` as REST's `conversation_id`),
+ * both as `ConversationTurn` bounds them (a message of 1 to 32,000 characters): one rule for REST and MCP.
  */
-export const turnMessageReason =
-  "published as 1 to 100000 characters where REST's ConversationTurn takes 1 to 32000; the handler's REST decode refuses what lies between (aligning changes that refusal's wording)"
-
-/** `message` and `conversationId` of a conversation turn (`conversationId` as REST's `conversation_id`). */
 export const turnInput = {
-  message: z.string().min(1).max(100_000).describe("What to say."),
+  message: operationArgument(agentConversationOperation, "message").describe("What to say."),
   conversationId: operationArgument(agentConversationOperation, "conversationId")
     .optional()
     .describe("Continues a conversation (from an earlier answer's `conversationId`).")
@@ -148,7 +142,7 @@ const runAgent = tool({
   description: "Talk to a published Agent or App (by id or exact name); answers `reply`, `conversationId` and `executionId`. One execution; credits as the REST run.",
   input: { agentId: z.string().min(1).describe("The Agent's or App's id or exact name."), ...turnInput },
   operation: [agentConversationOperation, appConversationOperation],
-  ownArguments: { agentId: idOrName, message: turnMessageReason },
+  ownArguments: { agentId: idOrName },
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -172,21 +166,17 @@ const listFlows = tool({
     })
 })
 
-/** Why a Flow run's `message` is the tool's own (as `turnMessageReason`, with no upper bound published). */
-export const flowMessageReason =
-  "published without an upper bound where REST's FlowRunRequest takes 1 to 32000 characters; the handler's REST decode refuses longer ones (aligning changes that refusal's wording)"
-
 const runFlow = tool({
   name: "run_flow",
   description: "Run a published Flow (by id or exact name) with `inputs` keyed by parameter name (see `list_flows`); a Flow without questions takes `message`. Answers `output` and `variables`.",
   input: {
     flowId: z.string().min(1).describe("The Flow's id or exact name."),
     inputs: operationArgument(runFlowOperation, "inputs").optional().describe("The answers keyed by parameter name."),
-    message: z.string().min(1).optional().describe("For a Flow without questions."),
+    message: operationArgument(runFlowOperation, "message").optional().describe("For a Flow without questions."),
     conversationId: operationArgument(runFlowOperation, "conversationId").optional().describe("For a Flow without questions: continues a conversation.")
   },
   operation: runFlowOperation,
-  ownArguments: { flowId: idOrName, message: flowMessageReason },
+  ownArguments: { flowId: idOrName },
   run: true,
   handler: (args, { principal }) => Effect.flatMap(flowIdOf(principal, args.flowId, "published"), (id) => flowRun(principal, id, args, false))
 })
@@ -194,10 +184,10 @@ const runFlow = tool({
 const getExecution = tool({
   name: "get_execution",
   description: "An execution: what ran, steps, tools called (without their arguments in the default summary view; `view: \"full\"` includes them), credits, timings.",
-  input: { executionId: z.string().min(1), view: z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.") },
+  input: { executionId: operationArgument(executionOperation, "id").describe("The execution's id (REST's `id` path parameter)."), view: z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.") },
   operation: executionOperation,
   ownArguments: {
-    executionId: pathId,
+    executionId: "REST's `id` path parameter (its bounds taken from it), named as answers name it (`executionId`)",
     view: "MCP's views: `summary` by default and `full` on request, where REST answers in full unless `view=summary`"
   },
   handler: (args, { principal }) =>
