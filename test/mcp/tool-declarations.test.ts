@@ -162,10 +162,11 @@ const problemsOf = (candidate: McpTool): Array<string> => {
       continue
     }
     if (shared.length === 0) problems.push(`${name}: neither an input of ${candidate.operations.map((one) => one.name).join(", ")} nor declared the tool's own`)
-    for (const input of shared) {
-      const theirs = JSON.stringify(boundsOf(input))
-      if (theirs !== mine) problems.push(`${name}: bounds ${mine}, the operation's ${theirs}`)
-    }
+    const theirs = [...new Set(shared.map((input) => JSON.stringify(boundsOf(input))))]
+    // Operations that bound it alike: the tool's are theirs. Operations that differ (a create refusing
+    // the null its update takes): the tool's are one operation's, and that operation's decode refuses the rest.
+    if (theirs.length === 1 && theirs[0] !== mine) problems.push(`${name}: bounds ${mine}, the operation's ${theirs[0]}`)
+    if (theirs.length > 1 && !theirs.includes(mine)) problems.push(`${name}: bounds ${mine}, none of the operations' ${theirs.join(" / ")}`)
   }
   for (const name of Object.keys(candidate.ownArguments)) if (published[name] === undefined) problems.push(`${name}: declared the tool's own but not an argument`)
   return problems
@@ -194,13 +195,16 @@ describe("MCP tool declarations", () => {
     expect(tools.get("whoami")).toMatchObject({ operations: [], noTwin: expect.stringContaining("identity"), scopes: [] })
   })
 
-  it("finds a bound written by hand that differs from the operation's", async () => {
+  it("finds a bound written by hand that differs from the operation's, or from each of several operations'", async () => {
     const search = (await everyTool()).find((candidate) => candidate.name === "search_knowledgebase")!
     const input = search.input as z.ZodRawShape
     const handWritten = { ...search, input: { ...input, query: z.string().min(1).max(2000) } }
     expect(problemsOf(handWritten)).toEqual([expect.stringMatching(/^query: bounds .*"maxLength":2000.* the operation's .*"maxLength":1000/)])
     expect(problemsOf({ ...search, scopes: ["knowledge:write"] })).toEqual(['scopes ["knowledge:write"], the operations\' ["knowledge:read"]'])
     expect(problemsOf({ ...search, operations: [], noTwin: null })).toEqual(["no operation and no reason"])
+    const saveFlow = (await everyTool()).find((candidate) => candidate.name === "save_flow")!
+    const looser = { ...saveFlow, input: { ...(saveFlow.input as z.ZodRawShape), output: z.string().nullable().optional() } }
+    expect(problemsOf(looser)).toEqual([expect.stringMatching(/^output: bounds .* none of the operations' .*"maxLength":20000.* \/ .*"maxLength":20000/)])
   })
 })
 

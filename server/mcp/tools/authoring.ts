@@ -20,7 +20,7 @@ import { AgentsApi } from "../../builder/agents/api.js"
 import { AppsApi } from "../../builder/apps/api.js"
 import { FlowsApi } from "../../builder/flows/api.js"
 import { operation } from "../operation.js"
-import { listArguments, operationArgument } from "../operation-arguments.js"
+import { idsOrNamesArgument, listArguments, operationArgument } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
 import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, updatedSinceInput } from "./knowledge-ids.js"
@@ -34,21 +34,15 @@ const createAppOperation = operation(AppsApi, "create")
 const listOperation = { agents: operation(AgentsApi, "list"), flows: operation(FlowsApi, "list"), apps: operation(AppsApi, "list") } as const
 const createOperation = { agents: createAgentOperation, flows: createFlowOperation, apps: createAppOperation } as const
 
-const greeting = z.string().max(2000).optional()
-
-/** Why `greeting` is the tool's own: REST takes `null` (no greeting) too; the tool takes a string only. */
-const greetingReason = "REST also takes null (no greeting); the tool publishes a string of at most 2000 characters only"
-
-/** Why a list of ids or names without a published length is the tool's own. */
-const namesReason = `${idOrName} each; published without REST's 50-item and 100-character bounds, which the handler's REST decode applies`
+const updateAgentOperation = operation(AgentsApi, "updateDraft")
+const updateFlowOperation = operation(FlowsApi, "updateDraft")
+const updateAppOperation = operation(AppsApi, "updateDraft")
 
 /**
- * Why a Flow's `questions`, `steps` and `output` and an App's `api` are the tool's own: published
- * looser than REST's schema (no lengths or counts, step names without their pattern, `output` also
- * null); the body goes through REST's schema after, so its refusals keep REST's wording.
+ * Why a list of ids or names is the tool's own: each item may be an exact name (no 100-character
+ * bound), resolved to its id before REST's decode; the list is as long as REST's (`idsOrNamesArgument`).
  */
-const looserReason =
-  "published looser than REST's schema (lengths, counts and patterns left out); the service decodes the body with REST's schema after, so its refusals keep REST's wording (aligning changes that wording)"
+const namesReason = `${idOrName} each, as many as REST takes`
 
 /** Only the arguments that were given (absent ones are left out of the body). */
 const given = (args: Record<string, unknown>) => Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined))
@@ -64,12 +58,12 @@ const saveAgent = tool({
     model: operationArgument(createAgentOperation, "model")
       .optional()
       .describe("`builtin` or a model of the server's OpenAI-compatible endpoint, kept as named; absent on create, or null, runs on the server's default model (resolved at run time)."),
-    greeting,
-    knowledgebaseIds: z.array(z.string().min(1)).optional().describe("Knowledgebases (ids or exact names) the Agent searches."),
-    flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the Agent may run as tools.")
+    greeting: operationArgument(createAgentOperation, "greeting").optional().describe("Shown before the first turn; null for none."),
+    knowledgebaseIds: idsOrNamesArgument(createAgentOperation, "knowledgebaseIds").optional().describe("Knowledgebases (ids or exact names) the Agent searches."),
+    flowIds: idsOrNamesArgument(createAgentOperation, "flowIds").optional().describe("Published Flows (ids or exact names) the Agent may run as tools.")
   },
-  operation: [createAgentOperation, operation(AgentsApi, "updateDraft")],
-  ownArguments: { agentId: `${idOrName} (absent: an Agent is created)`, greeting: greetingReason, knowledgebaseIds: namesReason, flowIds: namesReason },
+  operation: [createAgentOperation, updateAgentOperation],
+  ownArguments: { agentId: `${idOrName} (absent: an Agent is created)`, knowledgebaseIds: namesReason, flowIds: namesReason },
   handler: ({ agentId, ...args }, { principal }) =>
     Effect.gen(function* () {
       const agents = yield* AgentService
@@ -84,25 +78,6 @@ const saveAgent = tool({
     })
 })
 
-const question = z.object({
-  label: z.string().min(1).max(200),
-  type: z.enum(["text", "long_text", "number", "boolean", "select", "multi_select", "email", "url", "date"]),
-  required: z.boolean().optional(),
-  options: z.array(z.string().min(1)).optional().describe("Only for select and multi_select."),
-  description: z.string().optional()
-})
-const step = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("prompt"),
-    name: z.string().min(1),
-    template: z.string(),
-    model: z.string().min(1).max(200).optional().describe("Kept as named; absent: the server's default model, resolved at run time.")
-  }),
-  z.object({ type: z.literal("search"), name: z.string().min(1), query: z.string(), knowledgebaseIds: z.array(z.string()).optional() }),
-  z.object({ type: z.literal("agent"), name: z.string().min(1), agentId: z.string(), message: z.string() }),
-  z.object({ type: z.literal("template"), name: z.string().min(1), template: z.string() })
-])
-
 const saveFlow = tool({
   name: "save_flow",
   description:
@@ -111,12 +86,14 @@ const saveFlow = tool({
     flowId: z.string().min(1).optional().describe("The Flow to update (id or exact name); absent to create one."),
     name: operationArgument(createFlowOperation, "name").optional(),
     description: operationArgument(createFlowOperation, "description").optional(),
-    questions: z.array(question).optional().describe("Each becomes a parameter named after its label (`Company name` -> `company_name`)."),
-    steps: z.array(step).optional(),
-    output: z.string().nullable().optional().describe("A template over inputs and step variables; default the last step's variable.")
+    questions: operationArgument(createFlowOperation, "questions").optional().describe("Each becomes a parameter named after its label (`Company name` -> `company_name`)."),
+    steps: operationArgument(createFlowOperation, "steps").optional().describe("Run in order; each binds the variable `name` (a step `model` absent: the server's default model, resolved at run time)."),
+    output: operationArgument(updateFlowOperation, "output")
+      .optional()
+      .describe("A template over inputs and step variables; default the last step's variable (null on an update: back to that default).")
   },
-  operation: [createFlowOperation, operation(FlowsApi, "updateDraft")],
-  ownArguments: { flowId: `${idOrName} (absent: a Flow is created)`, questions: looserReason, steps: looserReason, output: looserReason },
+  operation: [createFlowOperation, updateFlowOperation],
+  ownArguments: { flowId: `${idOrName} (absent: a Flow is created)` },
   handler: ({ flowId, ...args }, { principal }) =>
     Effect.gen(function* () {
       const flows = yield* FlowService
@@ -134,20 +111,13 @@ const saveApp = tool({
     appId: z.string().min(1).optional().describe("The App to update (id or exact name); absent to create one."),
     name: operationArgument(createAppOperation, "name").optional(),
     description: operationArgument(createAppOperation, "description").optional(),
-    greeting,
-    agentIds: z.array(z.string().min(1)).optional().describe("Published Agents (ids or exact names) the App routes to."),
-    flowIds: z.array(z.string().min(1)).optional().describe("Published Flows (ids or exact names) the App offers."),
-    api: z
-      .object({
-        transactionEnabled: z.boolean().optional(),
-        inputSchema: z.record(z.string(), z.unknown()).optional(),
-        outputSchema: z.record(z.string(), z.unknown()).optional()
-      })
-      .optional()
-      .describe("The Transaction Service (updates only).")
+    greeting: operationArgument(createAppOperation, "greeting").optional().describe("Shown before the first turn; null for none."),
+    agentIds: idsOrNamesArgument(createAppOperation, "agentIds").optional().describe("Published Agents (ids or exact names) the App routes to."),
+    flowIds: idsOrNamesArgument(createAppOperation, "flowIds").optional().describe("Published Flows (ids or exact names) the App offers."),
+    api: operationArgument(updateAppOperation, "api").optional().describe("The Transaction Service (updates only).")
   },
-  operation: [createAppOperation, operation(AppsApi, "updateDraft")],
-  ownArguments: { appId: `${idOrName} (absent: an App is created)`, greeting: greetingReason, agentIds: namesReason, flowIds: namesReason, api: looserReason },
+  operation: [createAppOperation, updateAppOperation],
+  ownArguments: { appId: `${idOrName} (absent: an App is created)`, agentIds: namesReason, flowIds: namesReason },
   handler: ({ appId, ...args }, { principal }) =>
     Effect.gen(function* () {
       const apps = yield* AppService
