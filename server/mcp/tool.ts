@@ -135,9 +135,6 @@ export const idOrName = "an id or an exact name, resolved by the tool; REST take
 /** Why `fields` is the tool's own: a list of names, where REST's `fields` query parameter is comma-separated. */
 export const fieldsList = "a list of field names, where REST's `fields` query parameter is one comma-separated string"
 
-/** Why a path id argument is the tool's own: a URL never carries an empty segment, so the tool refuses an empty id. */
-export const pathId = "an id REST takes in the path, which is never empty: the tool refuses an empty one itself"
-
 /** A run's answer with camelCase names (`conversation_id` becomes `conversationId`). */
 export const camelReply = <A extends object>(answer: A): Record<string, unknown> =>
   Object.fromEntries(Object.entries(answer).map(([key, value]) => [key === "conversation_id" ? "conversationId" : key, value]))

@@ -25,10 +25,6 @@ export const confirmReason = "MCP's own confirmation of what cannot be undone; R
 /** Why an end-user argument is the tool's own. */
 export const endUserReason = "the end user's id or email, resolved by the tool; REST takes the id in the path"
 
-/** Why an email argument is the tool's own: REST checks an address with a filter its JSON Schema does not bound from below. */
-export const emailReason =
-  "REST's schema checks the address with a filter (its JSON Schema shows 254 characters at most and `format: email`); the tool publishes 3 to 254 characters, and REST's decode runs after it"
-
 const provisionOperation = operation(EndUsersApi, "provision")
 const listOperation = operation(EndUsersApi, "list")
 const bonusOperation = operation(EndUsersApi, "adjustBonusCredits")
@@ -39,14 +35,14 @@ const provisionEndUser = tool({
   description:
     "Create the end-user account of `email`, or update it in place: `fullName` when given, plans and groups added (never removed). Each plan becomes its own subscription with its own credit pool. Every plan and group is checked before anything is written. A deleted identity is refused (`deleted_identity`); a revoked one is restored.",
   input: {
-    email: z.string().min(3).max(254).describe("The person's email (trimmed; compared case-insensitively)."),
+    email: operationArgument(provisionOperation, "email").describe("The person's email (trimmed; compared case-insensitively)."),
     fullName: operationArgument(provisionOperation, "fullName").optional().describe("1 to 200 characters."),
     tierPlanIds: idsOrNamesArgument(provisionOperation, "tierPlanIds").optional().describe("Tier plans to hold (ids or exact names); each becomes a subscription."),
     groupIds: idsOrNamesArgument(provisionOperation, "groupIds").optional().describe("User groups to join (ids or exact names; not plans' groups)."),
     sendEmail: operationArgument(provisionOperation, "sendEmail").optional().describe("Email a welcome message (default false).")
   },
   operation: provisionOperation,
-  ownArguments: { email: emailReason, tierPlanIds: idOrName, groupIds: idOrName },
+  ownArguments: { tierPlanIds: idOrName, groupIds: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const tierPlanIds = yield* idsOf(args.tierPlanIds, (given) => tierPlanIdOf(principal, given))
@@ -60,13 +56,13 @@ const listEndUsers = tool({
   name: "list_end_users",
   description: "End-user accounts, oldest first, with their `state` (`active`, `pending`, `revoked`); deleted accounts are never listed.",
   input: {
-    email: z.string().min(1).optional().describe("Only the account of this email (compared case-insensitively)."),
+    email: operationArgument(listOperation, "email").optional().describe("Only the account of this email (compared case-insensitively)."),
     updatedSince: updatedSinceInput(listOperation),
     ...listArguments(listOperation),
     fields: fieldsInput(fieldNamesOf(EndUserListItem))
   },
   operation: listOperation,
-  ownArguments: { email: "the tool refuses an empty filter; REST's `email` query parameter has no bounds", fields: fieldsList },
+  ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const updatedSince = yield* decodeUpdatedSince(args.updatedSince)
@@ -136,14 +132,13 @@ const adjustBonusCredits = tool({
   input: {
     endUserId: endUserInput,
     subscriptionId: subscriptionInput,
-    amount: z.number().int().min(-1_000_000_000).max(1_000_000_000).describe("Credits to add, non-zero; negative removes bonus credits."),
+    amount: operationArgument(bonusOperation, "amount").describe("Credits to add, non-zero; negative removes bonus credits."),
     reason: operationArgument(bonusOperation, "reason").optional().describe("Why, kept with the adjustment (at most 500 characters).")
   },
   operation: bonusOperation,
   ownArguments: {
     endUserId: endUserReason,
-    subscriptionId: subscriptionReason,
-    amount: "REST's schema bounds it to ±1,000,000,000 but its JSON Schema (a `jsonSchema` annotation) shows only `not: {const: 0}`; the tool publishes the range, and REST's decode runs after it"
+    subscriptionId: subscriptionReason
   },
   handler: (args, { principal }) =>
     Effect.gen(function* () {

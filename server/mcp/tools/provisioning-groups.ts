@@ -5,7 +5,6 @@
  * `end_users:read` / `end_users:write`.
  */
 import { Effect } from "effect"
-import * as z from "zod/v4"
 import { decodeBody } from "../../platform/request/decode.js"
 import { AddGrant, AddMember, CreateGroup, groupFields, PatchGroup } from "../../provisioning/groups/domain.js"
 import { GroupGrants } from "../../provisioning/groups/grants.js"
@@ -14,9 +13,9 @@ import { GroupService } from "../../provisioning/groups/service.js"
 import { UserGroupsApi } from "../../provisioning/groups/api.js"
 import { operation } from "../operation.js"
 import { listArguments, operationArgument } from "../operation-arguments.js"
-import { fieldsList, idOrName, itemsPage, pathId, tool } from "../tool.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { fieldsInput } from "./knowledge-ids.js"
-import { confirmInput, confirmReason, emailReason, endUserReason } from "./provisioning-end-users.js"
+import { confirmInput, confirmReason, endUserReason } from "./provisioning-end-users.js"
 import { endUserIdOf, endUserInput, groupIdOf, groupInput } from "./provisioning-ids.js"
 
 const listOperation = operation(UserGroupsApi, "list")
@@ -24,6 +23,7 @@ const createOperation = operation(UserGroupsApi, "create")
 const updateOperation = operation(UserGroupsApi, "update")
 const addMemberOperation = operation(UserGroupsApi, "addMember")
 const addGrantOperation = operation(UserGroupsApi, "addGrant")
+const removeGrantOperation = operation(UserGroupsApi, "removeGrant")
 const nameInput = operationArgument(createOperation, "name").describe("1 to 200 characters (trimmed).")
 const descriptionInput = operationArgument(createOperation, "description").optional().describe("At most 2000 characters; `null` clears it.")
 
@@ -103,12 +103,12 @@ const addGroupMember = tool({
     "Add a person to a user group, by `endUserId` or by `email` (exactly one; an email without an account makes a pending one). `added` is false when they were a member already. An invite is emailed unless `sendEmail` is false. A plan's group is refused (`plan_group`), a deleted account too (`deleted_identity`).",
   input: {
     groupId: groupInput,
-    endUserId: z.string().min(1).optional().describe("The end user's id."),
-    email: z.string().min(3).max(254).optional().describe("The person's email."),
+    endUserId: operationArgument(addMemberOperation, "endUserId").optional().describe("The end user's id."),
+    email: operationArgument(addMemberOperation, "email").optional().describe("The person's email."),
     sendEmail: operationArgument(addMemberOperation, "sendEmail").optional().describe("Email an invite to sign in (default true).")
   },
   operation: addMemberOperation,
-  ownArguments: { groupId: idOrName, endUserId: "the tool refuses an empty id; REST's body field has no bounds", email: emailReason },
+  ownArguments: { groupId: idOrName },
   handler: ({ groupId, ...member }, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(AddMember)(member)
@@ -138,11 +138,11 @@ const grantGroupAccess = tool({
   input: {
     groupId: groupInput,
     targetKind: operationArgument(addGrantOperation, "targetKind").describe("`app` (an App, Flow or Agent) or `suite`."),
-    targetId: z.string().min(1).describe("The App's, Flow's, Agent's or Suite's id."),
+    targetId: operationArgument(addGrantOperation, "targetId").describe("The App's, Flow's, Agent's or Suite's id."),
     deploymentId: operationArgument(addGrantOperation, "deploymentId").optional().describe("Not supported on group-based access (`portal_scope_unsupported`).")
   },
   operation: addGrantOperation,
-  ownArguments: { groupId: idOrName, targetId: "the tool refuses an empty id; REST's body field has no bounds" },
+  ownArguments: { groupId: idOrName },
   handler: ({ groupId, ...grant }, { principal }) =>
     Effect.gen(function* () {
       const body = yield* decodeBody(AddGrant)(grant)
@@ -154,9 +154,9 @@ const grantGroupAccess = tool({
 const revokeGroupGrant = tool({
   name: "revoke_group_grant",
   description: "Remove a grant from a user group (its `grantId`, from `get_user_group`).",
-  input: { groupId: groupInput, grantId: z.string().min(1).describe("The grant's id.") },
-  operation: operation(UserGroupsApi, "removeGrant"),
-  ownArguments: { groupId: idOrName, grantId: pathId },
+  input: { groupId: groupInput, grantId: operationArgument(removeGrantOperation, "grantId").describe("The grant's id.") },
+  operation: removeGrantOperation,
+  ownArguments: { groupId: idOrName },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const id = yield* groupIdOf(principal, args.groupId)

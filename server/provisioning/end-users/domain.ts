@@ -11,13 +11,16 @@ export type EndUserState = typeof EndUserState.Type
 
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/** The shortest address `emailPattern` takes (`a@b.c`): the JSON Schema's lower bound, so OpenAPI and MCP show it. */
+const emailMinLength = 5
+
 /** An email address, trimmed; the account is keyed on its lower-case form. */
 export const Email = Schema.Trim.pipe(
   Schema.maxLength(254),
   Schema.filter((text) => emailPattern.test(text))
 ).annotations({
   message: () => "email must be an email address (name@domain)",
-  jsonSchema: { type: "string", format: "email", maxLength: 254, description: "Trimmed; compared case-insensitively." }
+  jsonSchema: { type: "string", format: "email", minLength: emailMinLength, maxLength: 254, description: "Trimmed; compared case-insensitively." }
 })
 
 /** The key an email is compared on: lower case. */
@@ -123,11 +126,20 @@ export const EndUserDetail = Schema.Struct({
 }).annotations({ identifier: "EndUserDetail" })
 export type EndUserDetail = typeof EndUserDetail.Type
 
+/** The most bonus credits one adjustment adds or removes. */
+const maxBonusAdjustment = 1_000_000_000
+
 /** Body of `POST /end-users/{id}/subscriptions/{subscriptionId}/bonus-credits`. */
 export const BonusCredits = Schema.Struct({
-  amount: Schema.Int.pipe(Schema.between(-1_000_000_000, 1_000_000_000), Schema.filter((n) => n !== 0)).annotations({
+  amount: Schema.Int.pipe(Schema.between(-maxBonusAdjustment, maxBonusAdjustment), Schema.filter((n) => n !== 0)).annotations({
     message: () => "amount must be a non-zero whole number (negative removes bonus credits)",
-    jsonSchema: { type: "integer", not: { const: 0 }, description: "Credits to add; negative removes bonus credits (never below zero)." }
+    jsonSchema: {
+      type: "integer",
+      minimum: -maxBonusAdjustment,
+      maximum: maxBonusAdjustment,
+      not: { const: 0 },
+      description: "Credits to add; negative removes bonus credits (never below zero)."
+    }
   }),
   reason: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
 }).annotations({ identifier: "BonusCredits", ...strictBody })
