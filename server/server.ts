@@ -16,7 +16,9 @@ import { AccountsService } from "./identity/service.js"
 import { mergeLayers } from "./platform/feature.js"
 import { AuthenticationLive } from "./platform/http/authentication.js"
 import { FastLaneLive, type FastLaneOptions } from "./platform/http/fast-lane.js"
+import { policyIndex } from "./platform/http/policy.js"
 import { operationShapes } from "./platform/http/request-shape.js"
+import { ServedHandlers } from "./platform/http/served-groups.js"
 import { dataVersionSyncOf } from "./platform/http/data-version-sync.js"
 import { type Backend, DatabaseBackend } from "./platform/sql/dialect.js"
 import { McpBranchLive } from "./mcp/http.js"
@@ -80,7 +82,7 @@ const HttpLive = (options: ServerOptions, backend: Backend) => {
     Layer.provide(
       options.fastLane?.enabled === false
         ? Layer.empty
-        : FastLaneLive({ front, shapes: operationShapes(Api), observe: options.fastLane?.observe })
+        : FastLaneLive({ front, shapes: operationShapes(Api), policies: policyIndex(Api), observe: options.fastLane?.observe })
     ),
     Layer.provide(OAuthHttpLive),
     Layer.provide(PortalHttpLive),
@@ -93,7 +95,8 @@ const HttpLive = (options: ServerOptions, backend: Backend) => {
         Layer.provide(AuthenticationLive(Api))
       )
     ),
-    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(() => server, { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" })),
+    Layer.provide(ServedHandlers.Live)
   )
 }
 

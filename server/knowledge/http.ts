@@ -1,5 +1,5 @@
 /** HTTP handlers of the Knowledgebases endpoints: thin adapters over `KnowledgebaseService`. */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { KnowledgebasesContract } from "./api.js"
 import type { Principal } from "../identity/domain.js"
@@ -12,6 +12,7 @@ import { ChangeFeed } from "./changes/service.js"
 import { SearchService } from "./search/service.js"
 import { ReviewService } from "./review/service.js"
 import { KnowledgebaseService } from "./service.js"
+import { serveGroup } from "../platform/http/served-groups.js"
 
 /** `Content-Disposition` for a download: an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
 const attachment = (filename: string) =>
@@ -57,7 +58,7 @@ const listKnowledgebases = (
   })
 
 /** Handlers of the `knowledgebases` group. */
-export const KnowledgeHttpLive = HttpApiBuilder.group(KnowledgebasesContract, "knowledgebases", (handlers) =>
+export const KnowledgeHttpLive = serveGroup(KnowledgebasesContract, "knowledgebases", (handlers) =>
   Effect.gen(function* () {
     const knowledgebases = yield* KnowledgebaseService
     const changes = yield* ChangeFeed

@@ -3,10 +3,11 @@
  * every request below goes to two servers on the same hand-driven clock, one with the lane and one
  * without, and both answers must match (status, media type, the headers that matter, and the body
  * with ids, request ids and cursors masked). The lane's own record of what it did proves which
- * path answered: served by the lane (refusals included: it runs the router's own route), or never
- * taken, left to the router by the request's shape alone (the lane saw nothing). No operation has
- * a path of its own: creates with an `Idempotency-Key`, deprecated fields, deletes and reads of
- * every family go the same way.
+ * path answered: served by the lane (refusals of the admission and of the operation included),
+ * handed on to the router after it read a request that does not decode (the router's 400), or
+ * never taken, left to the router by the request's shape alone (the lane saw nothing). No
+ * operation has a path of its own: creates with an `Idempotency-Key`, deprecated fields, deletes
+ * and reads of every family go the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FastLaneOutcome } from "../../server/platform/http/fast-lane.js"
@@ -80,12 +81,12 @@ describe("POST /knowledgebases", () => {
     expect(lane).toEqual(["served"])
   })
 
-  it("a body that does not decode, has unknown fields or is not JSON is refused by the lane as by the router", async () => {
+  it("a body that does not decode, has unknown fields or is not JSON is handed on and refused as by the router", async () => {
     for (const body of [{ name: 5 }, { name: "x", extra: 1 }, { description: "no name" }, '{"name":', "[]"]) {
       const { answer, lane } = await both((s) => s.request("POST", "/knowledgebases", { body }))
       expect(answer.status).toBe(400)
       expect(answer.body.error.code).toBe("invalid_request")
-      expect(lane).toEqual(["served"])
+      expect(lane).toEqual(["handed-on"])
     }
   })
 
@@ -118,7 +119,7 @@ describe("POST /knowledgebases", () => {
     const reused = await both((s) => s.request("POST", "/knowledgebases", { body: { name: "Twice" }, headers: { "idempotency-key": "lane-once" } }))
     expect([reused.answer.status, reused.answer.body.error.code, reused.lane]).toEqual([409, "conflict", ["served"]])
     const tooLong = await both((s) => s.request("POST", "/knowledgebases", { body: { name: "Long" }, headers: { "idempotency-key": "k".repeat(65) } }))
-    expect([tooLong.answer.status, tooLong.lane]).toEqual([400, ["served"]])
+    expect([tooLong.answer.status, tooLong.lane]).toEqual([400, ["handed-on"]])
   })
 
   it("requests it does not take go to the API untouched: another JSON type, a chunked body, a trailing slash", async () => {
@@ -234,7 +235,7 @@ describe("PATCH /knowledgebases/{id}/pages/{pageId}", () => {
     expect(missingText.lane).toEqual(["served"])
     const badOp = await both((s) => s.request("PATCH", pathOf(s), { body: { patch: [{ op: "explode" }] } }))
     expect(badOp.answer.status).toBe(400)
-    expect(badOp.lane).toEqual(["served"])
+    expect(badOp.lane).toEqual(["handed-on"])
     const missing = await both((s) => s.request("PATCH", pathOf(s, "00000000-0000-4000-8000-000000000000"), { body: { patch: [{ op: "append", text: "x" }] } }))
     expect(missing.answer.status).toBe(404)
     expect(missing.lane).toEqual(["served"])

@@ -1,5 +1,4 @@
 /** HTTP handlers of the Agents endpoints: thin adapters over `AgentService`. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AgentsContract } from "./api.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
@@ -8,12 +7,13 @@ import { parseFields, project } from "../../platform/pagination.js"
 import { draftListFields } from "../versions/domain.js"
 import { agentFields } from "./domain.js"
 import { AgentService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** A created Agent as `create` declares it (stored for idempotent replays). */
 const createdAgent = declaredAnswer(AgentsContract.groups["agents"]!.endpoints["create"]!.successSchema)
 
 /** Handlers of the `agents` group. */
-export const AgentsHttpLive = HttpApiBuilder.group(AgentsContract, "agents", (handlers) =>
+export const AgentsHttpLive = serveGroup(AgentsContract, "agents", (handlers) =>
   Effect.gen(function* () {
     const agents = yield* AgentService
     return handlers

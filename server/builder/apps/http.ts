@@ -1,5 +1,4 @@
 /** HTTP handlers of the Apps endpoints: thin adapters over `AppService`. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
@@ -7,12 +6,13 @@ import { parseFields, project } from "../../platform/pagination.js"
 import { AppsContract } from "./api.js"
 import { draftAppFields, publishedAppFields } from "./domain.js"
 import { AppService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** A created App as `create` declares it (stored for idempotent replays). */
 const createdApp = declaredAnswer(AppsContract.groups["apps"]!.endpoints["create"]!.successSchema)
 
 /** Handlers of the `apps` group. */
-export const AppsHttpLive = HttpApiBuilder.group(AppsContract, "apps", (handlers) =>
+export const AppsHttpLive = serveGroup(AppsContract, "apps", (handlers) =>
   Effect.gen(function* () {
     const apps = yield* AppService
     return handlers

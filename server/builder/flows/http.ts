@@ -4,7 +4,6 @@
  * service's check names every problem of a definition in one 400 instead of the first decode
  * failure; their declared payloads describe the body in the document.
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { readJsonBody } from "../../platform/http/request-body.js"
@@ -14,12 +13,13 @@ import { draftListFields } from "../versions/domain.js"
 import { FlowsContract } from "./api.js"
 import { flowFields } from "./domain.js"
 import { FlowService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** A created Flow as `create` declares it (stored for idempotent replays). */
 const createdFlow = declaredAnswer(FlowsContract.groups["flows"]!.endpoints["create"]!.successSchema)
 
 /** Handlers of the `flows` group. */
-export const FlowsHttpLive = HttpApiBuilder.group(FlowsContract, "flows", (handlers) =>
+export const FlowsHttpLive = serveGroup(FlowsContract, "flows", (handlers) =>
   Effect.gen(function* () {
     const flows = yield* FlowService
     return handlers

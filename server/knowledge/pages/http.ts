@@ -1,5 +1,4 @@
 /** HTTP handlers of the page endpoints: thin adapters over `PageService`. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { PagesContract } from "./api.js"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
@@ -9,6 +8,7 @@ import { CacheVersions } from "../../platform/sql/cache-versions.js"
 import type { PageIndexList } from "./api.js"
 import { pageIndexFields, revisionFields } from "./domain.js"
 import { PageService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** A page write as `create` declares it: 201, or 202 waiting for review (stored for idempotent replays). */
 const createdPage = declaredAnswer(PagesContract.groups["pages"]!.endpoints["create"]!.successSchema)
@@ -17,7 +17,7 @@ const createdPage = declaredAnswer(PagesContract.groups["pages"]!.endpoints["cre
 const keptIndexAnswers = 256
 
 /** Handlers of the `pages` group. */
-export const PagesHttpLive = HttpApiBuilder.group(PagesContract, "pages", (handlers) =>
+export const PagesHttpLive = serveGroup(PagesContract, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* PageService
     const answersVersion = (yield* CacheVersions).of(["knowledgebases", "pages", "sources"])

@@ -1,5 +1,5 @@
 /** HTTP handlers of the source endpoints: thin adapters over `SourceService`. */
-import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { type HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { SourcesContract } from "./api.js"
@@ -14,6 +14,7 @@ import { parseFields, project } from "../../platform/pagination.js"
 import { detectType } from "./extract.js"
 import { CreateSourceJson, sourceFields, uploadTypes } from "./domain.js"
 import { SourceService, type UploadInput } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 const uploadLimits = { maxParts: 8, maxFieldBytes: 16_000, maxFileBytes: maxRequestBodyBytes, maxTotalBytes: maxRequestBodyBytes }
 const formFields = new Set(["file", "name", "parentPageId"])
@@ -53,7 +54,7 @@ const uploadFromForm = (request: HttpServerRequest.HttpServerRequest) =>
 const createdSource = declaredAnswer(SourcesContract.groups["sources"]!.endpoints["create"]!.successSchema)
 
 /** Handlers of the `sources` group. */
-export const SourcesHttpLive = HttpApiBuilder.group(SourcesContract, "sources", (handlers) =>
+export const SourcesHttpLive = serveGroup(SourcesContract, "sources", (handlers) =>
   Effect.gen(function* () {
     const sources = yield* SourceService
     return handlers

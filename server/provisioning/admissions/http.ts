@@ -1,12 +1,12 @@
 /** HTTP handlers of the Portal admission endpoints: thin adapters over `AdmissionService`. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { PortalAdmissionsContract } from "./api.js"
 import { AdmissionService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** Handlers of the `portalAdmissions` group. */
-export const PortalAdmissionsHttpLive = HttpApiBuilder.group(PortalAdmissionsContract, "portalAdmissions", (handlers) =>
+export const PortalAdmissionsHttpLive = serveGroup(PortalAdmissionsContract, "portalAdmissions", (handlers) =>
   Effect.gen(function* () {
     const admissions = yield* AdmissionService
     return handlers

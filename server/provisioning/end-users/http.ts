@@ -1,11 +1,12 @@
 /** HTTP handlers of the end-user endpoints: thin adapters over `EndUserService`. */
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
 import { EndUsersContract } from "./api.js"
 import { perUserGrantsDeprecation } from "./domain.js"
 import { EndUserService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** A provisioned account as `provision` declares it (201 created, 200 updated), stored for idempotent replays. */
 const provisionedAnswer = declaredAnswer(EndUsersContract.groups["endUsers"]!.endpoints["provision"]!.successSchema)
@@ -16,7 +17,7 @@ const markDeprecated = HttpApp.appendPreResponseHandler((_request, response) =>
 )
 
 /** Handlers of the `endUsers` group. */
-export const EndUsersHttpLive = HttpApiBuilder.group(EndUsersContract, "endUsers", (handlers) =>
+export const EndUsersHttpLive = serveGroup(EndUsersContract, "endUsers", (handlers) =>
   Effect.gen(function* () {
     const endUsers = yield* EndUserService
     const as = <A, E, R>(use: (actor: Effect.Effect.Success<typeof CurrentPrincipal>) => Effect.Effect<A, E, R>) =>

@@ -1,5 +1,4 @@
 /** HTTP handlers of the user-group endpoints: thin adapters over the group services. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
@@ -9,12 +8,13 @@ import { groupFields } from "./domain.js"
 import { GroupGrants } from "./grants.js"
 import { GroupMembers } from "./members.js"
 import { GroupService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** A created group as `create` declares it (stored for idempotent replays). */
 const createdGroup = declaredAnswer(UserGroupsContract.groups["userGroups"]!.endpoints["create"]!.successSchema)
 
 /** Handlers of the `userGroups` group. */
-export const UserGroupsHttpLive = HttpApiBuilder.group(UserGroupsContract, "userGroups", (handlers) =>
+export const UserGroupsHttpLive = serveGroup(UserGroupsContract, "userGroups", (handlers) =>
   Effect.gen(function* () {
     const groups = yield* GroupService
     const members = yield* GroupMembers

@@ -1,12 +1,12 @@
 /** HTTP handler of the plan catalog. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { TierPlansContract } from "./api.js"
 import { TierPlanService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** Handlers of the `tierPlans` group. */
-export const TierPlansHttpLive = HttpApiBuilder.group(TierPlansContract, "tierPlans", (handlers) =>
+export const TierPlansHttpLive = serveGroup(TierPlansContract, "tierPlans", (handlers) =>
   Effect.gen(function* () {
     const plans = yield* TierPlanService
     return handlers.handle("list", ({ urlParams }) =>

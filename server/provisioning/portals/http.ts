@@ -1,12 +1,12 @@
 /** HTTP handler of the Portal listing. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../platform/http/authentication.js"
 import { PortalsContract } from "./api.js"
 import { PortalService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** Handlers of the `portals` group. */
-export const PortalsHttpLive = HttpApiBuilder.group(PortalsContract, "portals", (handlers) =>
+export const PortalsHttpLive = serveGroup(PortalsContract, "portals", (handlers) =>
   Effect.gen(function* () {
     const portals = yield* PortalService
     return handlers.handle("list", ({ urlParams }) =>

@@ -1,5 +1,4 @@
 /** HTTP handlers of the App run endpoints: thin adapters over `AppRunService`; `stream: true` answers SSE. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { deliverWhole } from "../model.js"
 import type { Principal } from "../../identity/domain.js"
@@ -9,9 +8,10 @@ import { RunSettings } from "../runs/settings.js"
 import { streamRun } from "../runs/sse.js"
 import { AppRunsContract } from "./api.js"
 import { AppRunService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** Handlers of the `appRuns` group. */
-export const AppRunsHttpLive = HttpApiBuilder.group(AppRunsContract, "appRuns", (handlers) =>
+export const AppRunsHttpLive = serveGroup(AppRunsContract, "appRuns", (handlers) =>
   Effect.gen(function* () {
     const appRuns = yield* AppRunService
     const { keepAliveMs } = yield* RunSettings

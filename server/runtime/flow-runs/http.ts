@@ -1,5 +1,4 @@
 /** HTTP handlers of the Flow run endpoints: thin adapters over `FlowRunService`; `stream: true` answers SSE. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { deliverWhole } from "../model.js"
 import type { Principal } from "../../identity/domain.js"
@@ -9,9 +8,10 @@ import { streamRun } from "../runs/sse.js"
 import { FlowRunsContract } from "./api.js"
 import type { FlowRunRequest } from "./domain.js"
 import { FlowRunService } from "./service.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** Handlers of the `flowRuns` group. */
-export const FlowRunsHttpLive = HttpApiBuilder.group(FlowRunsContract, "flowRuns", (handlers) =>
+export const FlowRunsHttpLive = serveGroup(FlowRunsContract, "flowRuns", (handlers) =>
   Effect.gen(function* () {
     const runs = yield* FlowRunService
     const { keepAliveMs } = yield* RunSettings

@@ -1,5 +1,4 @@
 /** HTTP handlers of the run endpoints: thin adapters over `RunService`; `stream: true` answers SSE. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import type { Principal } from "../../identity/domain.js"
 import { deliverWhole } from "../model.js"
@@ -9,9 +8,10 @@ import type { ConversationTurn } from "./domain.js"
 import { RunService } from "./service.js"
 import { RunSettings } from "./settings.js"
 import { streamRun } from "./sse.js"
+import { serveGroup } from "../../platform/http/served-groups.js"
 
 /** Handlers of the `runs` group. */
-export const RunsHttpLive = HttpApiBuilder.group(RunsContract, "runs", (handlers) =>
+export const RunsHttpLive = serveGroup(RunsContract, "runs", (handlers) =>
   Effect.gen(function* () {
     const runs = yield* RunService
     const { keepAliveMs } = yield* RunSettings
