@@ -4,10 +4,10 @@
  */
 import { OpenApi } from "@effect/platform"
 import { features } from "./features.js"
-import { joinContracts } from "./platform/http/contract.js"
-import { cleanOpenApi } from "./platform/http/openapi.js"
+import { joinContracts } from "./http/contract.js"
+import { cleanOpenApi } from "./http/openapi.js"
 
-export { apiPrefix } from "./platform/http/contract.js"
+export { apiPrefix } from "./http/contract.js"
 
 /** The whole External API. */
 export const Api = joinContracts(features.map((feature) => feature.contract))

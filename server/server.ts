@@ -14,22 +14,22 @@ import { ActivityLog } from "./knowledge/activity/service.js"
 import { CreditRenewalLive } from "./identity/credit-renewal.js"
 import { AccountsService } from "./identity/service.js"
 import { mergeLayers } from "./platform/feature.js"
-import { AuthenticationLive } from "./platform/http/authentication.js"
-import { FastLaneLive, type FastLaneOptions } from "./platform/http/fast-lane.js"
-import { policyIndex } from "./platform/http/policy.js"
-import { operationShapes } from "./platform/http/request-shape.js"
-import { ServedHandlers } from "./platform/http/served-groups.js"
-import { dataVersionSyncOf } from "./platform/http/data-version-sync.js"
+import { AuthenticationLive } from "./http/authentication.js"
+import { FastLaneLive, type FastLaneOptions } from "./http/fast-lane.js"
+import { policyIndex } from "./http/policy.js"
+import { operationShapes } from "./http/request-shape.js"
+import { ServedHandlers } from "./http/served-groups.js"
+import { dataVersionSyncOf } from "./http/data-version-sync.js"
 import { type Backend, DatabaseBackend } from "./platform/sql/dialect.js"
 import { McpBranchLive } from "./mcp/http.js"
 import { McpSignInLive } from "./mcp/sign-in/feature.js"
 import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
-import { withFrontBranches } from "./platform/http/front-branch.js"
-import { withProtocolErrorEnvelopes } from "./platform/http/protocol-errors.js"
-import { intake } from "./platform/http/request-intake.js"
-import type { RequestLogOptions } from "./platform/http/request-log.js"
-import { BodySizeLimitLive, RequestMiddlewareLive } from "./platform/http/request-middleware.js"
+import { withFrontBranches } from "./http/front-branch.js"
+import { withProtocolErrorEnvelopes } from "./http/protocol-errors.js"
+import { intake } from "./http/request-intake.js"
+import type { RequestLogOptions } from "./http/request-log.js"
+import { BodySizeLimitLive, RequestMiddlewareLive } from "./http/request-middleware.js"
 import { StderrLogger } from "./platform/logging.js"
 
 /** How to run the server: the core options and how it listens, logs and starts. */
@@ -46,7 +46,7 @@ export interface ServerOptions extends CoreOptions {
   readonly creditRenewalPollMs?: number | undefined
   /** Runs the background workers: ingestion, webhooks, mail, credit renewal (default true; tests of restarts start servers without them). */
   readonly ingestionWorker?: boolean | undefined
-  /** The fast lane in front of the API (`platform/http/fast-lane.ts`): on unless `enabled: false`. */
+  /** The fast lane in front of the API (`server/http/fast-lane.ts`): on unless `enabled: false`. */
   readonly fastLane?: FastLaneOptions | undefined
 }
 

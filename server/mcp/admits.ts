@@ -1,6 +1,6 @@
 /** Whether a caller may use a tool now: its gate is on and the caller's current scopes admit it. */
 import type { Principal } from "../identity/domain.js"
-import { scopeRefusal } from "../platform/http/authentication.js"
+import { scopeRefusal } from "../http/authentication.js"
 import type { McpTool } from "./tool.js"
 
 /** Whether `principal` may use something needing `scopes` (any one) behind `gate`. */

@@ -1,14 +1,14 @@
 /**
  * The REST operation an MCP tool mirrors, read from the HttpApi contract itself: its name
  * (`group.endpoint`, e.g. `knowledgebases.search`), its method, the scope(s) and gate its policy
- * annotations require (`platform/http/policy.ts`), the JSON Schema of its inputs (path, query and
+ * annotations require (`server/http/policy.ts`), the JSON Schema of its inputs (path, query and
  * body, generated from their Effect Schemas) and the hints a client may show (read-only,
  * destructive, idempotent). A tool takes its rules from here instead of restating them.
  */
 import type { HttpApiEndpoint, HttpApiGroup, HttpMethod } from "@effect/platform"
 import { Context, JSONSchema, Option, type Schema } from "effect"
 import type { ApiScope, Gate } from "../identity/domain.js"
-import { admittingScopes, RequiredGate, RequiredScope } from "../platform/http/policy.js"
+import { admittingScopes, RequiredGate, RequiredScope } from "../http/policy.js"
 import { camelName } from "./names.js"
 
 /** A JSON Schema as `JSONSchema.make` writes it. */

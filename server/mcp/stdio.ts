@@ -11,7 +11,7 @@ import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk
 import { Effect, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Readable, Writable } from "node:stream"
-import { syncDataVersion } from "../platform/http/data-version-sync.js"
+import { syncDataVersion } from "../http/data-version-sync.js"
 import { isApiFailure } from "../platform/request/error-catalog.js"
 import { authenticateMcp, runsAllowedFor } from "./auth.js"
 import type { FamilyName } from "./families.js"

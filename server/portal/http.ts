@@ -24,7 +24,7 @@ import { codePage, emailPage, forbiddenPage, notFoundPage, wrongCodeText } from 
 import type { PortalRow } from "./repo.js"
 import { PortalSignIn, type SignedIn } from "./service.js"
 import { cameOverHttps, cookieOptions, type CookieToSet, csrfCookieSeconds, parseCookies, portalPath, sessionCookie, sessionTtlMs } from "../identity/sign-in/cookies.js"
-import { plainRequestPath, requestUrl } from "../platform/http/request-url.js"
+import { plainRequestPath, requestUrl } from "../http/request-url.js"
 
 const portalPattern = /^\/portals\/([^/]+)(\/.*)?$/
 

@@ -15,7 +15,7 @@ const startUpServerModules = ["server/identity/allowed-values.ts", "server/platf
 /** Whether a project file is an HTTP module: a feature's contract or handlers, the HTTP platform, the registry of features, or MCP's HTTP side. */
 const isHttpModule = (file: string): boolean =>
   /(^|\/)(http|api)\.ts$/.test(file) ||
-  file.startsWith("server/platform/http/") ||
+  file.startsWith("server/http/") ||
   /(^|\/)(fast-lane|router)[^/]*\.ts$/.test(file) ||
   file === "server/features.ts" ||
   file === "server/server.ts"

@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
-import type { FastLaneOutcome } from "../../server/platform/http/fast-lane.js"
+import type { FastLaneOutcome } from "../../server/http/fast-lane.js"
 import { call, connect, personalKey } from "../support/mcp.js"
 import { organizationWithPersonalKey } from "../support/fixtures.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"

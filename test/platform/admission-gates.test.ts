@@ -22,9 +22,9 @@ import {
   type StoredScopes
 } from "../../server/identity/domain.js"
 import { ApiDisabled, GroupsDisabled, InsufficientScope } from "../../server/platform/errors.js"
-import { authorize } from "../../server/platform/http/authentication.js"
+import { authorize } from "../../server/http/authentication.js"
 import { statusOfTag } from "../../server/platform/request/error-catalog.js"
-import { type EndpointPolicy, policyIndex } from "../../server/platform/http/policy.js"
+import { type EndpointPolicy, policyIndex } from "../../server/http/policy.js"
 
 const createdAt = "2026-11-21T12:00:00.000Z"
 

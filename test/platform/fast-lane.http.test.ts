@@ -1,5 +1,5 @@
 /**
- * The fast lane (`server/platform/http/fast-lane.ts`) answers exactly as the API's router would:
+ * The fast lane (`server/http/fast-lane.ts`) answers exactly as the API's router would:
  * every request below goes to two servers on the same hand-driven clock, one with the lane and one
  * without, and both answers must match (status, media type, the headers that matter, and the body
  * with ids, request ids and cursors masked). The lane's own record of what it did proves which
@@ -10,7 +10,7 @@
  * and reads of every family go the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { FastLaneOutcome } from "../../server/platform/http/fast-lane.js"
+import type { FastLaneOutcome } from "../../server/http/fast-lane.js"
 import { ManualClock, startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 
 /** One server of a pair and what its lane did. */

@@ -4,7 +4,7 @@
  * passes over a request that is its own.
  */
 import { expect, it } from "vitest"
-import { plainRequestPath, requestUrl } from "../../server/platform/http/request-url.js"
+import { plainRequestPath, requestUrl } from "../../server/http/request-url.js"
 
 it("reads a plain origin-form path without its query", () => {
   expect(plainRequestPath("/mcp")).toBe("/mcp")

@@ -9,7 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sql, unknownId } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
-import { createTargets } from "../provisioning/support.js"
+import { createTargets } from "./support.js"
 import { call } from "../support/mcp.js"
 import { provisioningSetup, type ProvisioningSetup } from "./mcp-setup.js"
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { sql, unknownId } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
-import { setGroupsGate } from "../provisioning/support.js"
+import { setGroupsGate } from "./support.js"
 import { call, connect, personalKey, toolNames } from "../support/mcp.js"
 import { provisioningSetup, type ProvisioningSetup } from "./mcp-setup.js"
 

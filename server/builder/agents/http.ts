@@ -1,13 +1,13 @@
 /** HTTP handlers of the Agents endpoints: thin adapters over `AgentService`. */
 import { Effect } from "effect"
 import { AgentsContract } from "./api.js"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
+import { declaredAnswer, idempotentCreate } from "../../http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { draftListFields } from "../versions/domain.js"
 import { agentFields } from "./domain.js"
 import { AgentService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** A created Agent as `create` declares it (stored for idempotent replays). */
 const createdAgent = declaredAnswer(AgentsContract.groups["agents"]!.endpoints["create"]!.successSchema)

@@ -1,12 +1,12 @@
 /** HTTP handlers of the Apps endpoints: thin adapters over `AppService`. */
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
+import { declaredAnswer, idempotentCreate } from "../../http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { AppsContract } from "./api.js"
 import { draftAppFields, publishedAppFields } from "./domain.js"
 import { AppService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** A created App as `create` declares it (stored for idempotent replays). */
 const createdApp = declaredAnswer(AppsContract.groups["apps"]!.endpoints["create"]!.successSchema)

@@ -2,13 +2,13 @@
  * The Flows endpoints of the contract. The create and the draft edit declare their body schemas
  * for the document, but their handlers read the body as sent, so one 400 names every problem.
  */
-import { featureContract } from "../../platform/http/contract.js"
+import { featureContract } from "../../http/contract.js"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../platform/http/authentication.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { scope } from "../../platform/http/policy.js"
-import { IdempotencyHeaders } from "../../platform/http/responses.js"
+import { Authentication } from "../../http/authentication.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { scope } from "../../http/policy.js"
+import { IdempotencyHeaders } from "../../http/responses.js"
 import { FieldsParam, ListOf, listQuery, Narrowable, UpdatedSinceParam } from "../../platform/pagination.js"
 import { Deleted, PublishedVersion } from "../versions/domain.js"
 import { Flow, FlowDefinition, FlowDraft, FlowDraftItem, FlowDraftPatch } from "./domain.js"

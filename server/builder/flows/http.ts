@@ -5,15 +5,15 @@
  * failure; their declared payloads describe the body in the document.
  */
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { readJsonBody } from "../../platform/http/request-body.js"
-import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
+import { readJsonBody } from "../../http/request-body.js"
+import { declaredAnswer, idempotentCreate } from "../../http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { draftListFields } from "../versions/domain.js"
 import { FlowsContract } from "./api.js"
 import { flowFields } from "./domain.js"
 import { FlowService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** A created Flow as `create` declares it (stored for idempotent replays). */
 const createdFlow = declaredAnswer(FlowsContract.groups["flows"]!.endpoints["create"]!.successSchema)

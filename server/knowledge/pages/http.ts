@@ -1,14 +1,14 @@
 /** HTTP handlers of the page endpoints: thin adapters over `PageService`. */
 import { Effect } from "effect"
 import { PagesContract } from "./api.js"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
+import { declaredAnswer, idempotentCreate } from "../../http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { CacheVersions } from "../../platform/sql/cache-versions.js"
 import type { PageIndexList } from "./api.js"
 import { pageIndexFields, revisionFields } from "./domain.js"
 import { PageService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** A page write as `create` declares it: 201, or 202 waiting for review (stored for idempotent replays). */
 const createdPage = declaredAnswer(PagesContract.groups["pages"]!.endpoints["create"]!.successSchema)

@@ -11,7 +11,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { Effect } from "effect"
-import { plainRequestPath, requestOrigin, requestUrl } from "../../platform/http/request-url.js"
+import { plainRequestPath, requestOrigin, requestUrl } from "../../http/request-url.js"
 import { McpApproval } from "./approval.js"
 import { authorize } from "./authorize.js"
 import { addressPath, OAuthFailure, redirectUriProblem } from "../../identity/mcp-sign-in/domain.js"

@@ -1,7 +1,7 @@
 /** The kinds of authored item (Agent, Flow, App): naming a draft, and who may author each. */
 import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
-import { gateError as gateErrorOf, scopeRefusal } from "../../platform/http/authentication.js"
+import { gateError as gateErrorOf, scopeRefusal } from "../../http/authentication.js"
 import { AgentsApi } from "../../builder/agents/api.js"
 import { AppsApi } from "../../builder/apps/api.js"
 import { FlowsApi } from "../../builder/flows/api.js"

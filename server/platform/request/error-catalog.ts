@@ -2,7 +2,7 @@
  * The one catalog of expected failures, whatever door answers them: each error class (which carries
  * its `code`, in `server/platform/errors.ts`) gets its status and its meaning here, once, and its
  * `{error:{code,message}}` envelope. REST answers and documents them through
- * `platform/http/error-responses.ts`; MCP and the streams answer the same envelope and status.
+ * `server/http/error-responses.ts`; MCP and the streams answer the same envelope and status.
  */
 import type { Schema } from "effect"
 import * as Errors from "../errors.js"

@@ -1,10 +1,10 @@
 /** The Portal admission endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../platform/http/authentication.js"
-import { featureContract } from "../../platform/http/contract.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { gate, scope } from "../../platform/http/policy.js"
+import { Authentication } from "../../http/authentication.js"
+import { featureContract } from "../../http/contract.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { gate, scope } from "../../http/policy.js"
 import { ListOf, listQuery } from "../../platform/pagination.js"
 import { Admission, AdmitGroup } from "./domain.js"
 

@@ -1,9 +1,9 @@
 /** HTTP handlers of the Portal admission endpoints: thin adapters over `AdmissionService`. */
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
 import { PortalAdmissionsContract } from "./api.js"
 import { AdmissionService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `portalAdmissions` group. */
 export const PortalAdmissionsHttpLive = serveGroup(PortalAdmissionsContract, "portalAdmissions", (handlers) =>

@@ -1,11 +1,11 @@
 /** The end-user endpoints of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../../platform/http/authentication.js"
-import { featureContract } from "../../platform/http/contract.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { scope } from "../../platform/http/policy.js"
-import { IdempotencyHeaders } from "../../platform/http/responses.js"
+import { Authentication } from "../../http/authentication.js"
+import { featureContract } from "../../http/contract.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { scope } from "../../http/policy.js"
+import { IdempotencyHeaders } from "../../http/responses.js"
 import { ListOf, listQuery, UpdatedSinceParam } from "../../platform/pagination.js"
 import {
   BonusCredits,

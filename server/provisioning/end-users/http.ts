@@ -1,12 +1,12 @@
 /** HTTP handlers of the end-user endpoints: thin adapters over `EndUserService`. */
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
+import { declaredAnswer, idempotentCreate } from "../../http/responses.js"
 import { EndUsersContract } from "./api.js"
 import { perUserGrantsDeprecation } from "./domain.js"
 import { EndUserService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** A provisioned account as `provision` declares it (201 created, 200 updated), stored for idempotent replays. */
 const provisionedAnswer = declaredAnswer(EndUsersContract.groups["endUsers"]!.endpoints["provision"]!.successSchema)

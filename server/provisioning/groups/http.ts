@@ -1,14 +1,14 @@
 /** HTTP handlers of the user-group endpoints: thin adapters over the group services. */
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
-import { declaredAnswer, idempotentCreate } from "../../platform/http/responses.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
+import { declaredAnswer, idempotentCreate } from "../../http/responses.js"
 import { parseFields, project } from "../../platform/pagination.js"
 import { UserGroupsContract } from "./api.js"
 import { groupFields } from "./domain.js"
 import { GroupGrants } from "./grants.js"
 import { GroupMembers } from "./members.js"
 import { GroupService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** A created group as `create` declares it (stored for idempotent replays). */
 const createdGroup = declaredAnswer(UserGroupsContract.groups["userGroups"]!.endpoints["create"]!.successSchema)

@@ -1,9 +1,9 @@
 /** The plan catalog endpoint of the contract. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Authentication } from "../../platform/http/authentication.js"
-import { featureContract } from "../../platform/http/contract.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { scope } from "../../platform/http/policy.js"
+import { Authentication } from "../../http/authentication.js"
+import { featureContract } from "../../http/contract.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { scope } from "../../http/policy.js"
 import { ListOf, listQuery } from "../../platform/pagination.js"
 import { TierPlan } from "./domain.js"
 

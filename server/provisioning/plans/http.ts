@@ -1,9 +1,9 @@
 /** HTTP handler of the plan catalog. */
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
 import { TierPlansContract } from "./api.js"
 import { TierPlanService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `tierPlans` group. */
 export const TierPlansHttpLive = serveGroup(TierPlansContract, "tierPlans", (handlers) =>

@@ -1,9 +1,9 @@
 /** HTTP handler of the Portal listing. */
 import { Effect } from "effect"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
 import { PortalsContract } from "./api.js"
 import { PortalService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `portals` group. */
 export const PortalsHttpLive = serveGroup(PortalsContract, "portals", (handlers) =>

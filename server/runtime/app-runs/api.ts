@@ -1,10 +1,10 @@
 /** The App run endpoints of the contract: conversation turns (published and draft) and transactions. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { featureContract } from "../../platform/http/contract.js"
-import { Authentication } from "../../platform/http/authentication.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { gate, scope } from "../../platform/http/policy.js"
+import { featureContract } from "../../http/contract.js"
+import { Authentication } from "../../http/authentication.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { gate, scope } from "../../http/policy.js"
 import { ConversationTurn } from "../runs/domain.js"
 import { AppConversationReply, TransactionReply, TransactionRequest } from "./domain.js"
 

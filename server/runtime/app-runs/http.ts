@@ -2,13 +2,13 @@
 import { Effect } from "effect"
 import { deliverWhole } from "../model.js"
 import type { Principal } from "../../identity/domain.js"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
 import type { ConversationTurn } from "../runs/domain.js"
 import { RunSettings } from "../runs/settings.js"
 import { streamRun } from "../runs/sse.js"
 import { AppRunsContract } from "./api.js"
 import { AppRunService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `appRuns` group. */
 export const AppRunsHttpLive = serveGroup(AppRunsContract, "appRuns", (handlers) =>

@@ -1,10 +1,10 @@
 /** The Flow run endpoints of the contract: `POST /flows/{id}/run` and `POST /flows/{id}/draft/run`. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { featureContract } from "../../platform/http/contract.js"
-import { Authentication } from "../../platform/http/authentication.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { scope } from "../../platform/http/policy.js"
+import { featureContract } from "../../http/contract.js"
+import { Authentication } from "../../http/authentication.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { scope } from "../../http/policy.js"
 import { FlowRunAnswer, FlowRunRequest } from "./domain.js"
 
 const IdPath = Schema.Struct({ id: Schema.String })

@@ -2,13 +2,13 @@
 import { Effect } from "effect"
 import { deliverWhole } from "../model.js"
 import type { Principal } from "../../identity/domain.js"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
 import { RunSettings } from "../runs/settings.js"
 import { streamRun } from "../runs/sse.js"
 import { FlowRunsContract } from "./api.js"
 import type { FlowRunRequest } from "./domain.js"
 import { FlowRunService } from "./service.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `flowRuns` group. */
 export const FlowRunsHttpLive = serveGroup(FlowRunsContract, "flowRuns", (handlers) =>

@@ -1,10 +1,10 @@
 /** The run endpoints of the contract: Agent conversation turns (published and draft), executions, conversations. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { featureContract } from "../../platform/http/contract.js"
-import { Authentication } from "../../platform/http/authentication.js"
-import { ErrorResponse } from "../../platform/http/error-responses.js"
-import { anyScope, scope } from "../../platform/http/policy.js"
+import { featureContract } from "../../http/contract.js"
+import { Authentication } from "../../http/authentication.js"
+import { ErrorResponse } from "../../http/error-responses.js"
+import { anyScope, scope } from "../../http/policy.js"
 import { ListOf, listQuery } from "../../platform/pagination.js"
 import { Conversation, ConversationReply, ConversationTurn, Execution, Message } from "./domain.js"
 

@@ -2,13 +2,13 @@
 import { Effect } from "effect"
 import type { Principal } from "../../identity/domain.js"
 import { deliverWhole } from "../model.js"
-import { CurrentPrincipal } from "../../platform/http/authentication.js"
+import { CurrentPrincipal } from "../../http/authentication.js"
 import { RunsContract } from "./api.js"
 import type { ConversationTurn } from "./domain.js"
 import { RunService } from "./service.js"
 import { RunSettings } from "./settings.js"
 import { streamRun } from "./sse.js"
-import { serveGroup } from "../../platform/http/served-groups.js"
+import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `runs` group. */
 export const RunsHttpLive = serveGroup(RunsContract, "runs", (handlers) =>

@@ -5,7 +5,7 @@
  */
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Schema } from "effect"
-import type * as Errors from "../errors.js"
+import type * as Errors from "../platform/errors.js"
 import {
   catalog,
   type CatalogEntry,
@@ -16,7 +16,7 @@ import {
   statusOfTag,
   type Tag,
   tags
-} from "../request/error-catalog.js"
+} from "../platform/request/error-catalog.js"
 
 /** The `{error:{code,message}}` envelope schema of one error, decoding to and encoding from its class. */
 type EnvelopeSchema<E extends Errors.ApiFailure> = Schema.Schema<

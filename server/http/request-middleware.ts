@@ -7,16 +7,16 @@
  */
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
-import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../errors.js"
+import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../platform/errors.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
-import { isApiFailure } from "../request/error-catalog.js"
+import { isApiFailure } from "../platform/request/error-catalog.js"
 import { errorResponse } from "./error-responses.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
-import { type DecodeIssue, describeIssues } from "../request/decode.js"
+import { type DecodeIssue, describeIssues } from "../platform/request/decode.js"
 import { unreadableBody } from "./request-body.js"
 import { requestIdOf } from "./request-intake.js"
 import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
-import { nulTextRefusal } from "../sql/text-refusal.js"
+import { nulTextRefusal } from "../platform/sql/text-refusal.js"
 
 
 export { newRequestId } from "./request-intake.js"

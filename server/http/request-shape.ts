@@ -8,7 +8,7 @@
  */
 import { Headers, HttpApi, HttpMethod, type HttpServerRequest } from "@effect/platform"
 import { Effect, Option, Schema, SchemaAST } from "effect"
-import { InvalidRequest } from "../errors.js"
+import { InvalidRequest } from "../platform/errors.js"
 import { isJsonMediaType, parseMediaType } from "./media-type.js"
 
 type AnySchema = Schema.Schema<unknown, unknown, never>

@@ -10,13 +10,13 @@ import {
   HttpServerRequest
 } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { Principal } from "../../identity/domain.js"
-import { AccountsService } from "../../identity/service.js"
-import { type AdmissionRule, bearerToken, makeAdmission, refusalOf, restRule } from "../../identity/admission.js"
+import type { Principal } from "../identity/domain.js"
+import { AccountsService } from "../identity/service.js"
+import { type AdmissionRule, bearerToken, makeAdmission, refusalOf, restRule } from "../identity/admission.js"
 import { ErrorResponse } from "./error-responses.js"
 import { admittingScopes, type EndpointPolicy, policyIndex, type PolicyIndex, type RequiredScopes } from "./policy.js"
 
-export { bearerToken, gateError, scopeRefusal } from "../../identity/admission.js"
+export { bearerToken, gateError, scopeRefusal } from "../identity/admission.js"
 
 /** The caller of the current request. */
 export class CurrentPrincipal extends Context.Tag("svc/CurrentPrincipal")<CurrentPrincipal, Principal>() {}

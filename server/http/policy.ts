@@ -4,7 +4,7 @@
  */
 import { HttpApi, type HttpApiGroup, OpenApi } from "@effect/platform"
 import { Context } from "effect"
-import type { ApiScope, Gate } from "../../identity/domain.js"
+import type { ApiScope, Gate } from "../identity/domain.js"
 
 /** The scope an endpoint requires, or the scopes any one of which admits (`anyScope`). */
 export type RequiredScopes = ApiScope | ReadonlyArray<ApiScope>

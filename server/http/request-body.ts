@@ -5,7 +5,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
-import { InvalidRequest, PayloadTooLarge } from "../errors.js"
+import { InvalidRequest, PayloadTooLarge } from "../platform/errors.js"
 import { maxRequestBodyBytes } from "./limits.js"
 
 /** The refusal for a body the platform could not read: over the limit, or not JSON. */

@@ -8,7 +8,7 @@
  * instead of making their own, and sync nothing themselves.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { newId } from "../ids.js"
+import { newId } from "../platform/ids.js"
 import { logNodeRequest, type RequestLogOptions } from "./request-log.js"
 
 /** A new request id: `req_` and 32 hex digits. */

@@ -2,10 +2,10 @@
 import { HttpApiSchema, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { CurrentPrincipal } from "./authentication.js"
-import type { Conflict } from "../errors.js"
-import { sha256Hex } from "../ids.js"
-import { IdempotencyStore, type StoredAnswer } from "../idempotency.js"
-import { envelopeBody, isApiFailure, statusOfTag } from "../request/error-catalog.js"
+import type { Conflict } from "../platform/errors.js"
+import { sha256Hex } from "../platform/ids.js"
+import { IdempotencyStore, type StoredAnswer } from "../platform/idempotency.js"
+import { envelopeBody, isApiFailure, statusOfTag } from "../platform/request/error-catalog.js"
 
 /** Headers of the creates that take `Idempotency-Key`. */
 export const IdempotencyHeaders = Schema.Struct({

@@ -5,7 +5,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Either } from "effect"
-import { InvalidRequest, PayloadTooLarge } from "../errors.js"
+import { InvalidRequest, PayloadTooLarge } from "../platform/errors.js"
 import { readBoundedBody } from "./body-limit.js"
 import { type FormPart, parseFormData } from "./form-data.js"
 import { parseMediaType } from "./media-type.js"

@@ -6,8 +6,8 @@
  */
 import { type IncomingMessage, maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
-import { type ApiFailure, InvalidRequest, PayloadTooLarge } from "../errors.js"
-import { envelopeBody } from "../request/error-catalog.js"
+import { type ApiFailure, InvalidRequest, PayloadTooLarge } from "../platform/errors.js"
+import { envelopeBody } from "../platform/request/error-catalog.js"
 import { newRequestId } from "./request-middleware.js"
 
 interface ProtocolAnswer {

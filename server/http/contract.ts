@@ -5,7 +5,7 @@
  * serves, documents and generates the SDK.
  */
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
-import { apiPrefix } from "../api-root.js"
+import { apiPrefix } from "../platform/api-root.js"
 import { ErrorResponse } from "./error-responses.js"
 
 /** The API's identifier; every slice and the joined API share it. */

@@ -7,7 +7,7 @@
  * nothing runs.
  */
 import { Effect } from "effect"
-import { type Backend, DatabaseBackend } from "../sql/dialect.js"
+import { type Backend, DatabaseBackend } from "../platform/sql/dialect.js"
 
 /** Brings the data version up to date on PostgreSQL; nothing on SQLite. */
 export const syncDataVersion: Effect.Effect<void, never, DatabaseBackend> = Effect.flatMap(DatabaseBackend, (backend) =>
