@@ -17,7 +17,7 @@ import { defineConfig } from "vitest/config"
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
-  : ["http", "platform", "identity", "knowledge", "builder", "runtime", "provisioning", "portal", "webhooks", "mcp", "cli", "sdk", "docs"].map(
+  : ["platform", "identity", "knowledge", "builder", "runtime", "provisioning", "portal", "webhooks", "mcp", "cli", "sdk", "docs"].map(
       (dir) => `test/${dir}/**/*.test.ts`
     )
 const backendFree = process.env.SVC_TEST_PG_ALL
