@@ -249,15 +249,19 @@ export const FastLaneLive = (options: {
       const rules = admissionRules(options.policies)
       const { shapes } = options
 
-      let lanes: ReadonlyMap<string, Lane> | undefined
+      // Built from the handlers noted so far, and again if more were noted since (a request that
+      // came while the groups were still being built must not leave the lane short for good).
+      let lanes: ReadonlyMap<string, Lane> = new Map()
+      let lanesFrom = 0
       const laneFor = (key: string) => {
-        if (lanes === undefined) {
+        if (lanesFrom !== served.length) {
           const built = new Map<string, Lane>()
           for (const handler of served) {
             const lane = laneOf(handler, rules)
             if (lane !== undefined) built.set(`${handler.endpoint.method} ${handler.endpoint.path}`, lane)
           }
           lanes = built
+          lanesFrom = served.length
         }
         return lanes.get(key)
       }
