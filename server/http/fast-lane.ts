@@ -23,12 +23,11 @@
  *   replayed, before anything was admitted, counted or written, for the router's own 400.
  */
 import { HttpApp, type HttpApiEndpoint, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Effect, Either, Exit, FiberRef, Layer, Option, Runtime, Schema, type SchemaAST, Scope } from "effect"
+import { Context, Effect, Either, Exit, FiberRef, Layer, Option, Runtime, Schema, type SchemaAST, Scope } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 import { makeAdmission, type AdmissionRule } from "../identity/admission.js"
 import { AccountsService } from "../identity/service.js"
-import { isApiFailure } from "../platform/request/error-catalog.js"
 import { Authentication, admissionRules, bearerToken, CurrentPrincipal } from "./authentication.js"
 import { errorResponse } from "./error-responses.js"
 import type { FrontBranches } from "./front-branch.js"
@@ -312,12 +311,7 @@ export const FastLaneLive = (options: {
           const encoded = lane.encode(value)
           return encoded === undefined ? Effect.dieMessage("An answer matches none of its endpoint's success schemas.") : Effect.succeed(encoded)
         }).pipe(
-          Effect.catchAllCause((cause) => {
-            const failure = Cause.failureOption(cause)
-            return Option.isSome(failure) && isApiFailure(failure.value)
-              ? Effect.succeed<Answer>(errorResponse(failure.value))
-              : Effect.map(toApiFailure(cause, requestId, Effect.succeed(true)), (error): Answer => errorResponse(error))
-          }),
+          Effect.catchAllCause((cause) => Effect.map(toApiFailure(cause, requestId, Effect.succeed(true)), (error): Answer => errorResponse(error))),
           Effect.flatMap((answered) =>
             Effect.flatMap(FiberRef.get(HttpApp.currentPreResponseHandlers), (preResponse) =>
               preResponse._tag === "None" ? Effect.succeed(answered) : Effect.orDie(preResponse.value(request, asResponse(answered)))

@@ -14,7 +14,7 @@ import { type Cause, Data, Effect, Exit, Schedule } from "effect"
 import { AppClock } from "./clock.js"
 import { Conflict } from "./errors.js"
 import { transactionsOn } from "./sql/database.js"
-import { txAll, WriteTransactions } from "./sql/write-fast-path.js"
+import { statementsOn, txAll, WriteTransactions } from "./sql/write-fast-path.js"
 
 /** How long a stored response is replayed. */
 export const idempotencyWindowMs = 24 * 60 * 60_000
@@ -93,6 +93,8 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
     const clock = yield* AppClock
     const writes = yield* WriteTransactions
     const inTransaction = transactionsOn(sql)
+    /** A body's statements through `@effect/sql`, outside any transaction (the look-up before a create's). */
+    const statements = statementsOn(sql)
 
     const purgeExpired = Effect.suspend(() => Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`))
     yield* purgeExpired
@@ -103,15 +105,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
      * `running` row (written by versions that claimed keys before creating) belongs to a request
      * whose process died, since no request of this version leaves one: it holds no answer.
      */
-    const lookup = (request: KeyedRequest) =>
-      Effect.flatMap(
-        Effect.orDie(
-          sql<StoredRow>`SELECT request_hash, status, body FROM idempotency_keys
-            WHERE organization_id = ${request.organizationId} AND address = ${request.address} AND key = ${request.key}
-              AND state = 'done' AND expires_at > ${clock.now()}`
-        ),
-        (rows) => answerOf(request, rows[0] ?? null)
-      )
+    const lookup = (request: KeyedRequest) => Effect.flatMap(statements(storedRowTx(request, clock.now())), (row) => answerOf(request, row))
 
     /** {@link lookup} inside the open transaction, through the write fast path (one synchronous step on SQLite). */
     const lookupInTransaction = (request: KeyedRequest) => Effect.flatMap(writes.run(() => storedRowTx(request, clock.now())), (row) => answerOf(request, row))
