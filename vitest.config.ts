@@ -66,6 +66,7 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "platform/read-connection.test.ts",
       "platform/sqlite-connection.test.ts",
       "platform/write-fast-path.test.ts",
+      "platform/write-declaration.test.ts",
       // The README's tour, on the SQLite file it describes (`svc reset` and `--ephemeral` are SQLite's); minutes a run.
       "docs/readme.test.ts"
     ].map((file) => `test/${file}`)

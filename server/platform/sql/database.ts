@@ -32,6 +32,7 @@ import migration0018 from "./migrations/0018_passage_vectors.js"
 import migration0019 from "./migrations/0019_source_content_claims.js"
 import migration0020 from "./migrations/0020_page_search_filter.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
+import { writesEveryTable, writing } from "./write-declaration.js"
 
 /** The migrations, in order; each is static code, never read from disk at run time. */
 export const migrations = {
@@ -81,7 +82,8 @@ const configure = Effect.gen(function* () {
   yield* sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
   yield* sql.unsafe("PRAGMA foreign_keys = ON")
   yield* sql.unsafe("PRAGMA synchronous = NORMAL")
-  yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
+  // Migrations write every table (DDL and their own rows): declared so (`write-declaration.ts`).
+  yield* writing(writesEveryTable)(Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" }))
 })
 
 /** Opens (creating if needed) the data directory's SQLite database and brings its schema up to date. */

@@ -3,7 +3,8 @@
  * connection and the lock `@effect/sql` serializes it with are reachable: the write fast path
  * (`write-fast-path.ts`) runs whole transactions synchronously on that connection under that lock,
  * and the caches (`cache-versions.ts`) read the connection's own `PRAGMA data_version` and the
- * tables its commits wrote (`write-tracking.ts`). Everything else is what
+ * tables its commits wrote (`write-tracking.ts`: what each statement declares it writes, from
+ * `CurrentWrites`, `write-declaration.ts`). Everything else is what
  * `@effect/sql-sqlite-node`'s `make` does: WAL, a prepared-statement cache, transactions through
  * `@effect/sql`, the same `SqliteClient` and `SqlClient` tags; transaction control statements
  * (BEGIN, COMMIT, savepoints) are prepared once instead of on every transaction.
@@ -16,6 +17,7 @@ import * as Statement from "@effect/sql/Statement"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import Database from "better-sqlite3"
 import { Cache, Chunk, Context, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
+import { CurrentWrites, type WriteDeclaration } from "./write-declaration.js"
 import { type WriteGenerations, writeGenerations } from "./write-tracking.js"
 
 /** The writer connection of this process and the lock every use of it takes. */
@@ -29,8 +31,8 @@ export interface SqliteWriterShape {
   readonly withConnection: <A>(use: (db: Database.Database) => A) => Effect.Effect<A, SqlError>
   /** The tables this process's commits changed (`write-tracking.ts`). */
   readonly generations: WriteGenerations
-  /** Runs one statement with the write tracking (see `onWriter` in `makeSqliteClient`). */
-  readonly onWriter: <T>(text: string, use: () => T) => T
+  /** Runs one prepared statement with the write tracking (see `onWriter` in `makeSqliteClient`). */
+  readonly onWriter: <T>(statement: Database.Statement, text: string, declared: WriteDeclaration | undefined, use: () => T) => T
   /**
    * Whether no fiber holds the lock and no transaction is open: a synchronous read may then run
    * on the connection (see `read-connection.ts`), nothing can begin a write before it ends.
@@ -81,8 +83,8 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
      * takes the write lock first, so that its commit is observed too. (DDL and PRAGMA run as they
      * are: some are no-ops inside a transaction; they bump every table and are never observed.)
      */
-    const onWriter = <T>(text: string, use: () => T): T => {
-      const writes = generations.noteStatement(text)
+    const onWriter = <T>(statement: Database.Statement, text: string, declared: WriteDeclaration | undefined, use: () => T): T => {
+      const writes = generations.noteStatement(text, statement.readonly, declared)
       try {
         if (writes === "rows" && !db.inTransaction) {
           beginImmediate.run()
@@ -115,7 +117,7 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
         if (Context.get(fiber.currentContext, SqlClient.SafeIntegers)) statement.safeIntegers(true)
         try {
           return Effect.succeed(
-            onWriter(text, () => {
+            onWriter(statement, text, fiber.getFiberRef(CurrentWrites), () => {
               if (statement.reader) return statement.all(...params)
               const result = statement.run(...params)
               return raw ? result : []
@@ -139,14 +141,18 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
         Effect.acquireUseRelease(
           prepareCache.get(text),
           (statement) =>
-            Effect.try({
-              try: () =>
-                onWriter(text, () => {
-                  if (statement.reader) return statement.raw(true).all(...params) as Array<Array<unknown>>
-                  statement.run(...params)
-                  return []
-                }),
-              catch: sqlError
+            Effect.withFiberRuntime<Array<Array<unknown>>, SqlError>((fiber) => {
+              try {
+                return Effect.succeed(
+                  onWriter(statement, text, fiber.getFiberRef(CurrentWrites), () => {
+                    if (statement.reader) return statement.raw(true).all(...params) as Array<Array<unknown>>
+                    statement.run(...params)
+                    return []
+                  })
+                )
+              } catch (cause) {
+                return Effect.fail(sqlError(cause))
+              }
             }),
           (statement) => Effect.sync(() => statement.reader && statement.raw(false))
         ),

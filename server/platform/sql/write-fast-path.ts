@@ -11,6 +11,9 @@
  * - Portable (any other `SqlClient`, PostgreSQL): each statement through `@effect/sql` in
  *   `withTransaction`, placeholders numbered for PostgreSQL.
  *
+ * A statement that writes declares the tables it writes (its last argument, `write-declaration.ts`),
+ * for the caches.
+ *
  * Bodies must not do network, model or file I/O, and refuse (return a refusal) before they write:
  * they cannot fail with a typed error. A statement error rolls the transaction back and dies, as
  * `transactionsOn` does.
@@ -20,25 +23,31 @@ import type Database from "better-sqlite3"
 import { Effect, Option } from "effect"
 import { transactionsOn } from "./database.js"
 import { SqliteWriter, type SqliteWriterShape } from "./sqlite-connection.js"
+import { CurrentWrites, type WriteDeclaration } from "./write-declaration.js"
 
 /** One statement a transaction body asks for. */
 export interface TxStatement {
   readonly kind: "all" | "run"
   readonly text: string
   readonly params: ReadonlyArray<unknown>
+  /** The tables it writes, when it writes (`write-declaration.ts`). */
+  readonly writes?: WriteDeclaration | undefined
 }
 
 /** A transaction body: yields statements, receives their rows, returns its result. */
 export type TxBody<A> = Generator<TxStatement, A, unknown>
 
-/** Every row of a query (also `INSERT … RETURNING`), inside a transaction body: `yield* txAll(…)`. */
-export function* txAll<Row>(text: string, params: ReadonlyArray<unknown>): Generator<TxStatement, ReadonlyArray<Row>, unknown> {
-  return (yield { kind: "all", text, params }) as ReadonlyArray<Row>
+/**
+ * Every row of a query (also `INSERT … RETURNING`, which declares what it writes), inside a
+ * transaction body: `yield* txAll(…)`.
+ */
+export function* txAll<Row>(text: string, params: ReadonlyArray<unknown>, writes?: WriteDeclaration): Generator<TxStatement, ReadonlyArray<Row>, unknown> {
+  return (yield { kind: "all", text, params, writes }) as ReadonlyArray<Row>
 }
 
-/** A statement run for its effect, inside a transaction body: `yield* txRun(…)`. */
-export function* txRun(text: string, params: ReadonlyArray<unknown>): Generator<TxStatement, void, unknown> {
-  yield { kind: "run", text, params }
+/** A statement run for its effect, inside a transaction body, declaring what it writes: `yield* txRun(…, writes)`. */
+export function* txRun(text: string, params: ReadonlyArray<unknown>, writes?: WriteDeclaration): Generator<TxStatement, void, unknown> {
+  yield { kind: "run", text, params, writes }
 }
 
 /** Runs transaction bodies. */
@@ -73,8 +82,8 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
   }
   const { generations } = writer
   const execute = (statement: TxStatement): unknown => {
-    const writes = generations.noteStatement(statement.text)
     const prepared = prepare(statement.text)
+    const writes = generations.noteStatement(statement.text, prepared.readonly, statement.writes)
     let rows: unknown = undefined
     if (statement.kind === "all") rows = prepared.all(...statement.params)
     else prepared.run(...statement.params)
@@ -122,7 +131,8 @@ export const statementsOn =
       while (!step.done) {
         const statement = step.value
         const text = sql.onDialectOrElse({ pg: () => numberPlaceholders(statement.text), orElse: () => statement.text })
-        const rows = yield* Effect.orDie(sql.unsafe(text, statement.params as Array<unknown>))
+        const run = sql.unsafe(text, statement.params as Array<unknown>)
+        const rows = yield* Effect.orDie(statement.writes === undefined ? run : Effect.locally(run, CurrentWrites, statement.writes))
         step = body.next(statement.kind === "all" ? rows : undefined)
       }
       return step.value

@@ -14,16 +14,12 @@
  * anything else counts as a write of the whole table.
  */
 import type Database from "better-sqlite3"
+import { columnGroups, type WriteDeclaration } from "./write-declaration.js"
 
 /** A table name, lower case. */
 type Table = string
 
 const everyTable = "*"
-
-/** Columns written apart from the rest of their table (see the module comment). */
-export const columnGroups: ReadonlyArray<{ readonly table: Table; readonly group: string; readonly columns: ReadonlySet<string> }> = [
-  { table: "organizations", group: "credits", columns: new Set(["credits_remaining", "credits_used", "credits_renew_at"]) }
-]
 
 const plainUpdate = /^\s*update\s+["`[]?(\w+)["`\]]?\s+set\s+([^()']+?)\s+(?:where|returning)\b[^;]*$/i
 const assignment = /^\s*["`[]?(\w+)["`\]]?\s*=(?!=)/
@@ -72,10 +68,12 @@ export interface CommitObserver {
 /** Per-table generations of this process's commits on one writer connection. */
 export interface WriteGenerations {
   /**
-   * Notes the tables `text` writes; call before running it on the writer. `rows` for INSERT, UPDATE,
-   * DELETE or REPLACE, `other` for what cannot be read (DDL, PRAGMA: every table), `none` for reads.
+   * Notes what a statement writes; call before running it on the writer, with its prepared
+   * statement's `readonly` (SQLite's own `sqlite3_stmt_readonly`) and the declaration it runs under.
+   * `none` for reads and transaction control, `rows` for a declared write, `other` for a write of
+   * every table (migrations, DDL, anything undeclared).
    */
-  readonly noteStatement: (text: string) => "none" | "rows" | "other"
+  readonly noteStatement: (text: string, readonly: boolean, declared: WriteDeclaration | undefined) => "none" | "rows" | "other"
   /** Records that a write statement succeeded inside the open transaction (it holds the write lock). */
   readonly wroteInTransaction: () => void
   /** Whether the open transaction has written (so its COMMIT is observed). */
@@ -96,6 +94,7 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
   let everything = 0
   const pending = new Set<Table>()
   const byText = new Map<string, ReadonlySet<Table>>()
+  const byDeclaration = new Map<WriteDeclaration, ReadonlySet<Table>>()
   let widening: Map<Table, ReadonlySet<Table>> | null = null
 
   const withTriggers = new Set<Table>()
@@ -140,25 +139,43 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
     return closure
   }
 
-  const tablesOf = (text: string): ReadonlySet<Table> => {
-    let tables = byText.get(text)
-    if (tables) return tables
-    tables = tablesWrittenBy(text)
-    if (tables.has(everyTable)) {
+  /** `written` widened by the schema: what its tables' triggers and cascading foreign keys write too. */
+  const widened = (written: ReadonlySet<Table>): ReadonlySet<Table> => {
+    if (written.has(everyTable)) {
       widening = null
       byText.clear()
-      return tables
+      byDeclaration.clear()
+      return written
     }
-    if (tables.size > 0) {
-      widening ??= widen()
-      const grouped = [...tables].find((table) => table.includes("#"))
-      if (grouped !== undefined && withTriggers.has(grouped.slice(0, grouped.indexOf("#")))) tables = new Set([grouped.slice(0, grouped.indexOf("#"))])
-      const wide = new Set(tables)
-      for (const table of tables) for (const reached of widening.get(table) ?? []) wide.add(reached)
-      tables = wide
+    if (written.size === 0) return written
+    widening ??= widen()
+    let tables = written
+    for (const table of written) {
+      const hash = table.indexOf("#")
+      // A trigger on the table may read or write any column: a group's write is the table's.
+      if (hash >= 0 && withTriggers.has(table.slice(0, hash))) tables = new Set([...tables].map((t) => (t === table ? table.slice(0, hash) : t)))
     }
+    const wide = new Set(tables)
+    for (const table of tables) for (const reached of widening.get(table) ?? []) wide.add(reached)
+    return wide
+  }
+
+  const tablesOfText = (text: string): ReadonlySet<Table> => {
+    let tables = byText.get(text)
+    if (tables) return tables
+    tables = widened(tablesWrittenBy(text))
+    if (tables.has(everyTable)) return tables
     if (byText.size > 5_000) byText.clear()
     byText.set(text, tables)
+    return tables
+  }
+
+  const tablesOfDeclaration = (declared: WriteDeclaration): ReadonlySet<Table> => {
+    let tables = byDeclaration.get(declared)
+    if (tables) return tables
+    tables = widened(new Set(declared.tables))
+    if (tables.has(everyTable)) return tables
+    byDeclaration.set(declared, tables)
     return tables
   }
 
@@ -173,8 +190,9 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
     }
   }
   return {
-    noteStatement: (text) => {
-      const tables = tablesOf(text)
+    noteStatement: (text, readonly, declared) => {
+      if (readonly || transactionControl.test(text)) return "none"
+      const tables = declared !== undefined ? tablesOfDeclaration(declared) : tablesOfText(text)
       for (const table of tables) pending.add(table)
       return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
     },
