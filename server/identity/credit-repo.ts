@@ -9,19 +9,24 @@ import { Effect } from "effect"
 import type { Reads } from "../platform/sql/read-connection.js"
 import { type TxBody, txAll, txRun } from "../platform/sql/write-fast-path.js"
 import type { Plan } from "./domain.js"
+import { declareWrites } from "../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const organizationsCreditsWrites = declareWrites("organizations#credits")
 
 /** Takes one of the organization's credits (a transaction body step); false when none is left (nothing changed). */
 export function* takeOrganizationCreditTx(organizationId: string): TxBody<boolean> {
   const rows = yield* txAll<{ id: string }>(
     "UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0 RETURNING id",
-    [organizationId]
+    [organizationId],
+    organizationsCreditsWrites
   )
   return rows.length === 1
 }
 
 /** Gives back one credit the organization spent (a transaction body step). */
 export function* giveBackOrganizationCreditTx(organizationId: string): TxBody<void> {
-  yield* txRun("UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = ?", [organizationId])
+  yield* txRun("UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = ?", [organizationId], organizationsCreditsWrites)
 }
 
 /** The organization's credits left (read connection; 0 for an unknown organization). */
@@ -47,7 +52,7 @@ export function* dueForRenewalTx(now: string): TxBody<ReadonlyArray<RenewalRow>>
 
 /** Schedules the first renewal of an organization never scheduled (unless another instance just did). */
 export function* scheduleRenewalTx(organizationId: string, next: string): TxBody<void> {
-  yield* txRun("UPDATE organizations SET credits_renew_at = ? WHERE id = ? AND credits_renew_at IS NULL", [next, organizationId])
+  yield* txRun("UPDATE organizations SET credits_renew_at = ? WHERE id = ? AND credits_renew_at IS NULL", [next, organizationId], organizationsCreditsWrites)
 }
 
 /**
@@ -58,7 +63,8 @@ export function* renewCreditsTx(organizationId: string, credits: number, next: s
   const rows = yield* txAll<{ id: string }>(
     `UPDATE organizations SET credits_remaining = ?,
         credits_used = 0, credits_renew_at = ? WHERE id = ? AND credits_renew_at = ? RETURNING id`,
-    [credits, next, organizationId, due]
+    [credits, next, organizationId, due],
+    organizationsCreditsWrites
   )
   return rows.length === 1
 }

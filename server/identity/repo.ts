@@ -3,6 +3,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import type { ApiKey, ApiScope, Gate, KeyKind, Member, Organization, OrganizationIdentity, Plan, Role, StoredScopes } from "./domain.js"
+import { declareWrites, writing } from "../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const apiKeysWrites = declareWrites("api_keys")
+const membersWrites = declareWrites("members")
+const organizationsWrites = declareWrites("organizations")
 
 /** An organization row as stored. */
 export interface OrganizationRow {
@@ -136,11 +142,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
       insertOrganization: (org: Organization) =>
         orDie(sql`INSERT INTO organizations (id, slug, name, plan, gates, credits_remaining, credits_used, created_at)
           VALUES (${org.id}, ${org.slug}, ${org.name}, ${org.plan}, ${JSON.stringify([...org.gates])},
-                  ${org.creditsRemaining}, ${org.creditsUsed}, ${org.createdAt})`),
+                  ${org.creditsRemaining}, ${org.creditsUsed}, ${org.createdAt})`.pipe(writing(organizationsWrites))),
       updateOrganization: (org: Organization) =>
         orDie(sql`UPDATE organizations SET name = ${org.name}, plan = ${org.plan},
           gates = ${JSON.stringify([...org.gates].sort())}, credits_remaining = ${org.creditsRemaining},
-          credits_used = ${org.creditsUsed} WHERE id = ${org.id}`),
+          credits_used = ${org.creditsUsed} WHERE id = ${org.id}`.pipe(writing(organizationsWrites))),
 
       activeMemberByEmail: (organizationId: string, email: string) =>
         orDie(
@@ -149,16 +155,16 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
         ),
       insertMember: (member: Member) =>
         orDie(sql`INSERT INTO members (id, organization_id, email, role, created_at)
-          VALUES (${member.id}, ${member.organizationId}, ${member.email}, ${member.role}, ${member.createdAt})`),
+          VALUES (${member.id}, ${member.organizationId}, ${member.email}, ${member.role}, ${member.createdAt})`.pipe(writing(membersWrites))),
       setMemberRole: (memberId: string, role: Role) =>
-        orDie(sql`UPDATE members SET role = ${role} WHERE id = ${memberId}`),
+        orDie(sql`UPDATE members SET role = ${role} WHERE id = ${memberId}`.pipe(writing(membersWrites))),
       removeMember: (memberId: string, at: string) =>
-        orDie(sql`UPDATE members SET removed_at = ${at} WHERE id = ${memberId}`),
+        orDie(sql`UPDATE members SET removed_at = ${at} WHERE id = ${memberId}`.pipe(writing(membersWrites))),
 
       insertKey: (key: ApiKey, secretHash: string) =>
         orDie(sql`INSERT INTO api_keys (id, organization_id, kind, member_id, name, prefix, secret_hash, scopes, created_at)
           VALUES (${key.id}, ${key.organizationId}, ${key.kind}, ${key.memberId}, ${key.name}, ${key.prefix},
-                  ${secretHash}, ${key.scopes === "all" ? "all" : JSON.stringify(key.scopes)}, ${key.createdAt})`),
+                  ${secretHash}, ${key.scopes === "all" ? "all" : JSON.stringify(key.scopes)}, ${key.createdAt})`.pipe(writing(apiKeysWrites))),
       countActiveOrganizationKeys: (organizationId: string) =>
         orDie(
           sql<{ n: number }>`SELECT count(*) AS n FROM api_keys WHERE organization_id = ${organizationId}
@@ -181,8 +187,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("svc/AccountsRe
           )
         ),
       revokeKey: (keyId: string, at: string) =>
-        orDie(sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${keyId} AND revoked_at IS NULL`),
-      touchKey: (keyId: string, at: string) => orDie(sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`),
+        orDie(sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${keyId} AND revoked_at IS NULL`.pipe(writing(apiKeysWrites))),
+      touchKey: (keyId: string, at: string) => orDie(sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`.pipe(writing(apiKeysWrites))),
 
       /** One indexed lookup by secret hash (on the read connection): the key, its organization and its member. */
       credentialByHash: (secretHash: string) =>

@@ -7,6 +7,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type TxBody, txAll, txRun } from "./sql/write-fast-path.js"
+import { declareWrites, writing } from "./sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const settingsWrites = declareWrites("settings")
 
 /**
  * A setting made once, whoever asks first: `fresh` is stored unless the setting exists (the first
@@ -14,7 +18,7 @@ import { type TxBody, txAll, txRun } from "./sql/write-fast-path.js"
  * step). The Portal's and the activity log's secrets are made this way.
  */
 export function* settingMadeOnceTx(name: string, fresh: string): TxBody<string> {
-  yield* txRun("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [name, fresh])
+  yield* txRun("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [name, fresh], settingsWrites)
   const rows = yield* txAll<{ value: string }>("SELECT value FROM settings WHERE name = ?", [name])
   return rows[0]!.value
 }
@@ -30,7 +34,7 @@ export class ServerSettings extends Effect.Service<ServerSettings>()("svc/Server
         )
       )
     const putSettingIfAbsent = (name: string, value: string) =>
-      Effect.orDie(sql`INSERT INTO settings (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO NOTHING`)
+      Effect.orDie(sql`INSERT INTO settings (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO NOTHING`.pipe(writing(settingsWrites)))
     return {
       /** A named server-wide setting's value, or null when it was never set. */
       setting,

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import type { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
 
 /** Where a kind of item is kept. */
 export interface VersionedTables {
@@ -65,6 +66,9 @@ const afterParams = (page: PageRequest) => (page.after === null ? [] : [page.aft
 /** The SQL of one kind of versioned item: writes on `sql` (inside the caller's transaction), reads on `reader`. */
 export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection, tables: VersionedTables) => {
   const { items, versions, itemColumn } = tables
+  // What the write statements below write (`write-declaration.ts`).
+  const itemWrites = declareWrites(items)
+  const versionWrites = declareWrites(versions)
   return {
     /** How many items the organization has, published or not. */
     count: (organizationId: string) => organizationRowCount(sql, items, organizationId),
@@ -81,7 +85,7 @@ export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection,
           published_version: null,
           created_at: at,
           updated_at: at
-        })}`
+        })}`.pipe(writing(itemWrites))
       ),
 
     /** The item of the organization with its draft (read connection), or null. */
@@ -103,7 +107,7 @@ export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection,
     saveDraft: (organizationId: string, id: string, draft: DraftValues, at: string) =>
       Effect.orDie(
         sql`UPDATE ${sql(items)} SET name = ${draft.name}, description = ${draft.description}, draft = ${draft.draft},
-          updated_at = ${at} WHERE organization_id = ${organizationId} AND id = ${id}`
+          updated_at = ${at} WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(writing(itemWrites))
       ),
 
     /**
@@ -115,7 +119,7 @@ export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection,
       Effect.orDie(
         Effect.gen(function* () {
           yield* sql`UPDATE ${sql(items)} SET published_version = COALESCE(published_version, 0) + 1, updated_at = ${at}
-            WHERE organization_id = ${organizationId} AND id = ${id}`
+            WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(writing(itemWrites))
           const rows = yield* sql<ItemRow>`SELECT ${sql.literal(itemColumns)} FROM ${sql(items)}
             WHERE organization_id = ${organizationId} AND id = ${id}`
           const row = rows[0]
@@ -128,7 +132,7 @@ export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection,
             definition: row.draft,
             published_at: at,
             ...extra
-          })}`
+          })}`.pipe(writing(versionWrites))
           return row.published_version
         })
       ),
@@ -153,7 +157,7 @@ export const versionedStore = (sql: SqlClient.SqlClient, reader: ReadConnection,
           (rows) => rows.length > 0
         ).pipe(
           Effect.tap((found) =>
-            found ? sql`DELETE FROM ${sql(items)} WHERE organization_id = ${organizationId} AND id = ${id}` : Effect.void
+            found ? sql`DELETE FROM ${sql(items)} WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(writing(itemWrites)) : Effect.void
           )
         )
       ),

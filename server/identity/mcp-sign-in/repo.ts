@@ -6,6 +6,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { OAuthClient, Workspace } from "./domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const mcpAuthorizationCodesWrites = declareWrites("mcp_authorization_codes")
+const mcpOauthClientsWrites = declareWrites("mcp_oauth_clients")
+const mcpSignInCodesWrites = declareWrites("mcp_sign_in_codes")
 
 /** A one-time email code row. */
 export interface SignInCodeRow {
@@ -43,7 +49,7 @@ export class McpSignInRepo extends Effect.Service<McpSignInRepo>()("svc/McpSignI
       insertClient: (client: OAuthClient, metadata: string, at: string) =>
         Effect.orDie(
           sql`INSERT INTO mcp_oauth_clients (id, name, redirect_uris, metadata, created_at)
-            VALUES (${client.id}, ${client.name}, ${JSON.stringify(client.redirectUris)}, ${metadata}, ${at})`
+            VALUES (${client.id}, ${client.name}, ${JSON.stringify(client.redirectUris)}, ${metadata}, ${at})`.pipe(writing(mcpOauthClientsWrites))
         ),
 
       /** A registered client, or null. */
@@ -80,11 +86,11 @@ export class McpSignInRepo extends Effect.Service<McpSignInRepo>()("svc/McpSignI
 
       /** Spends every unused code of the address (a new one replaces them). */
       spendCodes: (emailKey: string, at: string) =>
-        Effect.orDie(sql`UPDATE mcp_sign_in_codes SET used_at = ${at} WHERE email_key = ${emailKey} AND used_at IS NULL`),
+        Effect.orDie(sql`UPDATE mcp_sign_in_codes SET used_at = ${at} WHERE email_key = ${emailKey} AND used_at IS NULL`.pipe(writing(mcpSignInCodesWrites))),
 
       /** Records a new code. */
       insertCode: (row: SignInCodeRow & { readonly created_at: string }) =>
-        Effect.orDie(sql`INSERT INTO mcp_sign_in_codes ${sql.insert({ ...row, used_at: null, choice_hash: null, chosen_at: null })}`),
+        Effect.orDie(sql`INSERT INTO mcp_sign_in_codes ${sql.insert({ ...row, used_at: null, choice_hash: null, chosen_at: null })}`.pipe(writing(mcpSignInCodesWrites))),
 
       /** The newest unused code of the address for the MCP address `resource`, or null. */
       liveCode: (emailKey: string, resource: string) =>
@@ -97,14 +103,14 @@ export class McpSignInRepo extends Effect.Service<McpSignInRepo>()("svc/McpSignI
         ),
 
       /** Counts one wrong answer against a code. */
-      countTry: (id: string) => Effect.orDie(sql`UPDATE mcp_sign_in_codes SET tries = tries + 1 WHERE id = ${id}`),
+      countTry: (id: string) => Effect.orDie(sql`UPDATE mcp_sign_in_codes SET tries = tries + 1 WHERE id = ${id}`.pipe(writing(mcpSignInCodesWrites))),
 
       /** Spends a code by its right answer and keeps the hash of the workspace-choice ticket; false when it was already spent. */
       useCode: (id: string, choiceHash: string, at: string) =>
         Effect.orDie(
           Effect.map(
             sql<{ id: string }>`UPDATE mcp_sign_in_codes SET used_at = ${at}, choice_hash = ${choiceHash}
-              WHERE id = ${id} AND used_at IS NULL RETURNING id`,
+              WHERE id = ${id} AND used_at IS NULL RETURNING id`.pipe(writing(mcpSignInCodesWrites)),
             changed
           )
         ),
@@ -114,14 +120,14 @@ export class McpSignInRepo extends Effect.Service<McpSignInRepo>()("svc/McpSignI
         Effect.orDie(
           Effect.map(
             sql<{ email_key: string; resource: string }>`UPDATE mcp_sign_in_codes SET chosen_at = ${at}
-              WHERE choice_hash = ${choiceHash} AND chosen_at IS NULL AND expires_at > ${now} RETURNING email_key, resource`,
+              WHERE choice_hash = ${choiceHash} AND chosen_at IS NULL AND expires_at > ${now} RETURNING email_key, resource`.pipe(writing(mcpSignInCodesWrites)),
             first
           )
         ),
 
       /** Records an authorization code. */
       insertAuthorizationCode: (row: Omit<AuthorizationCodeRow, "used_at" | "session_id"> & { readonly code_hash: string; readonly created_at: string }) =>
-        Effect.orDie(sql`INSERT INTO mcp_authorization_codes ${sql.insert({ ...row, used_at: null, session_id: null })}`),
+        Effect.orDie(sql`INSERT INTO mcp_authorization_codes ${sql.insert({ ...row, used_at: null, session_id: null })}`.pipe(writing(mcpAuthorizationCodesWrites))),
 
       /** An authorization code by its hash, or null. */
       authorizationCode: (codeHash: string) =>
@@ -138,7 +144,7 @@ export class McpSignInRepo extends Effect.Service<McpSignInRepo>()("svc/McpSignI
         Effect.orDie(
           Effect.map(
             sql<{ id: string }>`UPDATE mcp_authorization_codes SET used_at = ${at}, session_id = ${sessionId}
-              WHERE id = ${id} AND used_at IS NULL RETURNING id`,
+              WHERE id = ${id} AND used_at IS NULL RETURNING id`.pipe(writing(mcpAuthorizationCodesWrites)),
             changed
           )
         ),

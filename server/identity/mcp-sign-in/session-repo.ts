@@ -8,6 +8,11 @@ import { Effect } from "effect"
 import { type JoinedOrganizationColumns, joinedOrganizationSelect } from "../repo.js"
 import type { Role } from "../domain.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const apiKeysWrites = declareWrites("api_keys")
+const mcpSessionsWrites = declareWrites("mcp_sessions")
 
 /** A session row with its member's state, as token requests read it. */
 export interface SessionRow {
@@ -61,7 +66,7 @@ export class McpSessionRepo extends Effect.Service<McpSessionRepo>()("svc/McpSes
       insertSessionKey: (row: { id: string; organization_id: string; member_id: string; name: string; secret_hash: string; created_at: string }) =>
         Effect.orDie(
           sql`INSERT INTO api_keys (id, organization_id, kind, member_id, name, prefix, secret_hash, scopes, created_at, sign_in)
-            VALUES (${row.id}, ${row.organization_id}, 'personal', ${row.member_id}, ${row.name}, 'sign-in', ${row.secret_hash}, 'all', ${row.created_at}, 1)`
+            VALUES (${row.id}, ${row.organization_id}, 'personal', ${row.member_id}, ${row.name}, 'sign-in', ${row.secret_hash}, 'all', ${row.created_at}, 1)`.pipe(writing(apiKeysWrites))
         ),
 
       /** Records a session. */
@@ -71,7 +76,7 @@ export class McpSessionRepo extends Effect.Service<McpSessionRepo>()("svc/McpSes
           readonly refresh_hash: string
           readonly created_at: string
         }
-      ) => Effect.orDie(sql`INSERT INTO mcp_sessions ${sql.insert({ ...row, last_used_at: null, revoked_at: null })}`),
+      ) => Effect.orDie(sql`INSERT INTO mcp_sessions ${sql.insert({ ...row, last_used_at: null, revoked_at: null })}`.pipe(writing(mcpSessionsWrites))),
 
       /** The session holding this refresh token hash, or null. */
       sessionByRefresh: (refreshHash: string) =>
@@ -98,7 +103,7 @@ export class McpSessionRepo extends Effect.Service<McpSessionRepo>()("svc/McpSes
           Effect.map(
             sql<{ id: string }>`UPDATE mcp_sessions SET access_hash = ${tokens.access_hash}, access_expires_at = ${tokens.access_expires_at},
               refresh_hash = ${tokens.refresh_hash}, refresh_expires_at = ${tokens.refresh_expires_at}
-              WHERE id = ${id} AND refresh_hash = ${oldRefreshHash} AND revoked_at IS NULL RETURNING id`,
+              WHERE id = ${id} AND refresh_hash = ${oldRefreshHash} AND revoked_at IS NULL RETURNING id`.pipe(writing(mcpSessionsWrites)),
             changed
           )
         ),
@@ -107,13 +112,13 @@ export class McpSessionRepo extends Effect.Service<McpSessionRepo>()("svc/McpSes
       revokeSession: (id: string, at: string) =>
         Effect.orDie(
           Effect.zipRight(
-            sql`UPDATE mcp_sessions SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`,
-            sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = (SELECT key_id FROM mcp_sessions WHERE id = ${id}) AND revoked_at IS NULL`
+            sql`UPDATE mcp_sessions SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`.pipe(writing(mcpSessionsWrites)),
+            sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = (SELECT key_id FROM mcp_sessions WHERE id = ${id}) AND revoked_at IS NULL`.pipe(writing(apiKeysWrites))
           )
         ),
 
       /** Notes when a session was last used. */
-      touch: (id: string, at: string) => Effect.orDie(sql`UPDATE mcp_sessions SET last_used_at = ${at} WHERE id = ${id}`),
+      touch: (id: string, at: string) => Effect.orDie(sql`UPDATE mcp_sessions SET last_used_at = ${at} WHERE id = ${id}`.pipe(writing(mcpSessionsWrites))),
 
       /** One indexed lookup by access token hash (on the read connection): the session, its member, key, client and organization. */
       access: (accessHash: string) =>

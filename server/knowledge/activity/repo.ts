@@ -4,6 +4,10 @@
  * through `statementsOn`.
  */
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
+import { declareWrites } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const knowledgeActivityWrites = declareWrites("knowledge_activity")
 
 /** An entry as written. */
 export interface ActivityEntryRow {
@@ -32,7 +36,8 @@ export function* insertActivityTx(entry: ActivityEntryRow): TxBody<void> {
   yield* txRun(
     `INSERT INTO knowledge_activity (organization_id, key_id, connection_id, action, knowledgebase_id, query_fingerprint, detail, at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [entry.organizationId, entry.keyId, entry.connectionId, entry.action, entry.knowledgebaseId, entry.queryFingerprint, entry.detail, entry.at]
+    [entry.organizationId, entry.keyId, entry.connectionId, entry.action, entry.knowledgebaseId, entry.queryFingerprint, entry.detail, entry.at],
+    knowledgeActivityWrites
   )
 }
 
@@ -41,7 +46,8 @@ export function* trimActivityTx(keyId: string, kept: number): TxBody<void> {
   yield* txRun(
     `DELETE FROM knowledge_activity WHERE key_id = ? AND seq <= (
       SELECT seq FROM knowledge_activity WHERE key_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-    [keyId, keyId, kept]
+    [keyId, keyId, kept],
+    knowledgeActivityWrites
   )
 }
 

@@ -4,6 +4,10 @@ import { Effect } from "effect"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { statementsOn, type TxBody, txRun } from "../../platform/sql/write-fast-path.js"
 import type { Change } from "./domain.js"
+import { declareWrites } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const changesWrites = declareWrites("changes")
 
 /** The changes feed in SQL. */
 export class ChangeRepo extends Effect.Service<ChangeRepo>()("svc/ChangeRepo", {
@@ -47,6 +51,7 @@ export class ChangeRepo extends Effect.Service<ChangeRepo>()("svc/ChangeRepo", {
 export function* recordChangeTx(organizationId: string, change: Change): TxBody<void> {
   yield* txRun(
     `INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at) VALUES (?, ?, ?, ?, ?, ?)`,
-    [organizationId, change.knowledgebaseId, change.type, change.id, change.change, change.changedAt]
+    [organizationId, change.knowledgebaseId, change.type, change.id, change.change, change.changedAt],
+    changesWrites
   )
 }

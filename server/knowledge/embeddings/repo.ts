@@ -15,6 +15,10 @@ import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { EmbeddingConfig, isHybrid } from "./config.js"
 import { openVecConnection } from "./sqlite-vec.js"
 import { dot, vectorBytes, vectorOf } from "./vector.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const passageVectorsWrites = declareWrites("passage_vectors")
 
 /** A passage waiting for its vector, with the text it is embedded from. */
 export interface PendingPassage {
@@ -151,7 +155,7 @@ export class PassageVectorRepo extends Effect.Service<PassageVectorRepo>()("svc/
                   FROM passages WHERE id = ${passage.id} AND source_id = ${passage.sourceId} AND text = ${passage.text}
                   ON CONFLICT (passage_id) DO UPDATE SET organization_id = excluded.organization_id, model = excluded.model,
                     dimensions = excluded.dimensions, vector = excluded.vector
-                  RETURNING passage_id`
+                  RETURNING passage_id`.pipe(writing(passageVectorsWrites))
               ),
               (rows) => stored + rows.length
             )

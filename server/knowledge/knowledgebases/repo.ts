@@ -7,6 +7,10 @@ import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { Knowledgebase } from "./domain.js"
+import { declareWrites } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const knowledgebasesWrites = declareWrites("knowledgebases")
 
 interface KnowledgebaseRow {
   readonly id: string
@@ -110,7 +114,8 @@ export function* createKnowledgebaseTx(
   yield* txRun(
     `INSERT INTO knowledgebases (id, organization_id, name, description, created_by_key_id, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    [kb.id, organizationId, kb.name, kb.description, keyId, kb.createdAt, kb.updatedAt]
+    [kb.id, organizationId, kb.name, kb.description, keyId, kb.createdAt, kb.updatedAt],
+    knowledgebasesWrites
   )
   return "created"
 }

@@ -12,6 +12,13 @@ import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/writ
 import type { PageRow as TreeRow } from "./tree.js"
 import type { Source } from "../knowledgebases/domain.js"
 import { folderTemplate, type PageRevision, type PageSummary } from "./domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const knowledgebasesWrites = declareWrites("knowledgebases")
+const pageLinksWrites = declareWrites("page_links")
+const pageRevisionsWrites = declareWrites("page_revisions")
+const pagesWrites = declareWrites("pages")
 
 /** A page row as stored. */
 export interface PageRow {
@@ -205,15 +212,15 @@ export class PageRepo extends Effect.Service<PageRepo>()("svc/PageRepo", {
         orDie(
           Effect.flatMap(
             sql<{ key: number }>`SELECT coalesce(max(fts_key), 0) + 1 AS key FROM pages`,
-            ([next]) => sql`INSERT INTO pages ${sql.insert({ ...row, fts_key: next!.key } as unknown as Record<string, unknown>)}`
+            ([next]) => sql`INSERT INTO pages ${sql.insert({ ...row, fts_key: next!.key } as unknown as Record<string, unknown>)}`.pipe(writing(pagesWrites))
           )
         ),
       updateContent: (pageId: string, change: ContentChange) => statements(updateContentTx(pageId, change)),
       moveTo: (pageId: string, parentPageId: string | null, at: string) =>
-        orDie(sql`UPDATE pages SET parent_page_id = ${parentPageId}, updated_at = ${at} WHERE id = ${pageId}`),
+        orDie(sql`UPDATE pages SET parent_page_id = ${parentPageId}, updated_at = ${at} WHERE id = ${pageId}`.pipe(writing(pagesWrites))),
       insertRevision: (row: StoredRevision) => statements(insertRevisionTx(row)),
       settleRevision: (revisionId: string, status: "applied" | "rejected", number: number | null, at: string) =>
-        orDie(sql`UPDATE page_revisions SET status = ${status}, number = ${number}, reviewed_at = ${at} WHERE id = ${revisionId}`),
+        orDie(sql`UPDATE page_revisions SET status = ${status}, number = ${number}, reviewed_at = ${at} WHERE id = ${revisionId}`.pipe(writing(pageRevisionsWrites))),
       /** Replaces the page's outgoing links with `targets` (pages of the same Knowledgebase). */
       setLinks: (pageId: string, targets: ReadonlyArray<string>) => statements(setLinksTx(pageId, targets)),
       /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
@@ -275,7 +282,7 @@ export function* updateContentTx(pageId: string, change: ContentChange): TxBody<
     change.revision,
     change.at,
     pageId
-  ])
+  ], pagesWrites)
 }
 
 /** Stores a revision. */
@@ -298,17 +305,18 @@ export function* insertRevisionTx(row: StoredRevision): TxBody<void> {
       row.author,
       row.created_at,
       row.reviewed_at
-    ]
+    ],
+    pageRevisionsWrites
   )
 }
 
 /** Replaces the page's outgoing links with `targets` (pages of the same Knowledgebase). */
 export function* setLinksTx(pageId: string, targets: ReadonlyArray<string>): TxBody<void> {
-  yield* txRun("DELETE FROM page_links WHERE page_id = ?", [pageId])
-  for (const target of targets) yield* txRun("INSERT INTO page_links (page_id, target_page_id) VALUES (?, ?)", [pageId, target])
+  yield* txRun("DELETE FROM page_links WHERE page_id = ?", [pageId], pageLinksWrites)
+  for (const target of targets) yield* txRun("INSERT INTO page_links (page_id, target_page_id) VALUES (?, ?)", [pageId, target], pageLinksWrites)
 }
 
 /** Marks the Knowledgebase changed, adding `pagesDelta` to its page count. */
 export function* touchKnowledgebaseTx(knowledgebaseId: string, pagesDelta: number, at: string): TxBody<void> {
-  yield* txRun("UPDATE knowledgebases SET pages_count = pages_count + ?, updated_at = ? WHERE id = ?", [pagesDelta, at, knowledgebaseId])
+  yield* txRun("UPDATE knowledgebases SET pages_count = pages_count + ?, updated_at = ? WHERE id = ?", [pagesDelta, at, knowledgebaseId], knowledgebasesWrites)
 }

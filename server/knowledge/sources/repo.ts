@@ -11,6 +11,15 @@ import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
 import type { Chunk } from "./chunk.js"
 import type { Source } from "../knowledgebases/domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const ingestionJobsWrites = declareWrites("ingestion_jobs")
+const knowledgebaseSourcesWrites = declareWrites("knowledgebase_sources")
+const knowledgebasesWrites = declareWrites("knowledgebases")
+const passagesWrites = declareWrites("passages")
+const sourceOriginalsWrites = declareWrites("source_originals")
+const sourcesWrites = declareWrites("sources")
 
 /** A source row as stored. */
 export interface SourceRow {
@@ -160,7 +169,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
             Effect.map((rows) => rows.map((row) => row.knowledgebase_id))
           )
         ),
-      insert: (row: SourceRow) => orDie(sql`INSERT INTO sources ${sql.insert(row as unknown as Record<string, unknown>)}`),
+      insert: (row: SourceRow) => orDie(sql`INSERT INTO sources ${sql.insert(row as unknown as Record<string, unknown>)}`.pipe(writing(sourcesWrites))),
       /**
        * Inserts a source that claims its bytes (`canonical_sha256` set), unless another live source
        * of the organization holds that claim: then nothing is written and that source is answered.
@@ -172,7 +181,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
           Effect.gen(function* () {
             const inserted = yield* sql<{ id: string }>`INSERT INTO sources ${sql.insert(row as unknown as Record<string, unknown>)}
               ON CONFLICT (organization_id, canonical_sha256) WHERE canonical_sha256 IS NOT NULL AND status IN ('processing', 'ready')
-              DO NOTHING RETURNING id`
+              DO NOTHING RETURNING id`.pipe(writing(sourcesWrites))
             if (inserted.length === 1) return { inserted: true as const, row }
             const holders = yield* sql<SourceRow>`SELECT * FROM sources WHERE organization_id = ${row.organization_id}
               AND canonical_sha256 = ${row.canonical_sha256} AND status IN ('processing', 'ready')`
@@ -182,13 +191,13 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
           })
         ),
       attach: (knowledgebaseId: string, sourceId: string, at: string) =>
-        orDie(sql`INSERT INTO knowledgebase_sources (knowledgebase_id, source_id, attached_at) VALUES (${knowledgebaseId}, ${sourceId}, ${at})`),
+        orDie(sql`INSERT INTO knowledgebase_sources (knowledgebase_id, source_id, attached_at) VALUES (${knowledgebaseId}, ${sourceId}, ${at})`.pipe(writing(knowledgebaseSourcesWrites))),
       /** Marks the Knowledgebase changed, adding `delta` to its source count. */
       touchKnowledgebase: (knowledgebaseId: string, delta: number, at: string) =>
-        orDie(sql`UPDATE knowledgebases SET sources_count = sources_count + ${delta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`),
+        orDie(sql`UPDATE knowledgebases SET sources_count = sources_count + ${delta}, updated_at = ${at} WHERE id = ${knowledgebaseId}`.pipe(writing(knowledgebasesWrites))),
       keepOriginal: (sourceId: string, contentType: string, bytes: Uint8Array) =>
         orDie(sql`INSERT INTO source_originals (source_id, content_type, bytes) VALUES (${sourceId}, ${contentType}, ${bytes})
-          ON CONFLICT (source_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes`),
+          ON CONFLICT (source_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes`.pipe(writing(sourceOriginalsWrites))),
       /** The kept original of a source (read connection). */
       original: (sourceId: string) =>
         orDie(
@@ -198,13 +207,13 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         ),
       setStatus: (sourceId: string, change: { status: Source["status"]; errorMessage: string | null; at: string }) =>
         orDie(sql`UPDATE sources SET status = ${change.status}, error_message = ${change.errorMessage}, updated_at = ${change.at}
-          WHERE id = ${sourceId}`),
+          WHERE id = ${sourceId}`.pipe(writing(sourcesWrites))),
       setFetched: (sourceId: string, change: { type: string; sizeBytes: number; sha256: string }) =>
-        orDie(sql`UPDATE sources SET type = ${change.type}, size_bytes = ${change.sizeBytes}, content_sha256 = ${change.sha256} WHERE id = ${sourceId}`),
+        orDie(sql`UPDATE sources SET type = ${change.type}, size_bytes = ${change.sizeBytes}, content_sha256 = ${change.sha256} WHERE id = ${sourceId}`.pipe(writing(sourcesWrites))),
       file: (sourceId: string, filing: { knowledgebaseId: string | null; parentPageId: string | null; at: string }) =>
         orDie(sql`UPDATE sources SET filed_knowledgebase_id = ${filing.knowledgebaseId}, parent_page_id = ${filing.parentPageId},
-          updated_at = ${filing.at} WHERE id = ${sourceId}`),
-      remove: (sourceId: string) => orDie(sql`DELETE FROM sources WHERE id = ${sourceId}`),
+          updated_at = ${filing.at} WHERE id = ${sourceId}`.pipe(writing(sourcesWrites))),
+      remove: (sourceId: string) => orDie(sql`DELETE FROM sources WHERE id = ${sourceId}`.pipe(writing(sourcesWrites))),
       /** Uploads of the organization waiting for review, oldest first. */
       pending: (organizationId: string) =>
         orDie(
@@ -215,7 +224,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
       enqueue: (sourceId: string, at: string) =>
         orDie(sql`INSERT INTO ingestion_jobs (source_id, state, attempts, queued_at) VALUES (${sourceId}, 'queued', 0, ${at})
           ON CONFLICT (source_id) DO UPDATE SET state = 'queued', attempts = 0, queued_at = excluded.queued_at, started_at = NULL, deadline_at = NULL,
-            claimed_by = NULL`),
+            claimed_by = NULL`.pipe(writing(ingestionJobsWrites))),
       /** Claims the oldest queued job for instance `claimant`: it becomes `running` until `deadline`. */
       claimJob: (at: string, deadline: string, claimant: string) =>
         orDie(
@@ -224,7 +233,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
             const job = rows[0]
             if (!job) return null
             yield* sql`UPDATE ingestion_jobs SET state = 'running', attempts = attempts + 1, started_at = ${at}, deadline_at = ${deadline},
-              claimed_by = ${claimant} WHERE source_id = ${job.source_id}`
+              claimed_by = ${claimant} WHERE source_id = ${job.source_id}`.pipe(writing(ingestionJobsWrites))
             return { ...job, state: "running" as const, attempts: job.attempts + 1, started_at: at, deadline_at: deadline, claimed_by: claimant }
           })
         ),
@@ -238,7 +247,7 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
         orDie(
           sql<{ source_id: string }>`UPDATE ingestion_jobs SET claimed_by = ${claimant}
             WHERE source_id = ${job.source_id} AND state = 'running' AND attempts = ${job.attempts}
-              AND ${job.claimed_by === null ? sql`claimed_by IS NULL` : sql`claimed_by = ${job.claimed_by}`} RETURNING source_id`
+              AND ${job.claimed_by === null ? sql`claimed_by IS NULL` : sql`claimed_by = ${job.claimed_by}`} RETURNING source_id`.pipe(writing(ingestionJobsWrites))
         ).pipe(Effect.map((rows) => rows.length === 1)),
       job: (sourceId: string) =>
         orDie(
@@ -249,14 +258,14 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
       requeue: (sourceId: string, at: string) =>
         orDie(
           sql`UPDATE ingestion_jobs SET state = 'queued', queued_at = ${at}, started_at = NULL, deadline_at = NULL, claimed_by = NULL
-            WHERE source_id = ${sourceId}`
+            WHERE source_id = ${sourceId}`.pipe(writing(ingestionJobsWrites))
         ),
-      finishJob: (sourceId: string) => orDie(sql`DELETE FROM ingestion_jobs WHERE source_id = ${sourceId}`),
+      finishJob: (sourceId: string) => orDie(sql`DELETE FROM ingestion_jobs WHERE source_id = ${sourceId}`.pipe(writing(ingestionJobsWrites))),
       /** Replaces the source's passages with `chunks` (the full-text index follows by trigger). */
       replacePassages: (sourceId: string, scope: string, chunks: ReadonlyArray<Chunk>) =>
         orDie(
           Effect.zipRight(
-            sql`DELETE FROM passages WHERE source_id = ${sourceId}`,
+            sql`DELETE FROM passages WHERE source_id = ${sourceId}`.pipe(writing(passagesWrites)),
             Effect.forEach(
               batches(chunks, passageBatch),
               (batch) =>
@@ -270,14 +279,14 @@ export class SourceRepo extends Effect.Service<SourceRepo>()("svc/SourceRepo", {
                     scope,
                     text: chunk.text
                   }))
-                )}`,
+                )}`.pipe(writing(passagesWrites)),
               { discard: true }
             )
           )
         ),
       /** Re-scopes a document's passages after it joined another Knowledgebase (the index follows by trigger). */
       rescopePassages: (sourceId: string, scope: string) =>
-        orDie(sql`UPDATE passages SET scope = ${scope} WHERE source_id = ${sourceId} AND scope != ${scope}`)
+        orDie(sql`UPDATE passages SET scope = ${scope} WHERE source_id = ${sourceId} AND scope != ${scope}`.pipe(writing(passagesWrites)))
     }
   }),
   dependencies: [ReadConnection.Default]

@@ -11,6 +11,11 @@ import { Effect } from "effect"
 import { giveBackOrganizationCreditTx, organizationCreditsLeft, takeOrganizationCreditTx } from "../../identity/credit-repo.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
+import { declareWrites } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const executionsWrites = declareWrites("executions")
+const subscriptionsWrites = declareWrites("subscriptions")
 
 /** Whose credits a run spends. */
 export type CreditSource = { readonly kind: "organization" } | { readonly kind: "subscription"; readonly endUserId: string }
@@ -72,7 +77,8 @@ export function* takeCreditTx(organizationId: string, source: CreditSource): TxB
       `UPDATE subscriptions SET ${spend}
        WHERE id = (SELECT id FROM subscriptions WHERE organization_id = ? AND end_user_id = ? AND ${has} ORDER BY created_at, id LIMIT 1)
          AND ${has} RETURNING id`,
-      [organizationId, source.endUserId]
+      [organizationId, source.endUserId],
+      subscriptionsWrites
     )
     const subscriptionId = rows[0]?.id
     if (subscriptionId !== undefined) return { kind: "subscription", subscriptionId, pool }
@@ -85,14 +91,14 @@ export function* giveBackCreditTx(charge: CreditCharge): TxBody<void> {
   if (charge.kind === "organization") {
     yield* giveBackOrganizationCreditTx(charge.organizationId)
   } else if (charge.pool === "bonus") {
-    yield* txRun("UPDATE subscriptions SET bonus_credits = bonus_credits + 1 WHERE id = ?", [charge.subscriptionId])
+    yield* txRun("UPDATE subscriptions SET bonus_credits = bonus_credits + 1 WHERE id = ?", [charge.subscriptionId], subscriptionsWrites)
   } else {
-    yield* txRun("UPDATE subscriptions SET credits_used = credits_used - 1 WHERE id = ? AND credits_used > 0", [charge.subscriptionId])
+    yield* txRun("UPDATE subscriptions SET credits_used = credits_used - 1 WHERE id = ? AND credits_used > 0", [charge.subscriptionId], subscriptionsWrites)
   }
 }
 
 /** Records on a `running` execution which subscription pool paid for it (a transaction body step). */
 export function* recordChargeTx(executionId: string, charge: CreditCharge): TxBody<void> {
   if (charge.kind === "organization") return
-  yield* txRun("UPDATE executions SET credit_subscription_id = ?, credit_pool = ? WHERE id = ?", [charge.subscriptionId, charge.pool, executionId])
+  yield* txRun("UPDATE executions SET credit_subscription_id = ?, credit_pool = ? WHERE id = ?", [charge.subscriptionId, charge.pool, executionId], executionsWrites)
 }

@@ -17,6 +17,10 @@ import {
   touchConversationTx
 } from "./turn-repo.js"
 import type { ConversationRow, ExecutionOutcome, ExecutionRow, MessageRow, NewExecution } from "./rows.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const executionsWrites = declareWrites("executions")
 
 export type { ConversationRow, ExecutionOutcome, ExecutionRow, MessageRow, NewExecution } from "./rows.js"
 
@@ -99,7 +103,7 @@ export class RunRepo extends Effect.Service<RunRepo>()("svc/RunRepo", {
       abandon: (id: string, at: string, error: string) =>
         Effect.orDie(
           sql<{ id: string }>`UPDATE executions SET status = 'failed', credits_charged = 0, finished_at = ${at}, error = ${error}
-            WHERE id = ${id} AND status = 'running' RETURNING id`
+            WHERE id = ${id} AND status = 'running' RETURNING id`.pipe(writing(executionsWrites))
         ).pipe(Effect.map((rows) => rows.length === 1)),
 
       /** An execution of the organization (read connection), or null. */

@@ -5,6 +5,12 @@
  */
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { ConversationRow, ExecutionOutcome, MessageRow, NewExecution } from "./rows.js"
+import { declareWrites } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const conversationsWrites = declareWrites("conversations")
+const executionsWrites = declareWrites("executions")
+const messagesWrites = declareWrites("messages")
 
 /** A message to append to a conversation. */
 export interface NewMessage {
@@ -25,12 +31,12 @@ export function* insertConversationTx(row: ConversationRow): TxBody<void> {
     row.target_id,
     row.created_at,
     row.updated_at
-  ])
+  ], conversationsWrites)
 }
 
 /** Marks a conversation changed. */
 export function* touchConversationTx(id: string, at: string): TxBody<void> {
-  yield* txRun("UPDATE conversations SET updated_at = ? WHERE id = ?", [at, id])
+  yield* txRun("UPDATE conversations SET updated_at = ? WHERE id = ?", [at, id], conversationsWrites)
 }
 
 /** Every message of a conversation, oldest first (inside the turn). */
@@ -49,7 +55,8 @@ export function* appendMessageTx(message: NewMessage): TxBody<void> {
   yield* txRun(
     `INSERT INTO messages (id, conversation_id, sequence, role, text, execution_id, created_at)
      SELECT ?, ?, COALESCE(MAX(sequence), 0) + 1, ?, ?, ?, ? FROM messages WHERE conversation_id = ?`,
-    [message.id, message.conversationId, message.role, message.text, message.executionId, message.at, message.conversationId]
+    [message.id, message.conversationId, message.role, message.text, message.executionId, message.at, message.conversationId],
+    messagesWrites
   )
 }
 
@@ -69,7 +76,8 @@ export function* insertExecutionTx(execution: NewExecution): TxBody<void> {
       execution.creditsCharged,
       execution.startedAt,
       execution.claimedBy
-    ]
+    ],
+    executionsWrites
   )
 }
 
@@ -88,7 +96,8 @@ export function* finishExecutionTx(id: string, outcome: ExecutionOutcome): TxBod
       outcome.finishedAt,
       outcome.error,
       id
-    ]
+    ],
+    executionsWrites
   )
   return rows.length === 1
 }
