@@ -7,6 +7,10 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { RateLimited } from "./errors.js"
+import { declareWrites, writing } from "./sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const rateLimitHitsWrites = declareWrites("rate_limit_hits")
 
 /** A limit as the limiter counts it. */
 interface Rate {
@@ -27,7 +31,7 @@ export const pgTake =
       .withTransaction(
         Effect.gen(function* () {
           yield* sql`SELECT pg_advisory_xact_lock(${bucketLockClass}, hashtext(${bucket}))`
-          yield* sql`DELETE FROM rate_limit_hits WHERE bucket = ${bucket} AND at <= ${now - rate.windowMs}`
+          yield* sql`DELETE FROM rate_limit_hits WHERE bucket = ${bucket} AND at <= ${now - rate.windowMs}`.pipe(writing(rateLimitHitsWrites))
           const [row] = yield* sql<{ n: number; first: number | null }>`SELECT count(*) AS n, min(at) AS first FROM rate_limit_hits WHERE bucket = ${bucket}`
           const counted = Number(row?.n ?? 0)
           if (counted >= rate.limit) {
@@ -37,7 +41,7 @@ export const pgTake =
               retryAfterSeconds
             })
           }
-          yield* sql`INSERT INTO rate_limit_hits (bucket, at) VALUES (${bucket}, ${now})`
+          yield* sql`INSERT INTO rate_limit_hits (bucket, at) VALUES (${bucket}, ${now})`.pipe(writing(rateLimitHitsWrites))
           return null
         })
       )

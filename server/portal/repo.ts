@@ -15,6 +15,12 @@ import { activatePendingAccountTx, markFirstSignInTx, type SignInAccount, signIn
 import { emailsSinceTx } from "../provisioning/outbox/repo.js"
 import { portalByIdTx, type PortalRef } from "../provisioning/portals/repo.js"
 import { historyTx } from "../runtime/runs/turn-repo.js"
+import { declareWrites, writing } from "../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const portalCodesWrites = declareWrites("portal_codes")
+const portalConversationsWrites = declareWrites("portal_conversations")
+const portalSessionsWrites = declareWrites("portal_sessions")
 
 /** A Portal row as sign-in needs it (the Portals repository's). */
 export type PortalRow = PortalRef
@@ -65,7 +71,7 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
 
       /** Spends every unused code of the end user at the Portal (a new one replaces them). */
       spendCodes: (portalId: string, endUserId: string, at: string) =>
-        Effect.orDie(sql`UPDATE portal_codes SET used_at = ${at} WHERE portal_id = ${portalId} AND end_user_id = ${endUserId} AND used_at IS NULL`),
+        Effect.orDie(sql`UPDATE portal_codes SET used_at = ${at} WHERE portal_id = ${portalId} AND end_user_id = ${endUserId} AND used_at IS NULL`.pipe(writing(portalCodesWrites))),
 
       /** How many codes the end user was sent at the Portal since `since` (ISO time). */
       codesSince: (portalId: string, endUserId: string, since: string) =>
@@ -81,7 +87,7 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
 
       /** Records a new code. */
       insertCode: (row: CodeRow & { readonly organization_id: string; readonly portal_id: string; readonly created_at: string }) =>
-        Effect.orDie(sql`INSERT INTO portal_codes ${sql.insert({ ...row })}`),
+        Effect.orDie(sql`INSERT INTO portal_codes ${sql.insert({ ...row })}`.pipe(writing(portalCodesWrites))),
 
       /** The newest unused code of the end user at the Portal, or null. */
       liveCode: (portalId: string, endUserId: string) =>
@@ -94,12 +100,12 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
         ),
 
       /** Counts one wrong answer against a code. */
-      countTry: (codeId: string) => Effect.orDie(sql`UPDATE portal_codes SET tries = tries + 1 WHERE id = ${codeId}`),
+      countTry: (codeId: string) => Effect.orDie(sql`UPDATE portal_codes SET tries = tries + 1 WHERE id = ${codeId}`.pipe(writing(portalCodesWrites))),
 
       /** Spends a code by its right answer; false when it was already spent. */
       useCode: (codeId: string, at: string) =>
         Effect.orDie(
-          Effect.map(sql<{ id: string }>`UPDATE portal_codes SET used_at = ${at} WHERE id = ${codeId} AND used_at IS NULL RETURNING id`, (rows) => rows.length === 1)
+          Effect.map(sql<{ id: string }>`UPDATE portal_codes SET used_at = ${at} WHERE id = ${codeId} AND used_at IS NULL RETURNING id`.pipe(writing(portalCodesWrites)), (rows) => rows.length === 1)
         ),
 
       /** Makes a pending identity active. */
@@ -117,7 +123,7 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
         readonly end_user_id: string
         readonly expires_at: number
         readonly created_at: string
-      }) => Effect.orDie(sql`INSERT INTO portal_sessions ${sql.insert({ ...row, ended_at: null })}`),
+      }) => Effect.orDie(sql`INSERT INTO portal_sessions ${sql.insert({ ...row, ended_at: null })}`.pipe(writing(portalSessionsWrites))),
 
       /** The session with this token hash at the Portal, not ended, with its end user; null otherwise. */
       session: (portalId: string, tokenHash: string) =>
@@ -132,13 +138,13 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
 
       /** Ends a session. */
       endSession: (sessionId: string, at: string) =>
-        Effect.orDie(sql`UPDATE portal_sessions SET ended_at = ${at} WHERE id = ${sessionId} AND ended_at IS NULL`),
+        Effect.orDie(sql`UPDATE portal_sessions SET ended_at = ${at} WHERE id = ${sessionId} AND ended_at IS NULL`.pipe(writing(portalSessionsWrites))),
 
       /** Records that the end user holds a conversation at the Portal. */
       holdConversation: (conversationId: string, portalId: string, endUserId: string, at: string) =>
         Effect.orDie(
           sql`INSERT INTO portal_conversations (conversation_id, portal_id, end_user_id, created_at)
-            VALUES (${conversationId}, ${portalId}, ${endUserId}, ${at}) ON CONFLICT (conversation_id) DO NOTHING`
+            VALUES (${conversationId}, ${portalId}, ${endUserId}, ${at}) ON CONFLICT (conversation_id) DO NOTHING`.pipe(writing(portalConversationsWrites))
         ),
 
       /** Whether the end user holds the conversation at the Portal. */

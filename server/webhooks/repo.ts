@@ -1,6 +1,12 @@
 /** SQL of the signup webhook: Portal endpoints, the delivery outbox and its attempts. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { declareWrites, writing } from "../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const portalWebhooksWrites = declareWrites("portal_webhooks")
+const webhookAttemptsWrites = declareWrites("webhook_attempts")
+const webhookDeliveriesWrites = declareWrites("webhook_deliveries")
 
 /** A `portal_webhooks` row. */
 export interface PortalWebhookRow {
@@ -76,14 +82,14 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("svc/WebhookRepo"
         Effect.orDie(sql`INSERT INTO portal_webhooks (portal_id, organization_id, url, secret, enabled, created_at, updated_at)
           VALUES (${row.portal_id}, ${row.organization_id}, ${row.url}, ${row.secret}, ${row.enabled}, ${row.created_at}, ${row.updated_at})
           ON CONFLICT (portal_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, enabled = excluded.enabled,
-            updated_at = excluded.updated_at`),
+            updated_at = excluded.updated_at`.pipe(writing(portalWebhooksWrites))),
       /** Records a delivery; false when a signup event for that end user already exists (it fires once). */
       insertDelivery: (delivery: NewDelivery) =>
         Effect.orDie(sql<{ id: string }>`INSERT INTO webhook_deliveries
           (id, organization_id, portal_id, event, test, end_user_id, url, body, status, attempts, next_attempt_at, created_at)
           VALUES (${delivery.id}, ${delivery.organizationId}, ${delivery.portalId}, ${delivery.event}, ${delivery.test ? 1 : 0},
             ${delivery.endUserId}, ${delivery.url}, ${delivery.body}, 'pending', 0, ${delivery.nextAttemptAt}, ${delivery.createdAt})
-          ON CONFLICT DO NOTHING RETURNING id`).pipe(Effect.map((rows) => rows.length === 1)),
+          ON CONFLICT DO NOTHING RETURNING id`.pipe(writing(webhookDeliveriesWrites))).pipe(Effect.map((rows) => rows.length === 1)),
       /** Whether a signup event was ever recorded for `endUserId`. */
       signupRecorded: (endUserId: string) =>
         Effect.orDie(sql<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries WHERE end_user_id = ${endUserId}`).pipe(
@@ -114,7 +120,7 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("svc/WebhookRepo"
       claim: (id: string, now: number, leaseUntil: number) =>
         Effect.orDie(sql<{ id: string }>`UPDATE webhook_deliveries SET lease_until = ${leaseUntil}
           WHERE id = ${id} AND status = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now})
-          RETURNING id`).pipe(Effect.map((rows) => rows.length === 1)),
+          RETURNING id`.pipe(writing(webhookDeliveriesWrites))).pipe(Effect.map((rows) => rows.length === 1)),
       /** Records an attempt and the delivery's new state. */
       recordAttempt: (
         attempt: AttemptRow,
@@ -124,9 +130,9 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("svc/WebhookRepo"
           Effect.zipRight(
             sql`INSERT INTO webhook_attempts (delivery_id, attempt, manual, started_at, duration_ms, status_code, error)
               VALUES (${attempt.delivery_id}, ${attempt.attempt}, ${attempt.manual}, ${attempt.started_at}, ${attempt.duration_ms},
-                ${attempt.status_code}, ${attempt.error})`,
+                ${attempt.status_code}, ${attempt.error})`.pipe(writing(webhookAttemptsWrites)),
             sql`UPDATE webhook_deliveries SET status = ${next.status}, attempts = ${next.attempts}, next_attempt_at = ${next.nextAttemptAt},
-              lease_until = NULL, finished_at = ${next.finishedAt} WHERE id = ${attempt.delivery_id}`
+              lease_until = NULL, finished_at = ${next.finishedAt} WHERE id = ${attempt.delivery_id}`.pipe(writing(webhookDeliveriesWrites))
           )
         ),
       /** The newest delivery's place in creation order (of one organization, or of all), or null when there is none. */

@@ -13,6 +13,10 @@ import { hostname } from "node:os"
 import { isoAt } from "../clock.js"
 import { newId } from "../ids.js"
 import { InstanceSettings, leaseMs } from "./settings.js"
+import { declareWrites, writing } from "../sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const serviceInstancesWrites = declareWrites("service_instances")
 
 /**
  * Milliseconds since the epoch on the database's clock, as SQL (a dialect seam: SQLite's
@@ -46,14 +50,14 @@ export class InstanceRegistry extends Effect.Service<InstanceRegistry>()("svc/In
     /** Writes the row, or renews its lease (written again if it was removed meanwhile, after a stall past the lease). */
     const beat = sql`INSERT INTO service_instances (id, host, pid, started_at, alive_until)
       VALUES (${id}, ${hostname()}, ${process.pid}, ${isoAt(Date.now())}, ${now} + ${lease})
-      ON CONFLICT (id) DO UPDATE SET alive_until = excluded.alive_until`
+      ON CONFLICT (id) DO UPDATE SET alive_until = excluded.alive_until`.pipe(writing(serviceInstancesWrites))
     const heartbeat = Effect.repeat(
       beat.pipe(Effect.catchAllCause((cause) => Effect.logWarning("instance heartbeat failed", Cause.squash(cause)))),
       Schedule.spaced(Duration.millis(settings.heartbeatMs))
     )
     const registerNow = Effect.gen(function* () {
       // Rows of instances gone for a while are forgotten (their work is recoverable with or without them).
-      yield* Effect.orDie(sql`DELETE FROM service_instances WHERE alive_until < ${now} - ${lease}`)
+      yield* Effect.orDie(sql`DELETE FROM service_instances WHERE alive_until < ${now} - ${lease}`.pipe(writing(serviceInstancesWrites)))
       yield* Effect.orDie(beat)
       // Interruptible whatever the caller is (a turn registers from inside its uninterruptible part), so closing the scope stops it.
       yield* Effect.forkIn(Effect.interruptible(Effect.withClock(Effect.delay(heartbeat, Duration.millis(settings.heartbeatMs)), clock)), scope)
@@ -65,7 +69,7 @@ export class InstanceRegistry extends Effect.Service<InstanceRegistry>()("svc/In
     const claimant = Effect.suspend(() =>
       registered ? Effect.succeed(id) : once.withPermits(1)(Effect.suspend(() => (registered ? Effect.succeed(id) : registerNow)))
     )
-    yield* Effect.addFinalizer(() => (registered ? Effect.ignore(sql`DELETE FROM service_instances WHERE id = ${id}`) : Effect.void))
+    yield* Effect.addFinalizer(() => (registered ? Effect.ignore(sql`DELETE FROM service_instances WHERE id = ${id}`.pipe(writing(serviceInstancesWrites))) : Effect.void))
 
     return {
       /** This process's instance id (registered or not). */

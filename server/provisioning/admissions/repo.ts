@@ -3,6 +3,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import type { AdmissionRow } from "./domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const portalAdmissionsWrites = declareWrites("portal_admissions")
 
 /** Portal admissions in SQL. */
 export class AdmissionRepo extends Effect.Service<AdmissionRepo>()("svc/AdmissionRepo", {
@@ -19,7 +23,7 @@ export class AdmissionRepo extends Effect.Service<AdmissionRepo>()("svc/Admissio
           Effect.gen(function* () {
             const inserted = yield* sql<{ group_id: string }>`INSERT INTO portal_admissions (portal_id, group_id, organization_id, created_at)
               VALUES (${portalId}, ${groupId}, ${organizationId}, ${at})
-              ON CONFLICT (portal_id, group_id) DO NOTHING RETURNING group_id`
+              ON CONFLICT (portal_id, group_id) DO NOTHING RETURNING group_id`.pipe(writing(portalAdmissionsWrites))
             return { row: yield* one(portalId, groupId), created: inserted.length === 1 }
           })
         ),
@@ -28,7 +32,7 @@ export class AdmissionRepo extends Effect.Service<AdmissionRepo>()("svc/Admissio
       remove: (portalId: string, groupId: string) =>
         Effect.orDie(
           sql<{ group_id: string }>`DELETE FROM portal_admissions WHERE portal_id = ${portalId} AND group_id = ${groupId}
-            RETURNING group_id`.pipe(Effect.map((rows) => rows.length === 1))
+            RETURNING group_id`.pipe(writing(portalAdmissionsWrites), Effect.map((rows) => rows.length === 1))
         ),
 
       /** One page of a Portal's admissions, oldest first (`limit + 1` rows). */

@@ -12,6 +12,13 @@ import {
   touchAccountTx,
   updateAccountTx
 } from "./tx-repo.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const bonusCreditAdjustmentsWrites = declareWrites("bonus_credit_adjustments")
+const endUserGrantsWrites = declareWrites("end_user_grants")
+const groupMembersWrites = declareWrites("group_members")
+const subscriptionsWrites = declareWrites("subscriptions")
 
 export type { EndUserRow, GrantRow, SubscriptionRow } from "./rows.js"
 
@@ -53,7 +60,7 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
           JOIN tier_plans p ON p.id = s.tier_plan_id WHERE s.end_user_id = ${endUserId} AND s.id = ${id}`).pipe(Effect.map(first)),
       /** Deletes one subscription (and so its credit pool); `true` when there was one. */
       deleteSubscription: (endUserId: string, id: string) =>
-        Effect.orDie(sql<{ id: string }>`DELETE FROM subscriptions WHERE end_user_id = ${endUserId} AND id = ${id} RETURNING id`).pipe(
+        Effect.orDie(sql<{ id: string }>`DELETE FROM subscriptions WHERE end_user_id = ${endUserId} AND id = ${id} RETURNING id`.pipe(writing(subscriptionsWrites))).pipe(
           Effect.map((rows) => rows.length > 0)
         ),
       /** Sets a subscription's bonus credits and records the adjustment. */
@@ -68,16 +75,16 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
       }) =>
         Effect.orDie(
           Effect.zipRight(
-            sql`UPDATE subscriptions SET bonus_credits = bonus_credits + ${adjustment.applied} WHERE id = ${adjustment.subscriptionId}`,
+            sql`UPDATE subscriptions SET bonus_credits = bonus_credits + ${adjustment.applied} WHERE id = ${adjustment.subscriptionId}`.pipe(writing(subscriptionsWrites)),
             sql`INSERT INTO bonus_credit_adjustments (id, organization_id, subscription_id, amount, applied, reason, created_at)
               VALUES (${adjustment.id}, ${adjustment.organizationId}, ${adjustment.subscriptionId}, ${adjustment.amount},
-                      ${adjustment.applied}, ${adjustment.reason}, ${adjustment.at})`
+                      ${adjustment.applied}, ${adjustment.reason}, ${adjustment.at})`.pipe(writing(bonusCreditAdjustmentsWrites))
           )
         ),
       /** Sets a subscription's status (`paid` marks one live with a payment processor). */
       setSubscriptionStatus: (organizationId: string, id: string, status: string) =>
         Effect.orDie(sql<{ id: string }>`UPDATE subscriptions SET status = ${status}
-          WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`).pipe(Effect.map((rows) => rows.length > 0)),
+          WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(writing(subscriptionsWrites))).pipe(Effect.map((rows) => rows.length > 0)),
 
       /** Direct group memberships of an account, oldest first. */
       groupIds: (endUserId: string) => statements(groupIdsTx(endUserId)),
@@ -88,7 +95,7 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
         ),
       /** Deletes one per-user grant; `true` when there was one. */
       deleteGrant: (endUserId: string, id: string) =>
-        Effect.orDie(sql<{ id: string }>`DELETE FROM end_user_grants WHERE end_user_id = ${endUserId} AND id = ${id} RETURNING id`).pipe(
+        Effect.orDie(sql<{ id: string }>`DELETE FROM end_user_grants WHERE end_user_id = ${endUserId} AND id = ${id} RETURNING id`.pipe(writing(endUserGrantsWrites))).pipe(
           Effect.map((rows) => rows.length > 0)
         ),
 
@@ -96,9 +103,9 @@ export class EndUserRepo extends Effect.Service<EndUserRepo>()("svc/EndUserRepo"
       strip: (endUserId: string) =>
         Effect.orDie(
           Effect.all([
-            sql`DELETE FROM subscriptions WHERE end_user_id = ${endUserId}`,
-            sql`DELETE FROM group_members WHERE end_user_id = ${endUserId}`,
-            sql`DELETE FROM end_user_grants WHERE end_user_id = ${endUserId}`
+            sql`DELETE FROM subscriptions WHERE end_user_id = ${endUserId}`.pipe(writing(subscriptionsWrites)),
+            sql`DELETE FROM group_members WHERE end_user_id = ${endUserId}`.pipe(writing(groupMembersWrites)),
+            sql`DELETE FROM end_user_grants WHERE end_user_id = ${endUserId}`.pipe(writing(endUserGrantsWrites))
           ])
         ),
 

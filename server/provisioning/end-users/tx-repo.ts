@@ -8,6 +8,13 @@ import { placeholders, textPerCount, tuples } from "../../platform/sql/statement
 import { type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { TierPlanRow } from "../plans/domain.js"
 import type { EndUserRow, GrantRow, SubscriptionRow } from "./rows.js"
+import { declareWrites } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const endUsersWrites = declareWrites("end_users")
+const subscriptionsWrites = declareWrites("subscriptions")
+const groupMembersWrites = declareWrites("group_members")
+const endUserGrantsWrites = declareWrites("end_user_grants")
 
 /** What provisioning checks an email and its ids against. */
 export interface Lookup {
@@ -104,7 +111,8 @@ export function* insertAccountIfAbsentTx(row: EndUserRow): TxBody<boolean> {
   const inserted = yield* txAll<{ id: string }>(
     `INSERT INTO end_users (id, organization_id, email, email_key, full_name, state, created_at, updated_at, revoked_at, deleted_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (organization_id, email_key) DO NOTHING RETURNING id`,
-    [row.id, row.organization_id, row.email, row.email_key, row.full_name, row.state, row.created_at, row.updated_at, row.revoked_at, row.deleted_at]
+    [row.id, row.organization_id, row.email, row.email_key, row.full_name, row.state, row.created_at, row.updated_at, row.revoked_at, row.deleted_at],
+    endUsersWrites
   )
   return inserted.length > 0
 }
@@ -174,12 +182,12 @@ export function* signInAccountTx(id: string): TxBody<SignInAccount | null> {
 
 /** Makes a `pending` account active (its first sign-in); any other state is left as it is. */
 export function* activatePendingAccountTx(id: string, at: string): TxBody<void> {
-  yield* txRun("UPDATE end_users SET state = 'active', updated_at = ? WHERE id = ? AND state = 'pending'", [at, id])
+  yield* txRun("UPDATE end_users SET state = 'active', updated_at = ? WHERE id = ? AND state = 'pending'", [at, id], endUsersWrites)
 }
 
 /** Records the account's first sign-in to its organization; true only the first time. */
 export function* markFirstSignInTx(id: string, at: string): TxBody<boolean> {
-  const rows = yield* txAll<{ id: string }>("UPDATE end_users SET first_signed_in_at = ? WHERE id = ? AND first_signed_in_at IS NULL RETURNING id", [at, id])
+  const rows = yield* txAll<{ id: string }>("UPDATE end_users SET first_signed_in_at = ? WHERE id = ? AND first_signed_in_at IS NULL RETURNING id", [at, id], endUsersWrites)
   return rows.length === 1
 }
 
@@ -192,12 +200,12 @@ export function* updateAccountTx(id: string, changes: Pick<EndUserRow, "state" |
     changes.revoked_at,
     changes.deleted_at,
     id
-  ])
+  ], endUsersWrites)
 }
 
 /** Marks an account changed at `at`. */
 export function* touchAccountTx(id: string, at: string): TxBody<void> {
-  yield* txRun("UPDATE end_users SET updated_at = ? WHERE id = ?", [at, id])
+  yield* txRun("UPDATE end_users SET updated_at = ? WHERE id = ?", [at, id], endUsersWrites)
 }
 
 /** An account's subscriptions with their plans' names, oldest first. */
@@ -225,7 +233,8 @@ export function* insertSubscriptionsTx(rows: ReadonlyArray<Omit<SubscriptionRow,
       row.bonus_credits,
       row.credits_reset_at,
       row.created_at
-    ])
+    ]),
+    subscriptionsWrites
   )
 }
 
@@ -248,7 +257,8 @@ export function* insertMembersTx(rows: ReadonlyArray<MemberRow>): TxBody<void> {
   if (rows.length === 0) return
   yield* txRun(
     insertMembersText(rows.length),
-    rows.flatMap((row) => [row.group_id, row.end_user_id, row.organization_id, row.created_at])
+    rows.flatMap((row) => [row.group_id, row.end_user_id, row.organization_id, row.created_at]),
+    groupMembersWrites
   )
 }
 
@@ -257,7 +267,8 @@ export function* insertGrantsTx(rows: ReadonlyArray<GrantRow>): TxBody<number> {
   if (rows.length === 0) return 0
   const inserted = yield* txAll<{ id: string }>(
     insertGrantsText(rows.length),
-    rows.flatMap((row) => [row.id, row.organization_id, row.end_user_id, row.target_kind, row.target_id, row.deployment_id, row.created_at])
+    rows.flatMap((row) => [row.id, row.organization_id, row.end_user_id, row.target_kind, row.target_id, row.deployment_id, row.created_at]),
+    endUserGrantsWrites
   )
   return inserted.length
 }

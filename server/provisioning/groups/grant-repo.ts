@@ -4,6 +4,10 @@ import { Effect } from "effect"
 import { statementsOn } from "../../platform/sql/write-fast-path.js"
 import { type GrantTargetKind, grantTargetIdsTx } from "../access/targets.js"
 import type { GrantRow } from "./repo.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const groupGrantsWrites = declareWrites("group_grants")
 
 /** Group grants in SQL. */
 export class GrantRepo extends Effect.Service<GrantRepo>()("svc/GroupGrantRepo", {
@@ -21,7 +25,7 @@ export class GrantRepo extends Effect.Service<GrantRepo>()("svc/GroupGrantRepo",
           Effect.gen(function* () {
             const inserted = yield* sql<{ id: string }>`INSERT INTO group_grants (id, organization_id, group_id, target_kind, target_id, created_at)
               VALUES (${grant.id}, ${organizationId}, ${grant.groupId}, ${grant.targetKind}, ${grant.targetId}, ${at})
-              ON CONFLICT (group_id, target_kind, target_id) DO NOTHING RETURNING id`
+              ON CONFLICT (group_id, target_kind, target_id) DO NOTHING RETURNING id`.pipe(writing(groupGrantsWrites))
             if (inserted.length === 1) return { grantId: grant.id, created: true }
             const held = yield* sql<GrantRow>`SELECT id, target_kind, target_id, created_at FROM group_grants
               WHERE group_id = ${grant.groupId} AND target_kind = ${grant.targetKind} AND target_id = ${grant.targetId}`
@@ -33,6 +37,7 @@ export class GrantRepo extends Effect.Service<GrantRepo>()("svc/GroupGrantRepo",
       remove: (groupId: string, grantId: string) =>
         Effect.orDie(
           sql<{ id: string }>`DELETE FROM group_grants WHERE group_id = ${groupId} AND id = ${grantId} RETURNING id`.pipe(
+            writing(groupGrantsWrites),
             Effect.map((rows) => rows.length === 1)
           )
         )

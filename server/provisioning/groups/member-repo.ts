@@ -7,6 +7,10 @@ import { Effect } from "effect"
 import { statementsOn } from "../../platform/sql/write-fast-path.js"
 import { accountByEmailTx, accountByIdTx } from "../end-users/tx-repo.js"
 import type { EndUserRow } from "./repo.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const groupMembersWrites = declareWrites("group_members")
 
 /** Group memberships in SQL. */
 export class MemberRepo extends Effect.Service<MemberRepo>()("svc/GroupMemberRepo", {
@@ -29,14 +33,14 @@ export class MemberRepo extends Effect.Service<MemberRepo>()("svc/GroupMemberRep
         Effect.orDie(
           sql<{ end_user_id: string }>`INSERT INTO group_members (group_id, end_user_id, organization_id, created_at)
             VALUES (${groupId}, ${endUserId}, ${organizationId}, ${at})
-            ON CONFLICT (group_id, end_user_id) DO NOTHING RETURNING end_user_id`.pipe(Effect.map((rows) => rows.length === 1))
+            ON CONFLICT (group_id, end_user_id) DO NOTHING RETURNING end_user_id`.pipe(writing(groupMembersWrites), Effect.map((rows) => rows.length === 1))
         ),
 
       /** Removes a direct membership; answers whether there was one. */
       remove: (groupId: string, endUserId: string) =>
         Effect.orDie(
           sql<{ end_user_id: string }>`DELETE FROM group_members WHERE group_id = ${groupId} AND end_user_id = ${endUserId}
-            RETURNING end_user_id`.pipe(Effect.map((rows) => rows.length === 1))
+            RETURNING end_user_id`.pipe(writing(groupMembersWrites), Effect.map((rows) => rows.length === 1))
         )
     }
   })

@@ -7,6 +7,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { statementsOn, txAll } from "../../platform/sql/write-fast-path.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const userGroupsWrites = declareWrites("user_groups")
 
 /** A group row with its member count. */
 export interface GroupRow {
@@ -77,7 +81,7 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("svc/GroupRepo", {
             plan_id: null,
             created_at: at,
             updated_at: at
-          })}`
+          })}`.pipe(writing(userGroupsWrites))
         ),
 
       /** The group of the organization with its member count, or null. */
@@ -102,12 +106,12 @@ export class GroupRepo extends Effect.Service<GroupRepo>()("svc/GroupRepo", {
       update: (organizationId: string, id: string, values: { name: string; description: string | null }, at: string) =>
         Effect.orDie(
           sql`UPDATE user_groups SET name = ${values.name}, description = ${values.description}, updated_at = ${at}
-            WHERE organization_id = ${organizationId} AND id = ${id}`
+            WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(writing(userGroupsWrites))
         ),
 
       /** Deletes a group; its memberships, grants and admissions cascade away. */
       remove: (organizationId: string, id: string) =>
-        Effect.orDie(sql`DELETE FROM user_groups WHERE organization_id = ${organizationId} AND id = ${id}`),
+        Effect.orDie(sql`DELETE FROM user_groups WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(writing(userGroupsWrites))),
 
       /** The roster of a group that belongs to no plan: its direct members who are not deleted, oldest first. */
       directMembers: (groupId: string) =>

@@ -3,6 +3,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { statementsOn, type TxBody, txAll, txRun } from "../../platform/sql/write-fast-path.js"
 import type { OutboxEmail, OutgoingEmail } from "./domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const outboxEmailsWrites = declareWrites("outbox_emails")
 
 interface OutboxRow {
   readonly id: string
@@ -40,7 +44,7 @@ export function* insertOutboxEmailTx(id: string, email: OutgoingEmail, at: strin
     email.subject,
     email.body,
     at
-  ])
+  ], outboxEmailsWrites)
 }
 
 /** Rows of `outbox_emails`. */
@@ -79,10 +83,10 @@ export class OutboxRepo extends Effect.Service<OutboxRepo>()("svc/OutboxRepo", {
       claimAttempt: (id: string, attempts: number, at: string, until: string) =>
         Effect.orDie(sql<{ id: string }>`UPDATE outbox_emails SET attempts = attempts + 1, claimed_until = ${until}
           WHERE id = ${id} AND attempts = ${attempts} AND sent_at IS NULL AND (claimed_until IS NULL OR claimed_until < ${at})
-          RETURNING id`).pipe(Effect.map((rows) => rows.length === 1)),
+          RETURNING id`.pipe(writing(outboxEmailsWrites))).pipe(Effect.map((rows) => rows.length === 1)),
       /** Records the outcome of the claimed attempt. */
       recordOutcome: (id: string, outcome: { readonly sentAt: string | null; readonly error: string | null }) =>
-        Effect.orDie(sql`UPDATE outbox_emails SET sent_at = ${outcome.sentAt}, last_error = ${outcome.error}, claimed_until = NULL WHERE id = ${id}`)
+        Effect.orDie(sql`UPDATE outbox_emails SET sent_at = ${outcome.sentAt}, last_error = ${outcome.error}, claimed_until = NULL WHERE id = ${id}`.pipe(writing(outboxEmailsWrites)))
     }
   }),
   accessors: true

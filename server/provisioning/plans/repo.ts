@@ -5,6 +5,11 @@ import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
 import type { TierPlanRow } from "./domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const tierPlansWrites = declareWrites("tier_plans")
+const userGroupsWrites = declareWrites("user_groups")
 
 const afterClause = (page: PageRequest) => (page.after === null ? "" : "AND (created_at, id) > (?, ?)")
 const afterParams = (page: PageRequest) => (page.after === null ? [] : [page.after[0] ?? "", page.after[1] ?? ""])
@@ -25,9 +30,9 @@ export class TierPlanRepo extends Effect.Service<TierPlanRepo>()("svc/TierPlanRe
         Effect.orDie(
           Effect.zipRight(
             sql`INSERT INTO user_groups (id, organization_id, name, description, plan_id, created_at, updated_at)
-              VALUES (${row.group_id}, ${row.organization_id}, ${row.name}, NULL, ${row.id}, ${row.created_at}, ${row.created_at})`,
+              VALUES (${row.group_id}, ${row.organization_id}, ${row.name}, NULL, ${row.id}, ${row.created_at}, ${row.created_at})`.pipe(writing(userGroupsWrites)),
             sql`INSERT INTO tier_plans (id, organization_id, name, credit_allowance, group_id, created_at, archived_at)
-              VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.credit_allowance}, ${row.group_id}, ${row.created_at}, NULL)`
+              VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.credit_allowance}, ${row.group_id}, ${row.created_at}, NULL)`.pipe(writing(tierPlansWrites))
           )
         ),
       /** The organization's plan, archived or not. */
@@ -37,7 +42,7 @@ export class TierPlanRepo extends Effect.Service<TierPlanRepo>()("svc/TierPlanRe
         ),
       /** Marks a plan archived (once: the first archive time is kept). */
       archive: (organizationId: string, id: string, at: string) =>
-        Effect.orDie(sql`UPDATE tier_plans SET archived_at = COALESCE(archived_at, ${at}) WHERE organization_id = ${organizationId} AND id = ${id}`),
+        Effect.orDie(sql`UPDATE tier_plans SET archived_at = COALESCE(archived_at, ${at}) WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(writing(tierPlansWrites))),
       /** Up to `limit + 1` plans, oldest first, after the page's position. */
       page: (organizationId: string, page: PageRequest) =>
         Effect.orDie(

@@ -6,6 +6,10 @@ import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { type TxBody, txAll } from "../../platform/sql/write-fast-path.js"
 import type { PortalRow } from "./domain.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const portalsWrites = declareWrites("portals")
 
 /** A Portal as other families name it: its id, organization and name. */
 export interface PortalRef {
@@ -33,7 +37,7 @@ export class PortalRepo extends Effect.Service<PortalRepo>()("svc/PortalRepo", {
         Effect.orDie(sql<PortalRow>`SELECT * FROM portals WHERE organization_id = ${organizationId} ORDER BY created_at, id`),
       insert: (row: PortalRow) =>
         Effect.orDie(sql`INSERT INTO portals (id, organization_id, name, created_at)
-          VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.created_at})`),
+          VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.created_at})`.pipe(writing(portalsWrites))),
       /** The organization's Portal, or null (on the write connection, so it sees the caller's transaction). */
       find: (organizationId: string, id: string) =>
         Effect.orDie(sql<PortalRow>`SELECT * FROM portals WHERE organization_id = ${organizationId} AND id = ${id}`).pipe(

@@ -5,6 +5,11 @@ import { appIdsTx } from "../../builder/versions/items-repo.js"
 import { organizationRowCount } from "../../platform/sql/row-count.js"
 import { placeholders, textPerCount } from "../../platform/sql/statement-text.js"
 import { statementsOn, type TxBody, txAll } from "../../platform/sql/write-fast-path.js"
+import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const suiteAppsWrites = declareWrites("suite_apps")
+const suitesWrites = declareWrites("suites")
 
 const suiteIdsText = textPerCount((count) => `SELECT id FROM suites WHERE organization_id = ? AND id IN (${placeholders(count)})`)
 
@@ -40,9 +45,9 @@ export class SuiteRepo extends Effect.Service<SuiteRepo>()("svc/SuiteRepo", {
       insert: (organizationId: string, suite: { id: string; name: string; appIds: ReadonlyArray<string> }, at: string) =>
         Effect.orDie(
           Effect.gen(function* () {
-            yield* sql`INSERT INTO suites ${sql.insert({ id: suite.id, organization_id: organizationId, name: suite.name, created_at: at })}`
+            yield* sql`INSERT INTO suites ${sql.insert({ id: suite.id, organization_id: organizationId, name: suite.name, created_at: at })}`.pipe(writing(suitesWrites))
             if (suite.appIds.length > 0) {
-              yield* sql`INSERT INTO suite_apps ${sql.insert(suite.appIds.map((appId, position) => ({ suite_id: suite.id, app_id: appId, position })))}`
+              yield* sql`INSERT INTO suite_apps ${sql.insert(suite.appIds.map((appId, position) => ({ suite_id: suite.id, app_id: appId, position })))}`.pipe(writing(suiteAppsWrites))
             }
           })
         ),
