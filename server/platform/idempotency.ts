@@ -15,6 +15,10 @@ import { AppClock } from "./clock.js"
 import { Conflict } from "./errors.js"
 import { transactionsOn } from "./sql/database.js"
 import { statementsOn, txAll, WriteTransactions } from "./sql/write-fast-path.js"
+import { declareWrites, writing } from "./sql/write-declaration.js"
+
+/** What each write statement of this module writes (`write-declaration.ts`). */
+const idempotencyKeysWrites = declareWrites("idempotency_keys")
 
 /** How long a stored response is replayed. */
 export const idempotencyWindowMs = 24 * 60 * 60_000
@@ -74,7 +78,8 @@ function* storeAnswerTx(request: KeyedRequest, answer: StoredAnswer, now: number
        status = excluded.status, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
      WHERE idempotency_keys.state = 'running' OR idempotency_keys.expires_at <= ?
      RETURNING key`,
-    [request.organizationId, request.address, request.key, request.requestHash, answer.status, answer.body, now, now + idempotencyWindowMs, now]
+    [request.organizationId, request.address, request.key, request.requestHash, answer.status, answer.body, now, now + idempotencyWindowMs, now],
+    idempotencyKeysWrites
   )
   return written.length > 0
 }
@@ -96,7 +101,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
     /** A body's statements through `@effect/sql`, outside any transaction (the look-up before a create's). */
     const statements = statementsOn(sql)
 
-    const purgeExpired = Effect.suspend(() => Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`))
+    const purgeExpired = Effect.suspend(() => Effect.orDie(sql`DELETE FROM idempotency_keys WHERE expires_at <= ${clock.now()}`.pipe(writing(idempotencyKeysWrites))))
     yield* purgeExpired
     yield* Effect.forkScoped(Effect.repeat(purgeExpired, Schedule.spaced("1 hour")).pipe(Effect.delay("1 hour")))
 
