@@ -113,7 +113,7 @@ export class McpSession {
     }
     for (const [name, tool] of offered) {
       if (this.registered.has(name)) continue
-      const config = { description: tool.description, inputSchema: tool.input as z.ZodRawShape, ...(tool.hints === undefined ? {} : { annotations: { ...tool.hints } }) }
+      const config = { title: tool.title, description: tool.description, inputSchema: tool.input as z.ZodRawShape, ...(tool.hints === undefined ? {} : { annotations: { ...tool.hints } }) }
       const handle = this.server.registerTool(name, config, (args: unknown) => this.invoke(this.registered.get(name)?.tool ?? tool, args))
       this.registered.set(name, { handle, tool })
     }
@@ -135,9 +135,25 @@ export class McpSession {
     return true
   }
 
-  /** Connects the server to a transport, mapping old spellings on arrival. */
+  /**
+   * A `tools/list` answer with each tool's `outputSchema`, the JSON Schema derived from its operations
+   * (or declared) as is: `McpServer` takes output schemas as zod only, would publish them converted
+   * again, and would check every answer against them on the server (the client checks them).
+   */
+  private withOutputSchemas(message: JSONRPCMessage): JSONRPCMessage {
+    if (!("result" in message) || !Array.isArray((message.result as { tools?: unknown }).tools)) return message
+    const tools = (message.result as { tools: Array<{ name: string }> }).tools.map((listed) => {
+      const tool = this.registered.get(listed.name)?.tool
+      return tool === undefined ? listed : { ...listed, outputSchema: tool.outputSchema }
+    })
+    return { ...message, result: { ...message.result, tools } }
+  }
+
+  /** Connects the server to a transport, mapping old spellings on arrival and adding output schemas to tool lists. */
   async connect(transport: Transport): Promise<void> {
     await this.server.connect(transport)
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) => send(this.withOutputSchemas(message), options)
     const receive = transport.onmessage
     if (receive) {
       transport.onmessage = (message, extra) => {

@@ -1,8 +1,9 @@
 /**
  * What an MCP tool is here: a name, a precise zod input schema, the REST operation(s) it mirrors
- * (from which its scopes, gate and hints come, and the bounds of the arguments it shares with them),
- * and an effect over the services the REST handlers use. A tool with no REST twin says why and keeps
- * its own rule. Results and failures become MCP tool results: the value as JSON, or `isError: true`
+ * (from which its scopes, gate, hints, title and output schema come, and the bounds of the arguments
+ * it shares with them), and an effect over the services the REST handlers use. A tool with no REST
+ * twin says why and keeps its own rule, its output declared as an Effect Schema. Results and failures
+ * become MCP tool results: the value as `structuredContent` and as JSON text, or `isError: true`
  * with the REST error envelope `{error:{code,message}}`.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
@@ -14,7 +15,8 @@ import { envelopeBody, isApiFailure } from "../platform/request/error-catalog.js
 import { nulTextRefusal } from "../platform/sql/text-refusal.js"
 import { project } from "../platform/pagination.js"
 import type { FamilyName } from "./family-names.js"
-import type { Operation, OperationHints } from "./operation.js"
+import type { JsonSchema, Operation, OperationHints } from "./operation.js"
+import { declaredSchema, type DeclaredOutput, type Derivation, restBody } from "./output.js"
 
 /** Who is calling and what they asked for, fresh on every request. */
 export interface CallContext {
@@ -34,7 +36,13 @@ export interface ScopeRule {
 /** One tool of the list a member is offered. */
 export interface McpTool<R = any> {
   readonly name: string
+  /** A short title for people: its operation's OpenAPI summary, or the tool's own when it declares one. */
+  readonly title: string
   readonly description: string
+  /** The JSON Schema of its answer (`type: "object"` at the top): derived from its operations, or declared. */
+  readonly outputSchema: JsonSchema
+  /** How its answer relates to its operations' (`the REST body as is`), or why it declares its own. */
+  readonly answers: string
   /** The arguments: a zod object shape (camelCase names; required ones not optional), or a zod object. */
   readonly input: z.ZodRawShape | z.ZodType
   /** The REST operations the tool mirrors (`knowledgebases.search`); empty when it has no REST twin. */
@@ -64,6 +72,8 @@ export interface McpTool<R = any> {
 export interface MirrorsOperations {
   readonly operation: Operation | ReadonlyArray<Operation>
   readonly scopeRule?: ScopeRule
+  /** How its answer is made from its operations' (absent: `restBody`), or an answer of its own, with why. */
+  readonly output?: Derivation | (DeclaredOutput & { readonly because: string })
   readonly noTwin?: never
   readonly scopes?: never
   readonly gate?: never
@@ -78,12 +88,18 @@ export interface HasNoTwin {
   readonly scopes: ReadonlyArray<ApiScope>
   readonly gate?: Gate
   readonly hints?: OperationHints
+  /** Its answer, declared as an Effect Schema (there is no REST answer to derive it from). */
+  readonly output: DeclaredOutput
+  /** Its title: there is no operation summary to take. */
+  readonly title: string
   readonly scopeRule?: never
 }
 
 /** What every tool declares besides its operation. */
 export interface ToolSpec<Shape extends z.ZodRawShape, R> {
   readonly name: string
+  /** A title of its own (required when it mirrors several operations: their summaries name none of them alone). */
+  readonly title?: string
   readonly description: string
   readonly input: Shape
   /** Arguments declared by the tool itself (an id-or-name argument, a list where REST takes a string), each with why. */
@@ -110,19 +126,70 @@ export const joinedPolicy = (operations: ReadonlyArray<Operation>) => {
   }
 }
 
+/** The argument names of a tool's input (a zod object shape, or a zod object). */
+const argumentNamesOf = (input: McpTool["input"]): ReadonlySet<string> => {
+  const shape = (input as { shape?: object }).shape ?? ((input as { _zod?: unknown })._zod === undefined ? input : {})
+  return new Set(Object.keys(shape))
+}
+
+/**
+ * Output schemas by derivation, then by operations (`save_page`: `restBody` over `pages.create` and
+ * `pages.update`), so tools built again for every caller (per-item tools) derive theirs once.
+ */
+const derived = new WeakMap<Derivation, Map<string, JsonSchema>>()
+
+/** The output schema `output` derives from `operations` for a tool taking `argumentNames`. */
+const derivedSchema = (output: Derivation, operations: ReadonlyArray<Operation>, argumentNames: ReadonlySet<string>): JsonSchema => {
+  let byOperations = derived.get(output)
+  if (byOperations === undefined) derived.set(output, (byOperations = new Map()))
+  const key = JSON.stringify([operations.map((one) => one.name), argumentNames.has("fields")])
+  let schema = byOperations.get(key)
+  if (schema === undefined) byOperations.set(key, (schema = output.derive(operations, { argumentNames })))
+  return schema
+}
+
 /** A tool from its declaration (keeping its argument types for the handler). */
 export const mcpTool = <R>(spec: ToolSpec<any, R> & (MirrorsOperations | HasNoTwin), input: McpTool["input"]): McpTool<R> => {
-  const { operation, ownArguments, ...rest } = spec
+  const { operation, ownArguments, output, title, ...rest } = spec
   const common = { ...rest, input, ownArguments: (ownArguments ?? {}) as Record<string, string> }
+  let outputSchema: JsonSchema | undefined
   if (operation === null) {
     const own = spec as HasNoTwin
-    return { ...common, operations: [], noTwin: own.noTwin, scopes: own.scopes, gate: own.gate, hints: own.hints }
+    return {
+      ...common,
+      title: own.title,
+      get outputSchema() {
+        return (outputSchema ??= declaredSchema(own.output))
+      },
+      answers: `its own answer: ${own.noTwin}`,
+      operations: [],
+      noTwin: own.noTwin,
+      scopes: own.scopes,
+      gate: own.gate,
+      hints: own.hints
+    }
   }
   const operations = Array.isArray(operation) ? (operation as ReadonlyArray<Operation>) : [operation as Operation]
   if (operations.length === 0) throw new Error(`MCP tool ${spec.name}: name the operations it mirrors, or none with noTwin.`)
+  if (title === undefined && operations.length > 1) throw new Error(`MCP tool ${spec.name}: it mirrors several operations; give it a title.`)
   const policy = joinedPolicy(operations)
   const scopeRule = (spec as MirrorsOperations).scopeRule
-  return { ...common, operations, noTwin: null, scopeRule, scopes: scopeRule?.scopes ?? policy.scopes, gate: policy.gate, hints: policy.hints }
+  const answer = (output ?? restBody) as Derivation | (DeclaredOutput & { readonly because: string })
+  const argumentNames = argumentNamesOf(input)
+  return {
+    ...common,
+    title: title ?? operations[0]!.summary,
+    get outputSchema() {
+      return (outputSchema ??= "derive" in answer ? derivedSchema(answer, operations, argumentNames) : declaredSchema(answer))
+    },
+    answers: "derive" in answer ? answer.says : `its own answer: ${answer.because}`,
+    operations,
+    noTwin: null,
+    scopeRule,
+    scopes: scopeRule?.scopes ?? policy.scopes,
+    gate: policy.gate,
+    hints: policy.hints
+  }
 }
 
 /** Declares a tool, keeping its argument types for the handler. */
@@ -140,10 +207,15 @@ export const camelReply = <A extends object>(answer: A): Record<string, unknown>
   Object.fromEntries(Object.entries(answer).map(([key, value]) => [key === "conversation_id" ? "conversationId" : key, value]))
 
 /**
- * A tool's value as its MCP result: one JSON text (no `structuredContent`: the tools declare no
- * output schema, and a copy would double every answer).
+ * A tool's value as its MCP result: `structuredContent`, the value itself (checked by clients against
+ * the tool's `outputSchema`), and the same value as one JSON text for clients older than structured
+ * results. Every answer is thus sent twice; the text is what the tools answered before, kept so that
+ * no client loses it (docs/decisions.md: MCP, a door of the feature registry).
  */
-export const valueResult = (value: unknown): CallToolResult => ({ content: [{ type: "text", text: JSON.stringify(value) }] })
+export const valueResult = (value: unknown): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+  structuredContent: value as Record<string, unknown>
+})
 
 /** A failure as an MCP tool error carrying the REST envelope. */
 export const errorResult = (error: ApiFailure): CallToolResult => ({

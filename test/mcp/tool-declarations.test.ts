@@ -7,20 +7,17 @@
  * its hints as its `annotations`.
  */
 import { HttpApi } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as z from "zod/v4"
 import type { ApiScope, Gate } from "../../server/identity/domain.js"
 import { admittingScopes, policyIndex } from "../../server/http/policy.js"
 import { Api } from "../../server/api.js"
-import type { Flow } from "../../server/builder/flows/domain.js"
 import { fieldsOf, type JsonSchema } from "../../server/mcp/operation.js"
-import { toolFamilies } from "../../server/mcp/registry.js"
-import type { CallContext, McpTool } from "../../server/mcp/tool.js"
-import { coreTools } from "../../server/mcp/tools/core.js"
-import { agentItemTool, appItemTool, flowItemTool } from "../../server/mcp/tools/items.js"
+import type { McpTool } from "../../server/mcp/tool.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { connect, personalKey } from "../support/mcp.js"
+import { everyTool } from "../support/mcp-tools.js"
 
 /** What the contract says of each operation, by `group.endpoint`: the policy REST enforces and its inputs. */
 const contract = (() => {
@@ -86,39 +83,6 @@ const boundsOf = (schema: JsonSchema): unknown => {
 /** A tool's published input schema, as the MCP SDK publishes it. */
 const inputSchemaOf = (candidate: McpTool): JsonSchema =>
   z.toJSONSchema(candidate.input instanceof z.ZodType ? candidate.input : z.object(candidate.input), { io: "input" }) as JsonSchema
-
-const sampleFlow = (conversational: boolean): Flow =>
-  ({
-    id: "00000000-0000-4000-8000-000000000001",
-    name: "Greeter",
-    description: "",
-    conversational,
-    inputs: [],
-    inputsSchema: conversational
-      ? { type: "object", properties: {}, required: [] }
-      : { type: "object", properties: { company_name: { type: "string" }, size: { type: "string", enum: ["small", "large"] } }, required: ["company_name"] },
-    version: 1,
-    publishedAt: "2026-01-01T00:00:00.000Z"
-  }) as unknown as Flow
-
-/** Every tool: the core tools, every fixed family's, and one of each per-item kind. */
-const everyTool = async (): Promise<ReadonlyArray<McpTool>> => {
-  const fixed = await Effect.runPromise(
-    Effect.forEach(
-      toolFamilies.filter((family) => !family.dynamic),
-      (family) => family.tools({} as CallContext) as Effect.Effect<ReadonlyArray<McpTool>>
-    )
-  )
-  const item = { id: "00000000-0000-4000-8000-000000000002", name: "Helper", description: "Helps." }
-  return [
-    ...coreTools,
-    ...fixed.flat(),
-    agentItemTool(item, "agent_helper"),
-    appItemTool(item, "app_helper"),
-    flowItemTool(sampleFlow(false), "flow_greeter"),
-    flowItemTool(sampleFlow(true), "flow_chat")
-  ]
-}
 
 /** What is wrong with a tool's declaration against the contract (empty: nothing). */
 const problemsOf = (candidate: McpTool): Array<string> => {

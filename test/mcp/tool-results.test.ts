@@ -7,14 +7,16 @@ import { resultOfExit, toolEffect } from "../../server/mcp/tool.js"
 import { camelName, mapLegacyMessage } from "../../server/mcp/names.js"
 
 describe("tool results", () => {
-  it("answers a value as one JSON text", () => {
-    const { result } = resultOfExit(Exit.succeed({ ok: true }))
-    expect(result).toEqual({ content: [{ type: "text", text: '{"ok":true}' }] })
+  it("answers a value as structuredContent and as the same JSON text", () => {
+    const { result } = resultOfExit(Exit.succeed({ ok: true, missing: undefined }))
+    expect(result).toEqual({ content: [{ type: "text", text: '{"ok":true}' }], structuredContent: { ok: true, missing: undefined } })
+    expect(JSON.stringify(result.structuredContent)).toBe('{"ok":true}')
   })
 
   it("answers an expected failure with isError and the REST envelope", () => {
     const { result, defect } = resultOfExit(Exit.fail(new NotFound({ message: "No page x." })))
     expect(result).toEqual({ isError: true, content: [{ type: "text", text: '{"error":{"code":"not_found","message":"No page x."}}' }] })
+    expect("structuredContent" in result).toBe(false)
     expect(defect).toBeNull()
   })
 

@@ -4,7 +4,7 @@
  * message to an Agent's draft under several models) and `set_agent_knowledge` (the Knowledgebases
  * an Agent's draft searches). Every run is an ordinary draft run: one execution and one credit.
  */
-import { Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
 import { type ApiFailure, InvalidRequest } from "../../platform/errors.js"
@@ -35,6 +35,32 @@ const testCase = z.object({
   expectNotContains: z.array(z.string().min(1)).max(20).optional().describe("Text the answer must not contain (case-insensitive).")
 })
 
+/** A run's failure in a report: the REST envelope's error. */
+const RunError = Schema.Struct({ code: Schema.String, message: Schema.String })
+
+/** What `run_test_cases` answers: how many cases passed and failed, and each case's outcome. */
+const TestCasesReport = Schema.Struct({
+  passed: Schema.Int,
+  failed: Schema.Int,
+  cases: Schema.Array(
+    Schema.Union(
+      Schema.Struct({ name: Schema.String, passed: Schema.Literal(false), error: RunError }),
+      Schema.Struct({ name: Schema.String, passed: Schema.Boolean, answer: Schema.String, executionId: Schema.String, failures: Schema.Array(Schema.String) })
+    )
+  )
+})
+
+/** What `compare_models` answers: each model's reply (or failure), in the order given. */
+const ModelsReport = Schema.Struct({
+  agentId: Schema.String,
+  results: Schema.Array(
+    Schema.Union(Schema.Struct({ model: Schema.String, error: RunError }), Schema.Struct({ model: Schema.String, reply: Schema.String, executionId: Schema.String }))
+  )
+})
+
+/** Why a report of several draft runs is the tool's own answer. */
+const reportReason = "a report of several draft runs, which no REST operation answers"
+
 /** What a failed case or model run answers: the REST envelope's error. */
 const errorOf = (failure: unknown) =>
   isApiFailure(failure) ? envelopeBody(failure as ApiFailure).error : { code: "server_error", message: "The run failed on the server." }
@@ -54,6 +80,7 @@ const misses = (text: string, contains: ReadonlyArray<string>, notContains: Read
 /** `run_test_cases`: each case is a draft run in a new conversation, in order; a case that fails to run is reported, the others still run. */
 export const runTestCases = tool({
   name: "run_test_cases",
+  title: "Run test cases against a draft",
   description: `Run up to ${maxTestCases} test cases against the draft of an Agent, App or Flow (each a draft run: one execution and one credit) and check each answer for text it must or must not contain. Answers {passed, failed, cases}.`,
   input: {
     kind: kindInput,
@@ -61,6 +88,7 @@ export const runTestCases = tool({
     cases: z.array(testCase).min(1).max(maxTestCases)
   },
   operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
+  output: { schema: TestCasesReport, because: reportReason },
   ownArguments: { kind: kindReason, id: idOrName, cases: "MCP's own: the draft runs to make and what each answer must or must not contain" },
   run: true,
   handler: (args, { principal }) =>
@@ -96,6 +124,7 @@ export const runTestCases = tool({
 /** `compare_models`: one message to an Agent's draft under each model, in order (a new conversation each). */
 export const compareModels = tool({
   name: "compare_models",
+  title: "Compare models on an Agent's draft",
   description: "Send one message to the draft of an Agent under 2 to 5 models (`builtin` or models of the server's OpenAI-compatible endpoint), each a draft run (one execution and one credit); answers each model's reply side by side.",
   input: {
     agentId: z.string().min(1).describe("The Agent (id or exact name)."),
@@ -103,6 +132,7 @@ export const compareModels = tool({
     models: z.array(z.string().min(1).max(200)).min(2).max(5)
   },
   operation: draftRunOperation.agent,
+  output: { schema: ModelsReport, because: reportReason },
   ownArguments: { agentId: idOrName, models: "MCP's own: the models to compare, 2 to 5, each a model name as an Agent's `model` is" },
   run: true,
   handler: (args, { principal }) =>
@@ -126,6 +156,7 @@ export const compareModels = tool({
 /** `set_agent_knowledge`: the Knowledgebases an Agent's draft searches, replaced (publish to use them). */
 export const setAgentKnowledge = tool({
   name: "set_agent_knowledge",
+  title: "Set an Agent's Knowledgebases",
   description: "Set the Knowledgebases (ids or exact names; empty for none) the draft of an Agent searches; publish with `publish_agent` to use them in runs.",
   input: {
     agentId: z.string().min(1).describe("The Agent (id or exact name)."),

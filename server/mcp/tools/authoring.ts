@@ -5,7 +5,7 @@
  * `list_authored_*` (drafts included, with `updatedSince`), over the builder services the REST
  * endpoints use; bodies are checked by the same schemas.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import { InvalidRequest } from "../../platform/errors.js"
 import { decodeBody } from "../../platform/request/decode.js"
@@ -20,6 +20,7 @@ import { AgentsApi } from "../../builder/agents/api.js"
 import { AppsApi } from "../../builder/apps/api.js"
 import { FlowsApi } from "../../builder/flows/api.js"
 import { operation } from "../operation.js"
+import { camelRunReply, itemsOf, restBodyWith } from "../output.js"
 import { idsOrNamesArgument, listArguments, operationArgument } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
@@ -44,11 +45,15 @@ const updateAppOperation = operation(AppsApi, "updateDraft")
  */
 const namesReason = `${idOrName} each, as many as REST takes`
 
+/** What a save adds to REST's body: whether it created the item (else it updated its draft). */
+const Saved = Schema.Struct({ created: Schema.Boolean })
+
 /** Only the arguments that were given (absent ones are left out of the body). */
 const given = (args: Record<string, unknown>) => Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined))
 
 const saveAgent = tool({
   name: "save_agent",
+  title: "Create or update an Agent",
   description: "Without `agentId`, create an Agent (`name` required). With `agentId`, update its draft (publish with `publish_agent`).",
   input: {
     agentId: z.string().min(1).optional().describe("The Agent to update (id or exact name); absent to create one."),
@@ -63,6 +68,7 @@ const saveAgent = tool({
     flowIds: idsOrNamesArgument(createAgentOperation, "flowIds").optional().describe("Published Flows (ids or exact names) the Agent may run as tools.")
   },
   operation: [createAgentOperation, updateAgentOperation],
+  output: restBodyWith(Saved),
   ownArguments: { agentId: `${idOrName} (absent: an Agent is created)`, knowledgebaseIds: namesReason, flowIds: namesReason },
   handler: ({ agentId, ...args }, { principal }) =>
     Effect.gen(function* () {
@@ -80,6 +86,7 @@ const saveAgent = tool({
 
 const saveFlow = tool({
   name: "save_flow",
+  title: "Create or update a Flow",
   description:
     "Without `flowId`, create a Flow (`name`, `questions`, `steps`). With `flowId`, update its draft. Steps run in order and each binds a variable; `{{templates}}` use question parameters and earlier variables.",
   input: {
@@ -93,6 +100,7 @@ const saveFlow = tool({
       .describe("A template over inputs and step variables; default the last step's variable (null on an update: back to that default).")
   },
   operation: [createFlowOperation, updateFlowOperation],
+  output: restBodyWith(Saved),
   ownArguments: { flowId: `${idOrName} (absent: a Flow is created)` },
   handler: ({ flowId, ...args }, { principal }) =>
     Effect.gen(function* () {
@@ -106,6 +114,7 @@ const saveFlow = tool({
 
 const saveApp = tool({
   name: "save_app",
+  title: "Create or update an App",
   description: "Without `appId`, create an App (`name` required). With `appId`, update its draft, the Transaction Service (`api`) included.",
   input: {
     appId: z.string().min(1).optional().describe("The App to update (id or exact name); absent to create one."),
@@ -117,6 +126,7 @@ const saveApp = tool({
     api: operationArgument(updateAppOperation, "api").optional().describe("The Transaction Service (updates only).")
   },
   operation: [createAppOperation, updateAppOperation],
+  output: restBodyWith(Saved),
   ownArguments: { appId: `${idOrName} (absent: an App is created)`, agentIds: namesReason, flowIds: namesReason },
   handler: ({ appId, ...args }, { principal }) =>
     Effect.gen(function* () {
@@ -156,6 +166,7 @@ const publish = (kind: "agent" | "flow" | "app") =>
 
 const runDraft = tool({
   name: "run_draft",
+  title: "Run a draft",
   description: "Run the draft of an Agent or App (`message`) or a Flow (`inputs`, or `message` without questions), as the published run does.",
   input: {
     kind: kindInput,
@@ -165,6 +176,7 @@ const runDraft = tool({
     inputs: operationArgument(draftRunOperation.flow, "inputs").optional().describe("A Flow's answers keyed by parameter name.")
   },
   operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
+  output: camelRunReply,
   ownArguments: { kind: kindReason, id: idOrName },
   run: true,
   handler: (args, { principal }) =>
@@ -190,9 +202,11 @@ const authoredInput = (kind: "agents" | "flows" | "apps") => ({
 const listAuthored = (kind: "agents" | "flows" | "apps") =>
   tool({
     name: `list_authored_${kind}`,
+    title: `List authored ${kind} with drafts`,
     description: `Every ${kind.slice(0, -1)} with its draft (published or not), oldest first; \`updatedSince\` for polling.`,
     input: authoredInput(kind),
     operation: listOperation[kind],
+    output: itemsOf(),
     scopeRule: {
       scopes: createOperation[kind].scopes,
       because: "drafts are listed (`include=drafts`), which the service admits with the kind's write scope only (builder/versions/operations.ts): the scope of its create"

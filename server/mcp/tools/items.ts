@@ -13,6 +13,7 @@ import type { Flow } from "../../builder/flows/domain.js"
 import { FlowService } from "../../builder/flows/service.js"
 import type { ToolFamily } from "../families.js"
 import { admits } from "../admits.js"
+import { camelRunReply } from "../output.js"
 import { type McpTool, mcpTool, tool } from "../tool.js"
 import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput } from "./runs.js"
 
@@ -45,9 +46,11 @@ const questionReason = "one of the Flow's own questions, a parameter REST takes 
 export const agentItemTool = (agent: { readonly id: string; readonly name: string; readonly description: string }, name: string): McpTool =>
   tool({
     name,
+    title: `Agent: ${agent.name}`,
     description: `Talk to the Agent '${agent.name}'.${agent.description ? ` ${agent.description}` : ""}`,
     input: turnInput,
     operation: agentConversationOperation,
+    output: camelRunReply,
     run: true,
     signature: `${agent.id}:${agent.name}:${agent.description}`,
     handler: (args, call) => agentTurn(call.principal, agent.id, args, false)
@@ -57,9 +60,11 @@ export const agentItemTool = (agent: { readonly id: string; readonly name: strin
 export const appItemTool = (app: { readonly id: string; readonly name: string; readonly description: string }, name: string): McpTool =>
   tool({
     name,
+    title: `App: ${app.name}`,
     description: `Talk to the App '${app.name}'.${app.description ? ` ${app.description}` : ""}`,
     input: turnInput,
     operation: appConversationOperation,
+    output: camelRunReply,
     run: true,
     signature: `${app.id}:${app.name}:${app.description}`,
     handler: (args, call) => appTurn(call.principal, app.id, args, false)
@@ -72,9 +77,11 @@ export const flowItemTool = (flow: Flow, name: string): McpTool => {
   return mcpTool<any>(
     {
       name,
+      title: `Flow: ${flow.name}`,
       description: `Run the Flow '${flow.name}'.${flow.description ? ` ${flow.description}` : ""}`,
       input: {},
       operation: runFlowOperation,
+      output: camelRunReply,
       ownArguments: flow.conversational ? {} : Object.fromEntries(parameters.map((parameter) => [parameter, questionReason])),
       run: true,
       literalArguments: !flow.conversational,

@@ -3,7 +3,7 @@
  * credits as `GET /knowledgebases…` and `POST /knowledgebases/{id}/search`. Lists answer
  * `{items, nextCursor}`.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import { decodeBody } from "../../platform/request/decode.js"
 import { project } from "../../platform/pagination.js"
@@ -20,6 +20,7 @@ import { KnowledgeApi } from "../../knowledge/api.js"
 import { PagesApi } from "../../knowledge/pages/api.js"
 import { SourcesApi } from "../../knowledge/sources/api.js"
 import { operation } from "../operation.js"
+import { itemsOf, restBodyWith } from "../output.js"
 import { listArguments, operationArgument } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import {
@@ -56,6 +57,9 @@ const viewReason = "MCP's summary view of a page (its first 2 KB); REST answers 
 /** Why an `all`-or-name Knowledgebase argument is the tool's own. */
 const orAllReason = `${idOrName}, or \`all\``
 
+/** What `read_page` adds to REST's `{page}`: whether the markdown was cut to its summary, and how to read it whole. */
+const PreviewFields = Schema.Struct({ truncated: Schema.Boolean, totalBytes: Schema.optional(Schema.Number), hint: Schema.optional(Schema.String) })
+
 const viewInput = z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.")
 
 const listKnowledgebases = tool({
@@ -63,6 +67,7 @@ const listKnowledgebases = tool({
   description: "List the organization's Knowledgebases with their source and page counts, oldest first.",
   input: { ...listArguments(listKnowledgebasesOperation), fields: fieldsInput(knowledgebaseFields) },
   operation: listKnowledgebasesOperation,
+  output: itemsOf(),
   ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -118,6 +123,7 @@ const listPages = tool({
     fields: fieldsInput(pageIndexFields)
   },
   operation: listPagesOperation,
+  output: itemsOf({ keep: ["parent", "files"] }),
   ownArguments: { knowledgebaseId: idOrName, parentPageId: `${idOrName}, or \`null\` for the top level`, fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -149,6 +155,7 @@ const readPage = tool({
     view: viewInput
   },
   operation: operation(PagesApi, "get"),
+  output: restBodyWith(PreviewFields),
   ownArguments: { knowledgebaseId: idOrName, pageId: idOrName, view: viewReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -175,6 +182,7 @@ const listSources = tool({
     fields: fieldsInput(sourceFields)
   },
   operation: listSourcesOperation,
+  output: itemsOf(),
   ownArguments: { knowledgebaseId: idOrName, fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -212,6 +220,7 @@ const listChanges = tool({
     ...listArguments(changesOperation)
   },
   operation: changesOperation,
+  output: itemsOf({ keep: ["tailCursor"] }),
   ownArguments: { knowledgebaseId: orAllReason },
   handler: (args, { principal }) =>
     Effect.gen(function* () {

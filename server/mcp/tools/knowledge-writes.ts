@@ -2,7 +2,7 @@
  * Knowledgebase writes (`knowledge:write`, member role and above): the same services and checks as
  * the REST writes (plan caps, review, body limits, anchors), bodies decoded by the same schemas.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import { InvalidRequest } from "../../platform/errors.js"
 import { decodeBody } from "../../platform/request/decode.js"
@@ -16,9 +16,13 @@ import { KnowledgeApi } from "../../knowledge/api.js"
 import { PagesApi } from "../../knowledge/pages/api.js"
 import { SourcesApi } from "../../knowledge/sources/api.js"
 import { operation } from "../operation.js"
+import { restBodyWith } from "../output.js"
 import { operationArgument } from "../operation-arguments.js"
 import { idOrName, tool } from "../tool.js"
 import { knowledgebaseIdOf, knowledgebaseInput, pageIdOf, parentPageIdOf, sourceIdOf } from "./knowledge-ids.js"
+
+/** What a create adds to REST's body: `created`, always true here. */
+const Created = Schema.Struct({ created: Schema.Literal(true) })
 
 const createKnowledgebaseOperation = operation(KnowledgeApi, "create")
 const createPageOperation = operation(PagesApi, "create")
@@ -49,6 +53,7 @@ const createKnowledgebase = tool({
     description: operationArgument(createKnowledgebaseOperation, "description").optional()
   },
   operation: createKnowledgebaseOperation,
+  output: restBodyWith(Created),
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const input = yield* decodeBody(CreateKnowledgebase)(args)
@@ -58,6 +63,7 @@ const createKnowledgebase = tool({
 
 const savePage = tool({
   name: "save_page",
+  title: "Create or edit a page",
   description:
     "Without `pageId`, create a page (`title`, `bodyMarkdown`, optional `parentPageId`). With `pageId`, edit it: `patch` operations and/or `description`. Answers `applied`, or `pending_review` when the organization reviews agent writes.",
   input: {
@@ -121,6 +127,7 @@ const appendPage = tool({
 
 const createFolder = tool({
   name: "create_folder",
+  title: "Create a folder",
   description: "Create a folder (a page without a body that holds pages and documents).",
   input: {
     knowledgebaseId: knowledgebaseInput,

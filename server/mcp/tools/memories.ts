@@ -4,7 +4,7 @@
  * is `not_found`. Personal notes: `knowledge:read` admits them (viewers keep notes too). The REST API
  * has no memory endpoints (search finds memories), so these tools keep their own rule.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
 import { InsufficientScope } from "../../platform/errors.js"
@@ -16,6 +16,9 @@ import { listInput } from "./knowledge-ids.js"
 /** Why the memory tools have no REST twin. */
 const noTwin = "memories are kept over MCP only (conventions: Memories); REST has no memory endpoints, and its search finds them"
 
+/** A memory as the tools answer it (`Memory` of the memory service). */
+const MemoryAnswer = Schema.Struct({ id: Schema.String, text: Schema.String, createdAt: Schema.String, updatedAt: Schema.String })
+
 const memberOf = (principal: Principal) =>
   principal.member === null
     ? Effect.fail(new InsufficientScope({ message: "Memories belong to a member; this connection acts for no member." }))
@@ -23,10 +26,12 @@ const memberOf = (principal: Principal) =>
 
 const remember = tool({
   name: "remember",
+  title: "Remember a note",
   description: "Keep a personal note (a memory). Your memories are found by `search_knowledgebase` with `kinds` including `memories`.",
   input: { text: z.string().min(1).max(10_000).describe("The note, 1 to 10000 characters.") },
   operation: null,
   noTwin,
+  output: { schema: Schema.Struct({ memory: MemoryAnswer }) },
   scopes: ["knowledge:read"],
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: (args, { principal }) =>
@@ -38,10 +43,12 @@ const remember = tool({
 
 const listMemories = tool({
   name: "list_memories",
+  title: "List your memories",
   description: "Your own memories, oldest first.",
   input: { ...listInput },
   operation: null,
   noTwin,
+  output: { schema: Schema.Struct({ items: Schema.Array(MemoryAnswer), nextCursor: Schema.NullOr(Schema.String) }) },
   scopes: ["knowledge:read"],
   hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   handler: (args, { principal }) =>
@@ -60,10 +67,12 @@ const listMemories = tool({
 
 const forget = tool({
   name: "forget",
+  title: "Forget a memory",
   description: "Delete one of your memories.",
   input: { memoryId: z.string().min(1).describe("The memory's id (from `list_memories` or `remember`).") },
   operation: null,
   noTwin,
+  output: { schema: Schema.Struct({ ok: Schema.Literal(true), memoryId: Schema.String }) },
   scopes: ["knowledge:read"],
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: (args, { principal }) =>

@@ -10,6 +10,7 @@ import { BonusCredits, EndUserListItem, ProvisionEndUser } from "../../provision
 import { EndUserService } from "../../provisioning/end-users/service.js"
 import { EndUsersApi } from "../../provisioning/end-users/api.js"
 import { operation } from "../operation.js"
+import { itemsOf } from "../output.js"
 import { idsOrNamesArgument, listArguments, operationArgument } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { idsOf } from "./builder-ids.js"
@@ -62,6 +63,7 @@ const listEndUsers = tool({
     fields: fieldsInput(fieldNamesOf(EndUserListItem))
   },
   operation: listOperation,
+  output: itemsOf(),
   ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {

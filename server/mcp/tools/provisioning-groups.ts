@@ -12,6 +12,7 @@ import { GroupMembers } from "../../provisioning/groups/members.js"
 import { GroupService } from "../../provisioning/groups/service.js"
 import { UserGroupsApi } from "../../provisioning/groups/api.js"
 import { operation } from "../operation.js"
+import { itemsOf } from "../output.js"
 import { listArguments, operationArgument } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { fieldsInput } from "./knowledge-ids.js"
@@ -32,6 +33,7 @@ const listUserGroups = tool({
   description: "Every user group with its member count, oldest first; plans' groups are included and carry their `planId`.",
   input: { ...listArguments(listOperation), fields: fieldsInput(groupFields) },
   operation: listOperation,
+  output: itemsOf(),
   ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {

@@ -16,6 +16,7 @@ import { PortalAdmissionsApi } from "../../provisioning/admissions/api.js"
 import { TierPlansApi } from "../../provisioning/plans/api.js"
 import { PortalsApi } from "../../provisioning/portals/api.js"
 import { operation } from "../operation.js"
+import { itemsOf } from "../output.js"
 import { listArguments } from "../operation-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { fieldsInput } from "./knowledge-ids.js"
@@ -33,6 +34,7 @@ const listTierPlans = tool({
   description: "The organization's plan catalog, oldest first, archived plans included (`archived: true`; they cannot be provisioned).",
   input: { ...listArguments(listTierPlansOperation), fields: fieldsInput(fieldNamesOf(TierPlan)) },
   operation: listTierPlansOperation,
+  output: itemsOf(),
   ownArguments: { fields: unnarrowedFields },
   handler: (args, { principal }) =>
     Effect.map(Effect.flatMap(TierPlanService, (plans) => plans.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => itemsPage(page, args.fields))
@@ -43,6 +45,7 @@ const listPortals = tool({
   description: "The organization's Portals, oldest first.",
   input: { ...listArguments(listPortalsOperation), fields: fieldsInput(fieldNamesOf(Portal)) },
   operation: listPortalsOperation,
+  output: itemsOf(),
   ownArguments: { fields: unnarrowedFields },
   handler: (args, { principal }) =>
     Effect.map(Effect.flatMap(PortalService, (portals) => portals.list(principal, { limit: args.limit, cursor: args.cursor })), (page) => itemsPage(page, args.fields))
@@ -53,6 +56,7 @@ const listPortalAdmissions = tool({
   description: "The user groups a Portal admits, oldest admission first.",
   input: { portalId: portalInput, ...listArguments(listAdmissionsOperation), fields: fieldsInput(fieldNamesOf(Admission)) },
   operation: listAdmissionsOperation,
+  output: itemsOf(),
   ownArguments: { portalId: idOrName, fields: unnarrowedFields },
   handler: (args, { principal }) =>
     Effect.gen(function* () {

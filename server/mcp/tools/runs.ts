@@ -27,6 +27,7 @@ import { FlowRunsApi } from "../../runtime/flow-runs/api.js"
 import { RunsApi } from "../../runtime/runs/api.js"
 import { admits } from "../admits.js"
 import { operation } from "../operation.js"
+import { camelRunReply, itemsOf } from "../output.js"
 import { listArguments, operationArgument } from "../operation-arguments.js"
 import { camelReply, fieldsList, idOrName, itemsPage, tool } from "../tool.js"
 import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
@@ -110,9 +111,11 @@ const agentOrApp = (actor: Principal, given: string) =>
 
 const listAgents = tool({
   name: "list_agents",
+  title: "List Agents and Apps",
   description: "Published Agents, then published Apps (each item has `kind`: `agent` or `app`). Talk to one with `run_agent`.",
   input: { ...listArguments(listAgentsOperation) },
   operation: [listAgentsOperation, operation(AppsApi, "list")],
+  output: itemsOf({ kinds: ["agent", "app"] }),
   handler: (args, { principal }) =>
     Effect.gen(function* () {
       const limit = args.limit ?? 50
@@ -139,9 +142,11 @@ const listAgents = tool({
 
 const runAgent = tool({
   name: "run_agent",
+  title: "Talk to an Agent or App",
   description: "Talk to a published Agent or App (by id or exact name); answers `reply`, `conversationId` and `executionId`. One execution; credits as the REST run.",
   input: { agentId: z.string().min(1).describe("The Agent's or App's id or exact name."), ...turnInput },
   operation: [agentConversationOperation, appConversationOperation],
+  output: camelRunReply,
   ownArguments: { agentId: idOrName },
   run: true,
   handler: (args, { principal }) =>
@@ -158,6 +163,7 @@ const listFlows = tool({
   description: "Published Flows with their inputs (questions as parameters, and as one JSON Schema).",
   input: { ...listArguments(listFlowsOperation), fields: fieldsInput(flowFields) },
   operation: listFlowsOperation,
+  output: itemsOf(),
   ownArguments: { fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
@@ -176,6 +182,7 @@ const runFlow = tool({
     conversationId: operationArgument(runFlowOperation, "conversationId").optional().describe("For a Flow without questions: continues a conversation.")
   },
   operation: runFlowOperation,
+  output: camelRunReply,
   ownArguments: { flowId: idOrName },
   run: true,
   handler: (args, { principal }) => Effect.flatMap(flowIdOf(principal, args.flowId, "published"), (id) => flowRun(principal, id, args, false))
