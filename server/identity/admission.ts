@@ -1,13 +1,15 @@
 /**
- * The one admission of a caller holding an API key (or a sign-in token), for every door that
- * serves one: the router, the fast lane, MCP over HTTP and stdio. In order: authenticate (401),
- * authorize: the plan the door is open on, the organization gate, the scopes (403), then count
- * the request against the key's rate (429), and only then the principal. A refused request is
- * never counted, whichever door it came through; an admitted one is counted once.
+ * The one admission pipeline of every door: authenticate (the credential of the door's kind: an
+ * API key or MCP sign-in token, a Portal session cookie, an OAuth client), authorize (plan, gate,
+ * scope or role), count the request against its credential kind's rate, and only then the
+ * principal. A refused request is never counted, whichever door it came through; an admitted one
+ * is counted once. The doors: the router, the fast lane, MCP over HTTP and stdio (keys and sign-in
+ * tokens, {@link makeAdmission}), the Portal (`portal/admission.ts`) and the OAuth endpoints of MCP
+ * sign-in (`mcp/sign-in/admission.ts`), each through {@link admissionPipeline}.
  */
 import { Effect } from "effect"
 import { ApiDisabled, type ApiKeyRevoked, GroupsDisabled, InsufficientScope, type InvalidApiKey, type RateLimited, Unauthorized } from "../platform/errors.js"
-import { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
+import { type RateLimit, RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import { type ApiScope, apiPlans, type Gate, type Plan, type Principal } from "./domain.js"
 import { AccountsService } from "./service.js"
 
@@ -53,18 +55,62 @@ export const refusalOf = (principal: Principal, rule: AdmissionRule): ApiDisable
   return rule.scopes.length === 0 ? null : scopeRefusal(principal, rule.scopes)
 }
 
+/**
+ * The kinds of credential the doors admit, each with its rate rule: whom an admitted request counts
+ * against. Every kind counts against the one per-minute figure in force (`RequestRate`: the spec's
+ * 120, `--rate-limit`), each in buckets of its own.
+ */
+export const credentialKinds = {
+  /** An API key, or an MCP sign-in token (its session's own key row): counted per key, as the spec says. */
+  apiKey: { countAs: (keyId: string): string => keyId },
+  /** A Portal session cookie: counted per end user, so every session and Portal of one person share a budget. */
+  portalSession: { countAs: (endUserId: string): string => `end-user:${endUserId}` },
+  /** A caller of the OAuth endpoints (public clients hold no secret): counted per client address. */
+  oauthClient: { countAs: (address: string): string => `address:${address}` }
+} as const
+
+/** The steps of one admission: who calls, whether they may, and whom the request counts against. */
+export interface AdmissionSteps<Who, Refusal> {
+  /** Who calls, by the door's credential, or the refusal (401, no session, unknown client). */
+  readonly authenticate: Effect.Effect<Who, Refusal>
+  /** Why `who` may not make this request (plan, gate, scope or role), or null. */
+  readonly authorize: (who: Who) => Refusal | null
+  /** The rate bucket an admitted request counts against: its credential kind's rule (`credentialKinds`). */
+  readonly countAs: (who: Who) => string
+}
+
+/** One admission through its steps, with the rate and limiter in force. */
+export type AdmissionPipeline = <Who, Refusal>(steps: AdmissionSteps<Who, Refusal>) => Effect.Effect<Who, Refusal | RateLimited>
+
+/** Steps 2 and 3 for `who`, already authenticated: its refusal (counted by no one), else one request counted against `countAs(who)`. */
+const decide = <Who, Refusal>(
+  limiter: RateLimiter,
+  rate: RateLimit,
+  who: Who,
+  refusal: Refusal | null,
+  countAs: (who: Who) => string
+): Effect.Effect<Who, Refusal | RateLimited> => (refusal !== null ? Effect.fail(refusal) : Effect.as(limiter.take(rate, countAs(who)), who))
+
+/** The one admission pipeline (authenticate, authorize, count, principal) with its services resolved once. */
+export const admissionPipeline: Effect.Effect<AdmissionPipeline, never, RateLimiter | RequestRate> = Effect.gen(function* () {
+  const limiter = yield* RateLimiter
+  const rate = yield* RequestRate
+  return (steps) => Effect.flatMap(steps.authenticate, (who) => decide(limiter, rate, who, steps.authorize(who), steps.countAs))
+})
+
 /** Authorizes an authenticated caller, then counts the request against its key's rate. */
 export const admitPrincipal = (principal: Principal, rule: AdmissionRule): Effect.Effect<Principal, AdmissionFailure, RateLimiter | RequestRate> =>
   Effect.flatMap(makeAdmission, (admission) => admission.principal(principal, rule))
+
+/** A key's rate bucket: the key's own (a sign-in token's is its session's key row). */
+const keyBucket = (principal: Principal): string => credentialKinds.apiKey.countAs(principal.key.id)
 
 /** {@link admitBearer} and {@link admitPrincipal} with their services resolved once (for a door's hot path). */
 export const makeAdmission = Effect.gen(function* () {
   const limiter = yield* RateLimiter
   const rate = yield* RequestRate
-  const principalAdmitted = (principal: Principal, rule: AdmissionRule): Effect.Effect<Principal, AdmissionFailure> => {
-    const refusal = refusalOf(principal, rule)
-    return refusal !== null ? Effect.fail(refusal) : Effect.as(limiter.take(rate, principal.key.id), principal)
-  }
+  const principalAdmitted = (principal: Principal, rule: AdmissionRule): Effect.Effect<Principal, AdmissionFailure> =>
+    decide(limiter, rate, principal, refusalOf(principal, rule), keyBucket)
   return {
     /** Authorizes an authenticated caller, then counts the request. */
     principal: principalAdmitted,

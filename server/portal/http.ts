@@ -1,7 +1,9 @@
 /**
  * The Portal's web pages at `/portals/<portal-id>/`, on the same Node server as the API: a branch
  * in front of the API's router (like the MCP server's). Pages are HTML rendered here; every POST
- * carries the CSRF token (`csrf.ts`) or is refused with 403 before anything else happens.
+ * carries the CSRF token (`csrf.ts`) or is refused with 403 before anything else happens. A request
+ * that needs a signed-in person goes through the one admission (`admission.ts`): without a live
+ * session it gets the email form (counted by no one), over its end user's rate a 429 page.
  *
  * GET  /portals/<id>/                 the Apps when signed in, else the email form
  * POST /portals/<id>/sign-in          asks for a code (one neutral answer)
@@ -20,7 +22,9 @@ import { PortalChat } from "./chat.js"
 import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from "../identity/sign-in/csrf.js"
 import { appsPage, chatPage } from "./pages/apps.js"
 import { markdownHtml } from "./pages/markdown.js"
-import { codePage, emailPage, forbiddenPage, notFoundPage, wrongCodeText } from "./pages/sign-in.js"
+import { codePage, emailPage, forbiddenPage, notFoundPage, rateLimitedPage, wrongCodeText } from "./pages/sign-in.js"
+import { makePortalAdmission } from "./admission.js"
+import type { RateLimited } from "../platform/errors.js"
 import type { PortalRow } from "./repo.js"
 import { PortalSignIn, type SignedIn } from "./service.js"
 import { cameOverHttps, cookieOptions, type CookieToSet, csrfCookieSeconds, parseCookies, portalPath, sessionCookie, sessionTtlMs } from "../identity/sign-in/cookies.js"
@@ -67,20 +71,28 @@ const cookie = (visit: Visit, name: string, value: string, maxAgeSeconds: number
 export const PortalHttpLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const signIn = yield* PortalSignIn
+    const admit = yield* makePortalAdmission
     const chat = yield* PortalChat
     const { keepAliveMs } = yield* RunSettings
 
     const formOf = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => new URLSearchParams(text))
 
-    /** The signed-in person, or null (a dead session cookie is removed). */
-    const signedInOf = (visit: Visit) =>
-      Effect.gen(function* () {
-        const token = visit.cookies.get(sessionCookie)
-        const signedIn = yield* signIn.session(visit.portal, token)
-        if (signedIn === null && token !== undefined) cookie(visit, sessionCookie, "", 0)
-        return { signedIn, hadSession: token !== undefined }
-      })
+    /** The signed-in person, admitted and counted once; or null when refused (a dead session cookie is removed); `rate_limited` over the person's rate. */
+    const signedInOf = (visit: Visit): Effect.Effect<{ readonly signedIn: SignedIn | null; readonly hadSession: boolean }, RateLimited> =>
+      admit(visit.portal, visit.cookies.get(sessionCookie)).pipe(
+        Effect.map((signedIn) => ({ signedIn, hadSession: true })),
+        Effect.catchTag("PortalSignedOut", ({ hadSession }) =>
+          Effect.sync(() => {
+            if (hadSession) cookie(visit, sessionCookie, "", 0)
+            return { signedIn: null, hadSession }
+          })
+        )
+      )
+
+    /** The answer over the person's rate: 429 with `Retry-After`, nothing done. */
+    const rateLimited = (visit: Visit, limited: RateLimited) =>
+      HttpServerResponse.setHeader(answer(visit, rateLimitedPage(limited.retryAfterSeconds), 429), "retry-after", String(limited.retryAfterSeconds))
 
     const signedOutPage = (visit: Visit, hadSession: boolean) =>
       answer(visit, emailPage(visit.portal, visit.csrf, hadSession ? "Your session has ended. Sign in again." : null))
@@ -209,7 +221,7 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
         }
         if (visit.csrf !== existing) cookie(visit, csrfCookie, visit.csrf, csrfCookieSeconds)
         // Middleware runs uninterruptibly; a run must be interruptible to race its cancel signal and stop when the client goes away.
-        return yield* Effect.interruptible(serve(visit, match[2]))
+        return yield* Effect.interruptible(serve(visit, match[2]).pipe(Effect.catchTag("RateLimited", (limited) => Effect.succeed(rateLimited(visit, limited)))))
       })
   })
 )

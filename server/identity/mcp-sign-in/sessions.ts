@@ -32,6 +32,12 @@ const lastUsedResolutionMs = 60_000
 
 const invalidGrant = (description: string) => new OAuthFailure({ error: "invalid_grant", description })
 
+/** The answer to a grant its client may not use: an unknown client's too (the token endpoint's admission refuses it so). */
+export const notThisClients = {
+  code: invalidGrant("The authorization code is not valid for this client."),
+  refresh: invalidGrant("The refresh token is not valid for this client.")
+} as const
+
 /** An authorization code exchange as the token endpoint received it. */
 export interface CodeExchange {
   readonly clientId: string
@@ -126,7 +132,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("svc/McpSessions"
             Effect.gen(function* () {
               const row = yield* approvals.authorizationCode(tokenHash(exchange.code))
               const now = clock.now()
-              if (row === null || row.client_id !== exchange.clientId) return Effect.fail(invalidGrant("The authorization code is not valid for this client."))
+              if (row === null || row.client_id !== exchange.clientId) return Effect.fail(notThisClients.code)
               if (row.used_at !== null) {
                 if (row.session_id !== null) yield* repo.revokeSession(row.session_id, isoAt(now))
                 return Effect.fail(invalidGrant("The authorization code was already used; the session it opened is ended."))
@@ -175,7 +181,7 @@ export class McpSessions extends Effect.Service<McpSessions>()("svc/McpSessions"
               const oldHash = tokenHash(refresh.refreshToken)
               const row = yield* repo.sessionByRefresh(oldHash)
               const now = clock.now()
-              if (row === null || row.client_id !== refresh.clientId) return Effect.fail(invalidGrant("The refresh token is not valid for this client."))
+              if (row === null || row.client_id !== refresh.clientId) return Effect.fail(notThisClients.refresh)
               if (row.revoked_at !== null) return Effect.fail(invalidGrant("The sign-in session was revoked."))
               if (row.refresh_expires_at <= now) return Effect.fail(invalidGrant("The refresh token expired; sign in again."))
               if (row.member_removed_at !== null) return Effect.fail(invalidGrant("The member is no longer in the organization."))

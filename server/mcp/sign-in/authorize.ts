@@ -5,6 +5,8 @@
  * slug address), and the redirect to the client with `code` and `state`. A request that cannot be
  * sent back (unknown client, unregistered redirect URI) gets an error page; other problems go back
  * to the client as `error`. Every POST carries the CSRF token (the Portal's double-submit check).
+ * The client and its redirect URI are the request's admission (`admission.ts`): refused with the
+ * error page and counted by no one, else counted once against the request's address (429 over it).
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -14,6 +16,8 @@ import { cameOverHttps, cookieOptions, csrfCookieSeconds, parseCookies } from ".
 import { requestOrigin } from "../../http/request-url.js"
 import type { McpAddress } from "../auth.js"
 import { mcpAddressOf } from "../http.js"
+import type { RateLimited } from "../../platform/errors.js"
+import type { OAuthAdmission } from "./admission.js"
 import { McpApproval } from "./approval.js"
 import { addressPath, type AuthorizationRequest, isCodeChallenge, type OAuthClient } from "../../identity/mcp-sign-in/domain.js"
 import { type AuthorizePageContext, authorizeErrorPage, signInCodePage, signInEmailPage, signInWrongCodeText, workspacePage } from "./pages.js"
@@ -57,42 +61,71 @@ const addressOfResource = (resource: string, origin: string): McpAddress | null 
   return mcpAddressOf(url.pathname)
 }
 
-/** Checks the authorization request's parameters in the order RFC 6749 4.1.2.1 asks. */
-const check = (params: URLSearchParams, origin: string) =>
-  Effect.gen(function* () {
-    const approval = yield* McpApproval
-    const clientId = params.get("client_id") ?? ""
-    const client = clientId === "" ? null : yield* approval.client(clientId)
-    if (client === null) return { kind: "page", status: 400, title: "Unknown client", message: "This connection request names no registered client. Start again from your MCP client." } satisfies Outcome
-    const given = params.get("redirect_uri")
-    const redirectUri = given ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null)
-    if (redirectUri === null || !client.redirectUris.includes(redirectUri)) {
-      return { kind: "page", status: 400, title: "Wrong redirect address", message: "The redirect_uri of this request is not one the client registered, so the request is refused." } satisfies Outcome
-    }
-    const state = params.get("state")
-    const refuse = (error: string, description: string): Outcome => ({ kind: "back", location: backTo(redirectUri, state, { error, error_description: description }) })
-    if (params.get("response_type") !== "code") return refuse("unsupported_response_type", "Only response_type=code is supported.")
-    if (params.get("code_challenge_method") !== "S256") return refuse("invalid_request", "PKCE is required with code_challenge_method=S256.")
-    const challenge = params.get("code_challenge") ?? ""
-    if (!isCodeChallenge(challenge)) return refuse("invalid_request", "code_challenge must be 43 to 128 unreserved characters.")
-    const resource = params.get("resource")
-    const address = resource === null ? null : addressOfResource(resource, origin)
-    if (address === null) return refuse("invalid_target", `resource must name an MCP address of this server: ${origin}/mcp or ${origin}/api/v1/orgs/<slug>/mcp.`)
-    const request: AuthorizationRequest = { clientId: client.id, redirectUri, codeChallenge: challenge, resource: addressPath(address), scope: params.get("scope") }
-    return { kind: "ok", checked: { client, address, request, state } } satisfies Outcome
-  })
+/** An error page that sends nothing back to the client. */
+type PageOutcome = Extract<Outcome, { readonly kind: "page" }>
+
+const unknownClient: PageOutcome = { kind: "page", status: 400, title: "Unknown client", message: "This connection request names no registered client. Start again from your MCP client." }
+
+const wrongRedirect: PageOutcome = {
+  kind: "page",
+  status: 400,
+  title: "Wrong redirect address",
+  message: "The redirect_uri of this request is not one the client registered, so the request is refused."
+}
+
+/** The redirect URI of the request (the client's only one when none is given), when the client registered it; else null. */
+const redirectUriOf = (client: OAuthClient, params: URLSearchParams): string | null => {
+  const redirectUri = params.get("redirect_uri") ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null)
+  return redirectUri !== null && client.redirectUris.includes(redirectUri) ? redirectUri : null
+}
+
+/**
+ * Admits the authorization request (RFC 6749 4.1.2.1's first checks): its client registered (else
+ * the unknown-client page), its redirect URI one the client registered (else the wrong-redirect
+ * page); then counted once against the address.
+ */
+const admit = (admission: OAuthAdmission, request: HttpServerRequest.HttpServerRequest, params: URLSearchParams) =>
+  admission.client(request, params.get("client_id") ?? "", unknownClient, (client) => (redirectUriOf(client, params) === null ? wrongRedirect : null))
+
+/** Checks the admitted authorization request's other parameters in the order RFC 6749 4.1.2.1 asks. */
+const check = (client: OAuthClient, params: URLSearchParams, origin: string): Exclude<Outcome, PageOutcome> => {
+  const redirectUri = redirectUriOf(client, params)!
+  const state = params.get("state")
+  const refuse = (error: string, description: string): Exclude<Outcome, PageOutcome> => ({ kind: "back", location: backTo(redirectUri, state, { error, error_description: description }) })
+  if (params.get("response_type") !== "code") return refuse("unsupported_response_type", "Only response_type=code is supported.")
+  if (params.get("code_challenge_method") !== "S256") return refuse("invalid_request", "PKCE is required with code_challenge_method=S256.")
+  const challenge = params.get("code_challenge") ?? ""
+  if (!isCodeChallenge(challenge)) return refuse("invalid_request", "code_challenge must be 43 to 128 unreserved characters.")
+  const resource = params.get("resource")
+  const address = resource === null ? null : addressOfResource(resource, origin)
+  if (address === null) return refuse("invalid_target", `resource must name an MCP address of this server: ${origin}/mcp or ${origin}/api/v1/orgs/<slug>/mcp.`)
+  const request: AuthorizationRequest = { clientId: client.id, redirectUri, codeChallenge: challenge, resource: addressPath(address), scope: params.get("scope") }
+  return { kind: "ok", checked: { client, address, request, state } }
+}
 
 const htmlAnswer = (body: string, status: number) => HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: securityHeaders })
 
 const see = (location: string) => HttpServerResponse.empty({ status: 303, headers: { ...securityHeaders, location } })
 
+/** The page of a request over its address's rate: 429 with `Retry-After`, nothing done. */
+const rateLimitedAnswer = (limited: RateLimited) =>
+  HttpServerResponse.setHeader(
+    htmlAnswer(authorizeErrorPage("Too many requests", `This address sent more sign-in requests than a minute takes. Nothing was done. Try again in ${limited.retryAfterSeconds} seconds.`), 429),
+    "retry-after",
+    String(limited.retryAfterSeconds)
+  )
+
 /** Answers a request to `/oauth/authorize`. */
-export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL) =>
+export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL, admission: OAuthAdmission) =>
   Effect.gen(function* () {
     const approval = yield* McpApproval
     const origin = requestOrigin(request)
-    const outcome = yield* check(url.searchParams, origin)
-    if (outcome.kind === "page") return htmlAnswer(authorizeErrorPage(outcome.title, outcome.message), outcome.status)
+    const admitted = yield* Effect.either(admit(admission, request, url.searchParams))
+    if (admitted._tag === "Left") {
+      const refusal = admitted.left
+      return "kind" in refusal ? htmlAnswer(authorizeErrorPage(refusal.title, refusal.message), refusal.status) : rateLimitedAnswer(refusal)
+    }
+    const outcome = check(admitted.right.client, url.searchParams, origin)
     if (outcome.kind === "back") return see(outcome.location)
     const { checked } = outcome
     const cookies = parseCookies(request.headers["cookie"])

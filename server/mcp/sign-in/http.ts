@@ -7,15 +7,21 @@
  * GET|POST /oauth/authorize                      the sign-in pages (`authorize.ts`)
  * POST /oauth/token                              authorization_code (PKCE S256) and refresh_token (rotating)
  * POST /oauth/revoke                             token revocation (RFC 7009)
+ *
+ * Every `/oauth/*` request goes through the one admission (`admission.ts`): counted once against
+ * its address (429 `rate_limited` over it); a request naming a client that is not registered is
+ * refused as before and counted by no one. The metadata document is not counted.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { Effect } from "effect"
 import { plainRequestPath, requestOrigin, requestUrl } from "../../http/request-url.js"
+import type { RateLimited } from "../../platform/errors.js"
+import { makeOAuthAdmission, type OAuthAdmission } from "./admission.js"
 import { McpApproval } from "./approval.js"
 import { authorize } from "./authorize.js"
 import { addressPath, OAuthFailure, redirectUriProblem } from "../../identity/mcp-sign-in/domain.js"
-import { McpSessions } from "../../identity/mcp-sign-in/sessions.js"
+import { McpSessions, notThisClients } from "../../identity/mcp-sign-in/sessions.js"
 import { mcpAddressOf } from "../http.js"
 
 /** The path of the authorization server metadata (RFC 8414). */
@@ -45,6 +51,14 @@ const json = (body: unknown, status = 200) =>
 
 const oauthError = (failure: OAuthFailure) =>
   json({ error: failure.error, error_description: failure.description }, failure.error === "invalid_client" ? 401 : 400)
+
+/** The answer over the address's rate: 429 with `Retry-After`, in the endpoints' error shape, nothing done. */
+const rateLimitedError = (limited: RateLimited) =>
+  HttpServerResponse.setHeader(
+    json({ error: "rate_limited", error_description: `Too many requests from this address; retry in ${limited.retryAfterSeconds} s.` }, 429),
+    "retry-after",
+    String(limited.retryAfterSeconds)
+  )
 
 /** The request body as text within the limit, or an OAuth failure. */
 const bodyText = (request: HttpServerRequest.HttpServerRequest) =>
@@ -85,8 +99,9 @@ const resourcePathOf = (form: URLSearchParams, origin: string) =>
       : Effect.succeed(addressPath(address))
   })
 
-const register = (request: HttpServerRequest.HttpServerRequest) =>
+const register = (request: HttpServerRequest.HttpServerRequest, admission: OAuthAdmission) =>
   Effect.gen(function* () {
+    yield* admission.anonymous(request)
     const text = yield* bodyText(request)
     let body: unknown
     try {
@@ -118,7 +133,7 @@ const register = (request: HttpServerRequest.HttpServerRequest) =>
     return json({ client_id: client.id, client_id_issued_at: issuedAt, ...registered }, 201)
   })
 
-const token = (request: HttpServerRequest.HttpServerRequest) =>
+const token = (request: HttpServerRequest.HttpServerRequest, admission: OAuthAdmission) =>
   Effect.gen(function* () {
     const form = yield* formOf(request)
     const sessions = yield* McpSessions
@@ -130,16 +145,20 @@ const token = (request: HttpServerRequest.HttpServerRequest) =>
       const code = yield* required(form, "code")
       const redirectUri = yield* required(form, "redirect_uri")
       const codeVerifier = yield* required(form, "code_verifier")
+      yield* admission.client(request, clientId, notThisClients.code)
       return json(yield* sessions.exchangeCode({ clientId, code, redirectUri, codeVerifier, resource }))
     }
     if (grant === "refresh_token") {
-      return json(yield* sessions.refresh({ clientId, refreshToken: yield* required(form, "refresh_token"), resource }))
+      const refreshToken = yield* required(form, "refresh_token")
+      yield* admission.client(request, clientId, notThisClients.refresh)
+      return json(yield* sessions.refresh({ clientId, refreshToken, resource }))
     }
     return yield* new OAuthFailure({ error: "unsupported_grant_type", description: "grant_type must be authorization_code or refresh_token." })
   })
 
-const revoke = (request: HttpServerRequest.HttpServerRequest) =>
+const revoke = (request: HttpServerRequest.HttpServerRequest, admission: OAuthAdmission) =>
   Effect.gen(function* () {
+    yield* admission.anonymous(request)
     const form = yield* formOf(request)
     yield* (yield* McpSessions).revoke(form.get("client_id"), yield* required(form, "token"))
     return json({})
@@ -149,7 +168,11 @@ const revoke = (request: HttpServerRequest.HttpServerRequest) =>
 export const OAuthHttpLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<McpApproval | McpSessions>()
-    const endpoints: Record<string, (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, OAuthFailure, McpApproval | McpSessions>> = {
+    const admission = yield* makeOAuthAdmission
+    const endpoints: Record<
+      string,
+      (request: HttpServerRequest.HttpServerRequest, admission: OAuthAdmission) => Effect.Effect<HttpServerResponse.HttpServerResponse, OAuthFailure | RateLimited, McpApproval | McpSessions>
+    > = {
       "/oauth/register": register,
       "/oauth/token": token,
       "/oauth/revoke": revoke
@@ -163,10 +186,13 @@ export const OAuthHttpLive = HttpApiBuilder.middleware(
         if (url.pathname === authorizationServerMetadataPath && request.method === "GET") {
           return json(authorizationServerMetadata(requestOrigin(request)))
         }
-        if (url.pathname === "/oauth/authorize") return yield* Effect.provide(authorize(request, url), runtime)
+        if (url.pathname === "/oauth/authorize") return yield* Effect.provide(authorize(request, url, admission), runtime)
         const endpoint = endpoints[url.pathname]
         if (endpoint === undefined || request.method !== "POST") return yield* app
-        return yield* endpoint(request).pipe(Effect.catchTag("OAuthFailure", (failure) => Effect.succeed(oauthError(failure))), Effect.provide(runtime))
+        return yield* endpoint(request, admission).pipe(
+          Effect.catchTags({ OAuthFailure: (failure) => Effect.succeed(oauthError(failure)), RateLimited: (limited) => Effect.succeed(rateLimitedError(limited)) }),
+          Effect.provide(runtime)
+        )
       })
   })
 )

@@ -47,3 +47,10 @@ export const forbiddenPage = (): string =>
 
 /** The plain page of an unknown Portal or page. */
 export const notFoundPage = (): string => page("Not found", html`<main><h1>Not found</h1><p>There is no such page here.</p></main>`)
+
+/** The plain page of a request over the person's request rate (nothing was done). */
+export const rateLimitedPage = (retryAfterSeconds: number): string =>
+  page(
+    "Too many requests",
+    html`<main><h1>Too many requests</h1><p>You sent more requests than this Portal takes in a minute. Nothing was done. Try again in ${String(retryAfterSeconds)} seconds.</p></main>`
+  )

@@ -1,0 +1,60 @@
+/**
+ * The OAuth endpoints' door to the one admission pipeline (`identity/admission.ts`). Every client
+ * is public (no secret), so a request counts against the address it came from
+ * (`credentialKinds.oauthClient`), whatever client it names. A request that names a client
+ * (`/oauth/authorize`, `/oauth/token`) is authenticated by that client being registered, and at
+ * the authorization page authorized by its redirect URI being one the client registered; a refusal
+ * there is answered by the endpoint as before and counted by no one. Registration and revocation
+ * name no client that must exist: they are admitted as their address and counted.
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { admissionPipeline, credentialKinds } from "../../identity/admission.js"
+import type { OAuthClient } from "../../identity/mcp-sign-in/domain.js"
+import type { RateLimited } from "../../platform/errors.js"
+import { McpApproval } from "./approval.js"
+
+/** The address a request came from (the socket's peer; a proxy's forwarded address is not trusted). */
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest): string => Option.getOrElse(request.remoteAddress, () => "unknown")
+
+/** A request admitted as a registered client, from its address. */
+export interface AdmittedClient {
+  readonly client: OAuthClient
+  readonly address: string
+}
+
+/** The OAuth endpoints' admissions. */
+export interface OAuthAdmission {
+  /** Admits a request that names no client that must exist (registration, revocation): counted per address. */
+  readonly anonymous: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<string, RateLimited>
+  /**
+   * Admits a request of the client `clientId`: `unknown` when no such client is registered, else
+   * `authorize`'s refusal, else counted per address.
+   */
+  readonly client: <Refusal>(
+    request: HttpServerRequest.HttpServerRequest,
+    clientId: string,
+    unknown: Refusal,
+    authorize?: ((client: OAuthClient) => Refusal | null) | undefined
+  ) => Effect.Effect<AdmittedClient, Refusal | RateLimited>
+}
+
+const countAs = (who: { readonly address: string }) => credentialKinds.oauthClient.countAs(who.address)
+
+/** The OAuth endpoints' admissions, their services resolved once. */
+export const makeOAuthAdmission: Effect.Effect<OAuthAdmission, never, McpApproval | Effect.Effect.Context<typeof admissionPipeline>> = Effect.gen(function* () {
+  const approval = yield* McpApproval
+  const admit = yield* admissionPipeline
+  return {
+    anonymous: (request) =>
+      Effect.map(admit({ authenticate: Effect.succeed({ address: clientAddress(request) }), authorize: () => null, countAs }), (who) => who.address),
+    client: <Refusal>(request: HttpServerRequest.HttpServerRequest, clientId: string, unknown: Refusal, authorize?: ((client: OAuthClient) => Refusal | null) | undefined) =>
+      admit<AdmittedClient, Refusal>({
+        authenticate: Effect.flatMap(clientId === "" ? Effect.succeed(null) : approval.client(clientId), (client) =>
+          client === null ? Effect.fail(unknown) : Effect.succeed<AdmittedClient>({ client, address: clientAddress(request) })
+        ),
+        authorize: (who) => authorize?.(who.client) ?? null,
+        countAs
+      })
+  }
+})
