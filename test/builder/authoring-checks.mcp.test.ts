@@ -9,7 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { organizationOf, setCredits } from "../support/source-helpers.js"
+import { organizationOf, setCredits } from "../support/knowledge.js"
 import { call, connect, personalKey, toolNames } from "../support/mcp.js"
 
 let server: TestServer

@@ -14,7 +14,7 @@ import type { CliIo } from "../../cli/io.js"
 import { runCli } from "../../cli/program.js"
 import { type FakeOpenAi, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { setCredits } from "../support/source-helpers.js"
+import { setCredits } from "../support/knowledge.js"
 import { createAgent } from "../runtime/support.js"
 import { repoRoot } from "./helpers.js"
 

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ActivityLog, activityKept, type ActivityRecord } from "../../server/knowledge/activity/service.js"
 import { createKeyRecord, expectError, insertKnowledgebases, organizationId, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { createFolder, createPage, readySource, setCredits, organizationOf } from "../support/source-helpers.js"
+import { createFolder, createPage, organizationOf, setCredits } from "../support/knowledge.js"
+import { readySource } from "../support/sources.js"
 import { onSqlite } from "../support/postgres.js"
 
 let server: TestServer

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
-import { uploadSource, waitForSource } from "../support/source-helpers.js"
+import { uploadSource, waitForSource } from "../support/sources.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer

@@ -21,7 +21,7 @@ import { fakeDimensions, fakeVector, type FakeEmbeddings, startFakeEmbeddings } 
 import { organizationId, sql } from "../support/fixtures.js"
 import { testBackend } from "../support/postgres.js"
 import { dropTestDatabase, startTestServer, type TestServer } from "../support/server.js"
-import { readySource } from "../support/source-helpers.js"
+import { readySource } from "../support/sources.js"
 import { sleep } from "../support/timing.js"
 
 const model = "fake-embed"

@@ -22,7 +22,8 @@ import { readFileSync } from "node:fs"
 import { stemmer } from "stemmer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { isStopWord } from "../../bench/stopwords.js"
-import { createFolder, createPage, readPage, readySource, uploadFile, waitForSource } from "../support/source-helpers.js"
+import { createFolder, createPage, readPage } from "../support/knowledge.js"
+import { readySource, uploadFile, waitForSource } from "../support/sources.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer

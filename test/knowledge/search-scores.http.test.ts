@@ -5,7 +5,8 @@
  * Each suite starts its own server, so the index holds only what the test put there.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { createPage, readySource } from "../support/source-helpers.js"
+import { createPage } from "../support/knowledge.js"
+import { readySource } from "../support/sources.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer

@@ -9,7 +9,8 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { organizationScope } from "../../server/knowledge/search/scope.js"
 import { wordCount } from "../../server/knowledge/search/analyzer.js"
-import { createPage, readySource } from "../support/source-helpers.js"
+import { createPage } from "../support/knowledge.js"
+import { readySource } from "../support/sources.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 
 let server: TestServer

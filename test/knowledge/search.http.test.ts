@@ -17,16 +17,8 @@ import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, organizationId, personalKey, unknownId } from "../support/fixtures.js"
 import { uuidPattern } from "../support/patterns.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import {
-  createFolder,
-  createPage,
-  organizationOf,
-  readySource,
-  setCredits,
-  uploadFile,
-  uploadSource,
-  waitForSource
-} from "../support/source-helpers.js"
+import { createFolder, createPage, organizationOf, setCredits } from "../support/knowledge.js"
+import { readySource, uploadFile, uploadSource, waitForSource } from "../support/sources.js"
 import { readZipBuffer } from "../support/zip.js"
 import { onSqlite } from "../support/postgres.js"
 

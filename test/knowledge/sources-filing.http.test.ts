@@ -12,22 +12,8 @@ import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, personalKey, unknownId } from "../support/fixtures.js"
 import { isoPattern, uuidPattern } from "../support/patterns.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import {
-  changeOf,
-  changesOf,
-  createFolder,
-  createPage,
-  detailOf,
-  getSource,
-  moveSource,
-  postSource,
-  readPage,
-  readySource,
-  type SourceJson,
-  uploadFile,
-  uploadSource,
-  waitForSource
-} from "../support/source-helpers.js"
+import { changeOf, changesOf, createFolder, createPage, detailOf, readPage } from "../support/knowledge.js"
+import { type SourceJson, getSource, moveSource, readySource, uploadFile, uploadJson, uploadSource, waitForSource } from "../support/sources.js"
 import { readZipBuffer } from "../support/zip.js"
 
 let server: TestServer
@@ -277,8 +263,8 @@ describe("uploading into a folder", () => {
     const foreign = await createFolder(server, other, "Elsewhere")
     const before = { list: await allSources(kb), feed: await changesOf(server, kb), detail: await detailOf(server, kb) }
     tick()
-    expectError(await postSource(server, kb, { name: "Lost", contentText: uniqueText(), parentPageId: foreign }), 404, "not_found")
-    expectError(await postSource(server, kb, { name: "Lost", contentText: uniqueText(), parentPageId: unknownId() }), 404, "not_found")
+    expectError(await uploadJson(server, kb, { name: "Lost", contentText: uniqueText(), parentPageId: foreign }), 404, "not_found")
+    expectError(await uploadJson(server, kb, { name: "Lost", contentText: uniqueText(), parentPageId: unknownId() }), 404, "not_found")
     expect({ list: await allSources(kb), feed: await changesOf(server, kb), detail: await detailOf(server, kb) }).toEqual(before)
     expect((await readPage(server, other, foreign)).attachedFiles).toEqual([])
   })
@@ -394,7 +380,7 @@ describe("a document lives in one place across the organization", () => {
     const theirKb = (await server.request("POST", "/knowledgebases", { body: { name: "Theirs" }, key: otherKey })).body.knowledgebase.id
     const theirs = await readySource(server, theirKb, { name: "Tenant.txt", text, key: otherKey })
     expect(theirs.id).not.toBe(ours.id)
-    expectError(await getSource(server, theirKb, ours.id, otherKey), 404, "not_found")
+    expectError(await getSource(server, theirKb, ours.id, { key: otherKey }), 404, "not_found")
     expectError(await moveSource(server, kb, theirs.id, { parentPageId: null }), 404, "not_found")
     const mention = await server.request("POST", `/knowledgebases/${kb}/pages`, {
       body: { title: "Foreign mention", bodyMarkdown: `[theirs](svcsource://${theirs.id}) and [ours](svcsource://${ours.id})` }
@@ -664,7 +650,7 @@ describe("GET /knowledgebases/{id}/sources", () => {
     expectError(await getSource(server, kb, unknownId()), 404, "not_found")
     const otherKey = await server.createOrganization(`sources-other-${++counter}`)
     expectError(await listSources(kb, "", otherKey), 404, "not_found")
-    expectError(await getSource(server, other, src.id, otherKey), 404, "not_found")
+    expectError(await getSource(server, other, src.id, { key: otherKey }), 404, "not_found")
   })
 })
 

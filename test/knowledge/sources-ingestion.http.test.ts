@@ -19,19 +19,9 @@ import { dropTestDatabase, knownTestDatabase, ManualClock, startTestServer, test
 import { testBackend } from "../support/postgres.js"
 import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"
 import { jsonRequest } from "../support/server-process.js"
-import {
-  accepted,
-  documentHits,
-  fixtureBytes,
-  jobOf,
-  readSource,
-  startWebServer,
-  uploadFixture,
-  uploadForm,
-  uploadJson,
-  waitForStatus,
-  type WebServer
-} from "../support/sources.js"
+import { jobOf } from "../support/source-rows.js"
+import { accepted, documentHits, fixtureBytes, readSource, uploadFixture, uploadForm, uploadJson, waitForSource } from "../support/sources.js"
+import { type WebServer, startWebServer } from "../support/web-server.js"
 
 const fast = { requestsPerMinute: 1_000_000 } as const
 
@@ -141,7 +131,7 @@ describe("reading a processing source refreshes its status", () => {
     const server = await start({ clock, server: { ...fast, ingestion: { jobTimeoutMs: 5_000 } } })
     const kb = await newKnowledgebase(server)
     const source = accepted(await uploadJson(server, kb, { name: "Done", contentText: "Indexed quickly." }))
-    const ready = await waitForStatus(server, kb, source.id)
+    const ready = await waitForSource(server, kb, source.id)
     expect(ready.status).toBe("ready")
     clock.advance(3_600_000)
     expect(await readSource(server, kb, source.id)).toEqual(ready)
@@ -182,7 +172,7 @@ describe("jobs survive restarts", () => {
 
     const second = await start({ dataDir, clock, key, server: fast })
     for (const source of [queued, crashed, crashedTwice, bare]) {
-      expect(await waitForStatus(second, kb, source.id)).toMatchObject({ status: "ready", searchable: true, errorMessage: null })
+      expect(await waitForSource(second, kb, source.id)).toMatchObject({ status: "ready", searchable: true, errorMessage: null })
       expect(await jobOf(second, source.id)).toBeNull()
     }
     expect((await documentHits(second, kb, "handover")).map((hit) => hit.citation.sourceId)).toEqual([queued.id])
@@ -211,7 +201,7 @@ describe("jobs survive restarts", () => {
 
     clock.advance(60 * 60_000)
     const second = await start({ dataDir, clock, key, server: fast })
-    expect(await waitForStatus(second, kb, source.id)).toMatchObject({ status: "ready", errorMessage: null })
+    expect(await waitForSource(second, kb, source.id)).toMatchObject({ status: "ready", errorMessage: null })
   })
 
   it("a job left running with attempts >= maxAttempts fails on the next start, errorMessage saying it was interrupted", async () => {
@@ -229,12 +219,12 @@ describe("jobs survive restarts", () => {
     await stop(first)
 
     const second = await start({ dataDir, clock, key, server: fast })
-    const failed = await waitForStatus(second, kb, exhausted.id)
+    const failed = await waitForSource(second, kb, exhausted.id)
     expect(failed).toMatchObject({ status: "failed", searchable: false })
     expect(failed.errorMessage).toMatch(/interrupted 3 times/)
-    const failedToo = await waitForStatus(second, kb, over.id)
+    const failedToo = await waitForSource(second, kb, over.id)
     expect(failedToo.errorMessage).toMatch(/interrupted 5 times/)
-    expect((await waitForStatus(second, kb, onceMore.id)).status).toBe("ready")
+    expect((await waitForSource(second, kb, onceMore.id)).status).toBe("ready")
     expect(await jobOf(second, exhausted.id)).toBeNull()
     const feed = await changes(second, kb)
     expect(feed.filter((entry) => entry.id === exhausted.id).map((entry) => entry.change)).toEqual(["created", "failed"])
@@ -249,7 +239,7 @@ describe("jobs survive restarts", () => {
     await markRunning(first, source.id, 1, first.clock.now(), first.clock.now() + 120_000)
     await stop(first)
     const second = await start({ dataDir, key, server: { ...fast, ingestion: { maxAttempts: 1 } } })
-    const failed = await waitForStatus(second, kb, source.id)
+    const failed = await waitForSource(second, kb, source.id)
     expect(failed.status).toBe("failed")
     expect(failed.errorMessage).toMatch(/interrupted once/)
   })

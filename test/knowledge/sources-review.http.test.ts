@@ -13,24 +13,9 @@ import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, organizationId, personalKey, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { makeWorkerClock, type WorkerClock } from "../support/worker-clock.js"
-import {
-  accepted,
-  documentHits,
-  expectNothingWritten,
-  expectNoSourceRows,
-  fixtureSize,
-  getSource,
-  jobOf,
-  listSources,
-  readSource,
-  sourceTableCounts,
-  startWebServer,
-  uploadFixture,
-  uploadForm,
-  uploadJson,
-  waitForStatus,
-  type WebServer
-} from "../support/sources.js"
+import { expectNoSourceRows, jobOf, sourceTableCounts } from "../support/source-rows.js"
+import { accepted, documentHits, expectNothingWritten, fixtureSize, getSource, listSources, readSource, uploadFixture, uploadForm, uploadJson, waitForSource } from "../support/sources.js"
+import { type WebServer, startWebServer } from "../support/web-server.js"
 import { uuidPattern } from "../support/patterns.js"
 
 let server: TestServer
@@ -154,7 +139,7 @@ describe("uploads under review", () => {
     const source = accepted(await uploadJson(server, kb, { name: "Okapi", contentText: uniqueText("The okapi enclosure opens at nine.") }), "pending_review")
     const approved = succeeded(await approve(source.id))
     expect(approved).toMatchObject({ id: source.id, kind: "source", status: "processing", source: { id: source.id, status: "processing" } })
-    const ready = await waitForStatus(server, kb, source.id, { timeoutMs: 10_000 })
+    const ready = await waitForSource(server, kb, source.id, { timeoutMs: 10_000 })
     expect(ready).toMatchObject({ status: "ready", searchable: true, errorMessage: null })
     expect((await documentHits(server, kb, "okapi")).map((hit) => hit.citation.sourceId)).toEqual([source.id])
     expect((await changes(kb)).map((entry) => [entry.id, entry.type, entry.change])).toEqual([
@@ -193,7 +178,7 @@ describe("uploads under review", () => {
     expect(response.body.reviewPath).toEqual(expect.stringContaining(source.id))
     expect(await documentHits(server, kb, "mileage")).toEqual([])
     succeeded(await approve(source.id))
-    expect(await waitForStatus(server, kb, source.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready" })
+    expect(await waitForSource(server, kb, source.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready" })
     const hits = await documentHits(server, kb, "mileage")
     expect(hits.map((hit) => hit.citation.sourceId)).toEqual([source.id])
     expect(hits[0].citation.section).toMatch(/^page \d+$/)
@@ -203,7 +188,7 @@ describe("uploads under review", () => {
     const kb = await newKnowledgebase()
     const source = accepted(await uploadFixture(server, kb, "scanned.pdf", { name: `Scan ${++counter}` }), "pending_review")
     succeeded(await approve(source.id))
-    const failed = await waitForStatus(server, kb, source.id, { timeoutMs: 10_000 })
+    const failed = await waitForSource(server, kb, source.id, { timeoutMs: 10_000 })
     expect(failed.status).toBe("failed")
     expect(failed.errorMessage).toMatch(/no extractable text/i)
   })
@@ -216,7 +201,7 @@ describe("uploads under review", () => {
     await pollOnce()
     expect(web.requests).toEqual([])
     succeeded(await approve(source.id))
-    expect(await waitForStatus(server, kb, source.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready", type: "txt" })
+    expect(await waitForSource(server, kb, source.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready", type: "txt" })
     expect(web.requests).toHaveLength(1)
     expect((await documentHits(server, kb, "pangolin")).map((hit) => hit.citation.sourceId)).toEqual([source.id])
   })
@@ -242,7 +227,7 @@ describe("uploads under review", () => {
     expect(new Set([first.id, second.id, third.id]).size).toBe(3)
     expect(await expectCounted(a)).toHaveLength(2)
     succeeded(await approve(first.id))
-    await waitForStatus(server, a, first.id, { timeoutMs: 10_000 })
+    await waitForSource(server, a, first.id, { timeoutMs: 10_000 })
     const fourth = accepted(await uploadJson(server, b, { name: "Fourth copy", contentText: content }), "pending_review")
     expect(fourth.id).not.toBe(first.id)
   })
@@ -291,7 +276,7 @@ describe("the review inbox", () => {
     succeeded(await approve(approvedOne.id))
     expect(failedWith(await approve(approvedOne.id), "InvalidRequest").message).toMatch(/no longer waiting/)
     expect(failedWith(await reject(approvedOne.id), "InvalidRequest").message).toMatch(/no longer waiting/)
-    expect((await waitForStatus(server, kb, approvedOne.id, { timeoutMs: 10_000 })).status).toBe("ready")
+    expect((await waitForSource(server, kb, approvedOne.id, { timeoutMs: 10_000 })).status).toBe("ready")
 
     const rejectedOne = accepted(await uploadJson(server, kb, { name: "Rejected", contentText: uniqueText("rejected once") }), "pending_review")
     succeeded(await reject(rejectedOne.id))
@@ -332,6 +317,6 @@ describe("without the review gate", () => {
     const kb = (await insertKnowledgebases(server, { org: "no-review", count: 1 }))[0]!.id
     const response = await uploadJson(server, kb, { name: "Direct", contentText: uniqueText("no review here") }, { key })
     expect(response.body).toMatchObject({ status: "processing", reviewPath: null, source: { status: "processing" } })
-    expect(await waitForStatus(server, kb, response.body.source.id, { key })).toMatchObject({ status: "ready" })
+    expect(await waitForSource(server, kb, response.body.source.id, { key })).toMatchObject({ status: "ready" })
   })
 })

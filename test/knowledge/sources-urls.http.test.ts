@@ -16,20 +16,9 @@ import { isPublicAddress } from "../../server/platform/net/address-policy.js"
 import { expectError, insertKnowledgebases } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { makeWorkerClock } from "../support/worker-clock.js"
-import {
-  accepted,
-  documentHits,
-  expectNoSourceRows,
-  expectNothingWritten,
-  fixtureBytes,
-  fixtureSize,
-  listSources,
-  readSource,
-  startWebServer,
-  uploadJson,
-  waitForStatus,
-  type WebServer
-} from "../support/sources.js"
+import { expectNoSourceRows } from "../support/source-rows.js"
+import { accepted, documentHits, expectNothingWritten, fixtureBytes, fixtureSize, listSources, readSource, uploadJson, waitForSource } from "../support/sources.js"
+import { type WebServer, startWebServer } from "../support/web-server.js"
 
 const fast = { requestsPerMinute: 1_000_000 } as const
 
@@ -235,7 +224,7 @@ describe("with 127.0.0.1 treated as public (ingestion.isPublic)", () => {
     const source = accepted(response)
     expect(source).toMatchObject({ name, url, status: "processing", searchable: false, errorMessage: null, createdVia: "api" })
     expect(response.body.reviewPath).toBeNull()
-    return waitForStatus(server, kb, source.id)
+    return waitForSource(server, kb, source.id)
   }
 
   it("an HTML page → ready, type html, sizeBytes the page's size; its text is searchable, scripts are not", async () => {
@@ -345,7 +334,7 @@ describe("with 127.0.0.1 treated as public (ingestion.isPublic)", () => {
   it("a server that refuses the connection → failed, errorMessage about the connection", async () => {
     const kb = await newKnowledgebase(server)
     const source = accepted(await uploadJson(server, kb, { name: "Nobody home", url: `http://127.0.0.1:${closedPort}/` }))
-    const failed = await waitForStatus(server, kb, source.id)
+    const failed = await waitForSource(server, kb, source.id)
     expect(failed.status).toBe("failed")
     expect(failed.errorMessage).toMatch(/refused|could not fetch/i)
   })
@@ -406,7 +395,7 @@ describe("job and fetch time limits on url sources", () => {
       expect(failed.errorMessage).toMatch(/did not finish within 120 seconds/)
       // The worker is free again: the next upload is indexed.
       const next = accepted(await uploadJson(server, kb, { name: "After the stall", contentText: `Indexed after a stalled job ${Date.now()}.` }))
-      expect(await waitForStatus(server, kb, next.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready" })
+      expect(await waitForSource(server, kb, next.id, { timeoutMs: 10_000 })).toMatchObject({ status: "ready" })
     } finally {
       await server.stop()
       await time.close()
@@ -420,7 +409,7 @@ describe("job and fetch time limits on url sources", () => {
     try {
       const kb = await newKnowledgebase(server)
       const source = accepted(await uploadJson(server, kb, { name: "Slow page", url: `${web.origin}/stall` }))
-      const failed = await waitForStatus(server, kb, source.id, { timeoutMs: 10_000 })
+      const failed = await waitForSource(server, kb, source.id, { timeoutMs: 10_000 })
       expect(failed.status).toBe("failed")
       expect(failed.errorMessage).toMatch(/did not answer in full within 0\.5 s/)
     } finally {
@@ -440,7 +429,7 @@ describe("with allowPrivateUrls", () => {
     const kb = await newKnowledgebase(server)
     for (const url of [`http://127.0.0.1:${web.port}/page.html`, `http://localhost:${web.port}/notes`, `http://[::1]:${webV6.port}/guide.md`]) {
       const source = accepted(await uploadJson(server, kb, { name: url, url }))
-      expect(await waitForStatus(server, kb, source.id)).toMatchObject({ status: "ready", searchable: true, url })
+      expect(await waitForSource(server, kb, source.id)).toMatchObject({ status: "ready", searchable: true, url })
     }
     expect((await documentHits(server, kb, "maintenance")).length).toBe(1)
     expect((await documentHits(server, kb, "handover")).length).toBe(1)
@@ -450,7 +439,7 @@ describe("with allowPrivateUrls", () => {
   it("a redirect to a private address is followed too", async () => {
     const kb = await newKnowledgebase(server)
     const source = accepted(await uploadJson(server, kb, { name: "To v6", url: `${web.origin}/redirect/v6` }))
-    expect(await waitForStatus(server, kb, source.id)).toMatchObject({ status: "ready", type: "html" })
+    expect(await waitForSource(server, kb, source.id)).toMatchObject({ status: "ready", type: "html" })
   })
 
   it("schemes and credentials are still checked: ftp, file and user:password URLs → 400, nothing written", async () => {
@@ -470,7 +459,7 @@ describe("with allowPrivateUrls", () => {
     const body = { name: "Once", url: `${web.origin}/notes?once=${kb}` }
     const first = await uploadJson(server, kb, body, { headers })
     expect(first.status).toBe(202)
-    await waitForStatus(server, kb, first.body.source.id)
+    await waitForSource(server, kb, first.body.source.id)
     const second = await uploadJson(server, kb, body, { headers })
     expect(second.text).toBe(first.text)
     expect(second.headers.get("idempotent-replayed")).toBe("true")

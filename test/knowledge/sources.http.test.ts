@@ -11,24 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, organizationWithPersonalKey, personalKey, setPlan, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import {
-  accepted,
-  documentHits,
-  expectNothingWritten,
-  expectNoSourceRows,
-  fixtureBytes,
-  fixtureSize,
-  getSource,
-  insertSources,
-  listSources,
-  readSource,
-  sourceFieldNames,
-  sourceTableCounts,
-  uploadFixture,
-  uploadForm,
-  uploadJson,
-  waitForStatus
-} from "../support/sources.js"
+import { expectNoSourceRows, insertSources, sourceTableCounts } from "../support/source-rows.js"
+import { accepted, documentHits, expectNothingWritten, fixtureBytes, fixtureSize, getSource, listSources, readSource, sourceFieldNames, uploadFixture, uploadForm, uploadJson, waitForSource } from "../support/sources.js"
 import { isoPattern, uuidPattern } from "../support/patterns.js"
 
 let server: TestServer
@@ -107,7 +91,7 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
     expect(Object.keys(response.body.source)).toEqual([...sourceFieldNames])
 
     const id = response.body.source.id
-    const ready = await waitForStatus(server, kb, id)
+    const ready = await waitForSource(server, kb, id)
     expect(ready).toEqual({
       ...response.body.source,
       status: "ready",
@@ -140,7 +124,7 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
     const content = uniqueText("Plain words about the quillwort inventory.")
     const source = accepted(await uploadJson(server, kb, { name: "Inventory", contentText: content }))
     expect(source).toMatchObject({ type: "txt", sizeBytes: Buffer.byteLength(content), name: "Inventory" })
-    expect(await waitForStatus(server, kb, source.id)).toMatchObject({ status: "ready", searchable: true, errorMessage: null })
+    expect(await waitForSource(server, kb, source.id)).toMatchObject({ status: "ready", searchable: true, errorMessage: null })
     const hits = await documentHits(server, kb, "quillwort")
     expect(hits.map((hit) => hit.citation.sourceId)).toEqual([source.id])
   })
@@ -152,14 +136,14 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
     expect(source.sizeBytes).toBe(Buffer.byteLength(content, "utf8"))
     expect(source.sizeBytes).toBeGreaterThan(content.length)
     expect(source.name).toBe("Café notes")
-    await waitForStatus(server, kb, source.id)
+    await waitForSource(server, kb, source.id)
   })
 
   it("a name of 200 characters is accepted", async () => {
     const kb = await newKnowledgebase()
     const source = accepted(await uploadJson(server, kb, { name: "n".repeat(200), contentText: uniqueText("long name") }))
     expect(source.name).toBe("n".repeat(200))
-    await waitForStatus(server, kb, source.id)
+    await waitForSource(server, kb, source.id)
   })
 
   it.each([
@@ -201,7 +185,7 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
     expect(Buffer.byteLength(padded)).toBe(1_000_000)
     const source = accepted(await uploadJson(server, kb, { name: "Megabyte", contentText: padded }))
     expect(source.sizeBytes).toBe(1_000_000)
-    expect(await waitForStatus(server, kb, source.id, { timeoutMs: 60_000 })).toMatchObject({ status: "ready" })
+    expect(await waitForSource(server, kb, source.id, { timeoutMs: 60_000 })).toMatchObject({ status: "ready" })
   }, 90_000)
 
   it("inline content over 1 MB → 413 payload_too_large (bytes, not characters), nothing written", async () => {
@@ -265,7 +249,7 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
     const response = await uploadJson(server, kb, JSON.stringify({ name: "Charset", contentText: uniqueText("charset") }), {
       headers: { "content-type": "application/json; charset=utf-8" }
     })
-    await waitForStatus(server, kb, accepted(response).id)
+    await waitForSource(server, kb, accepted(response).id)
   })
 
   it("a text/plain (or other non-JSON, non-multipart) body → 400 invalid_request, nothing written", async () => {
@@ -290,7 +274,7 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
         await uploadJson(server, kb, { name: "Filed", contentText: uniqueText("filed in a folder"), parentPageId: folder.id })
       )
       expect(source.parentPageId).toBe(folder.id)
-      expect(await waitForStatus(server, kb, source.id)).toMatchObject({ status: "ready", parentPageId: folder.id })
+      expect(await waitForSource(server, kb, source.id)).toMatchObject({ status: "ready", parentPageId: folder.id })
       expect((await listSources(server, kb))[0].parentPageId).toBe(folder.id)
     })
 
@@ -301,14 +285,14 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
         await uploadJson(server, kb, { name: "Under a page", contentMarkdown: uniqueText("# under a page"), parentPageId: page.id })
       )
       expect(source.parentPageId).toBe(page.id)
-      await waitForStatus(server, kb, source.id)
+      await waitForSource(server, kb, source.id)
     })
 
     it("null leaves the source unfiled", async () => {
       const kb = await newKnowledgebase()
       const source = accepted(await uploadJson(server, kb, { name: "Unfiled", contentText: uniqueText("unfiled"), parentPageId: null }))
       expect(source.parentPageId).toBeNull()
-      await waitForStatus(server, kb, source.id)
+      await waitForSource(server, kb, source.id)
     })
 
     it("an unknown page, a page of another Knowledgebase or of another organization → 404 not_found, nothing written", async () => {
@@ -387,7 +371,7 @@ describe("POST /knowledgebases/{id}/sources with JSON", () => {
       })
       const source = accepted(await uploadJson(server, kb, { name: "By a member", contentText: uniqueText("member") }, { key: member }))
       expect(source.createdVia).toBe("api")
-      await waitForStatus(server, kb, source.id)
+      await waitForSource(server, kb, source.id)
     })
 
     it("no key → 401 unauthorized; an unknown key → 401 invalid_api_key; nothing written", async () => {
@@ -435,7 +419,7 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
       reviewPath: null,
       deduplicated: false
     })
-    const ready = await waitForStatus(server, kb, response.body.source.id, { key })
+    const ready = await waitForSource(server, kb, response.body.source.id, { key })
     expect(ready).toMatchObject({ status: "ready", searchable: true, errorMessage: null, type, sizeBytes: fixtureSize(file), name: file })
     expect((await knowledgebase(kb, key)).counts.sources).toBe(1)
   })
@@ -452,7 +436,7 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
     ])
     const source = accepted(response)
     expect(source).toMatchObject({ name: "Field handbook", type: "md", parentPageId: folder.id, sizeBytes: bytes.byteLength })
-    expect(await waitForStatus(server, kb, source.id)).toMatchObject({ status: "ready", name: "Field handbook", parentPageId: folder.id })
+    expect(await waitForSource(server, kb, source.id)).toMatchObject({ status: "ready", name: "Field handbook", parentPageId: folder.id })
   })
 
   describe("search over the four fixtures", () => {
@@ -464,7 +448,7 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
       key = org.key
       kb = await newKnowledgebase(org.slug)
       for (const { file } of fixtures) ids[file] = accepted(await uploadFixture(server, kb, file, { key })).id
-      for (const { file } of fixtures) expect(await waitForStatus(server, kb, ids[file]!, { key })).toMatchObject({ status: "ready" })
+      for (const { file } of fixtures) expect(await waitForSource(server, kb, ids[file]!, { key })).toMatchObject({ status: "ready" })
     })
 
     const hitFor = async (query: string, file: string) => {
@@ -523,10 +507,10 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
   ])("%s → 202, then failed with a clear errorMessage; not searchable", async (file, reason) => {
     const kb = await newKnowledgebase()
     const source = accepted(await uploadFixture(server, kb, file, { name: `${file} ${++bodyCounter}` }))
-    const failed = await waitForStatus(server, kb, source.id)
+    const failed = await waitForSource(server, kb, source.id)
     expect(failed).toMatchObject({ status: "failed", searchable: false, type: "pdf", sizeBytes: fixtureSize(file) })
     expect(failed.errorMessage).toMatch(reason)
-    expect(failed.errorMessage.length).toBeGreaterThan(10)
+    expect(failed.errorMessage!.length).toBeGreaterThan(10)
     expect(await changes(kb)).toEqual([
       expect.objectContaining({ type: "source", id: source.id, change: "created" }),
       expect.objectContaining({ type: "source", id: source.id, change: "failed" })
@@ -537,7 +521,7 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
     const kb = await newKnowledgebase()
     const bytes = Uint8Array.from([0x48, 0x69, 0x20, 0xff, 0xfe, 0x00, 0x41, Date.now() % 256, 0x0a])
     const source = accepted(await uploadForm(server, kb, [{ field: "file", file: { name: "latin.txt", bytes } }]))
-    const failed = await waitForStatus(server, kb, source.id)
+    const failed = await waitForSource(server, kb, source.id)
     expect(failed.status).toBe("failed")
     expect(failed.errorMessage).toMatch(/UTF-8|not text/i)
   })
@@ -545,10 +529,10 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
   it("a failed document does not absorb a later upload of the same bytes: a new source is made", async () => {
     const kb = await newKnowledgebase()
     const first = accepted(await uploadFixture(server, kb, "scanned.pdf", { name: "Scan one" }))
-    expect((await waitForStatus(server, kb, first.id)).status).toBe("failed")
+    expect((await waitForSource(server, kb, first.id)).status).toBe("failed")
     const second = accepted(await uploadFixture(server, kb, "scanned.pdf", { name: "Scan two" }))
     expect(second.id).not.toBe(first.id)
-    expect((await waitForStatus(server, kb, second.id)).status).toBe("failed")
+    expect((await waitForSource(server, kb, second.id)).status).toBe("failed")
     expect((await knowledgebase(kb)).counts.sources).toBe(2)
   })
 
@@ -566,7 +550,7 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
     )
     expect(source.type).toBe(type)
     expect(source.name).toBe(name)
-    expect((await waitForStatus(server, kb, source.id)).status).toBe("ready")
+    expect((await waitForSource(server, kb, source.id)).status).toBe("ready")
   })
 
   it.each([
@@ -696,7 +680,7 @@ describe("POST /knowledgebases/{id}/sources with multipart/form-data", () => {
     const bytes = new TextEncoder().encode(words.repeat(Math.floor(4_400_000 / words.length)))
     const source = accepted(await uploadForm(server, kb, [{ field: "file", file: { name: "large.txt", bytes } }]))
     expect(source.sizeBytes).toBe(bytes.byteLength)
-    expect(await waitForStatus(server, kb, source.id, { timeoutMs: 60_000 })).toMatchObject({ status: "ready", searchable: true })
+    expect(await waitForSource(server, kb, source.id, { timeoutMs: 60_000 })).toMatchObject({ status: "ready", searchable: true })
   }, 90_000)
 
   it("a multipart body that cannot be read (no parts, or cut off before the closing boundary) → 400 invalid_request, nothing written", async () => {
@@ -737,7 +721,7 @@ describe("Idempotency-Key on uploads", () => {
     expect(second.headers.get("content-type")).toMatch(/^application\/json/)
 
     // Once indexed, the replay still answers what the first request answered.
-    await waitForStatus(server, kb, first.body.source.id)
+    await waitForSource(server, kb, first.body.source.id)
     const third = await uploadJson(server, kb, body, { headers })
     expect(third.text).toBe(first.text)
     expect(third.headers.get("idempotent-replayed")).toBe("true")
@@ -749,7 +733,7 @@ describe("Idempotency-Key on uploads", () => {
     const kb = await newKnowledgebase()
     const headers = { "idempotency-key": `json-conflict-${kb}` }
     const first = accepted(await uploadJson(server, kb, { name: "First", contentText: uniqueText("first") }, { headers }))
-    await waitForStatus(server, kb, first.id)
+    await waitForSource(server, kb, first.id)
     await refusedWithoutWrites(kb, async () => {
       expectError(await uploadJson(server, kb, { name: "Second", contentText: uniqueText("second") }, { headers }), 409, "conflict")
       expectError(await uploadFixture(server, kb, "notes.txt", { headers }), 409, "conflict")
@@ -767,7 +751,7 @@ describe("Idempotency-Key on uploads", () => {
     expect(second.status).toBe(202)
     expect(second.text).toBe(first.text)
     expect(second.headers.get("idempotent-replayed")).toBe("true")
-    await waitForStatus(server, kb, first.body.source.id)
+    await waitForSource(server, kb, first.body.source.id)
     expect((await listSources(server, kb)).map((source) => source.id)).toEqual([first.body.source.id])
   })
 
@@ -777,7 +761,7 @@ describe("Idempotency-Key on uploads", () => {
     const bytes = new TextEncoder().encode(uniqueText("multipart conflict"))
     const headers = { "idempotency-key": `form-conflict-${kb}` }
     const first = accepted(await uploadForm(server, kb, [{ field: "file", file: { name: "one.txt", bytes } }], { headers }))
-    await waitForStatus(server, kb, first.id)
+    await waitForSource(server, kb, first.id)
     await refusedWithoutWrites(kb, async () => {
       const other = new TextEncoder().encode(uniqueText("another file"))
       expectError(await uploadForm(server, kb, [{ field: "file", file: { name: "one.txt", bytes: other } }], { headers }), 409, "conflict")
@@ -806,8 +790,8 @@ describe("Idempotency-Key on uploads", () => {
     expect([first.status, second.status]).toEqual([202, 202])
     expect(second.headers.get("idempotent-replayed")).toBeNull()
     expect(second.body.source.id).not.toBe(first.body.source.id)
-    await waitForStatus(server, a, first.body.source.id)
-    await waitForStatus(server, b, second.body.source.id)
+    await waitForSource(server, a, first.body.source.id)
+    await waitForSource(server, b, second.body.source.id)
   })
 
   it("a refused upload (unknown folder) is replayed as the same refusal", async () => {
@@ -835,7 +819,7 @@ describe("Idempotency-Key on uploads", () => {
     for (const response of responses.filter((r) => r.status !== 202)) expectError(response, 409, "conflict")
     const sources = await listSources(server, kb)
     expect(sources.map((source) => source.id)).toEqual([acceptedOnes[0]!.body.source.id])
-    await waitForStatus(server, kb, sources[0].id)
+    await waitForSource(server, kb, sources[0].id)
   })
 
   it("concurrent uploads of the same new bytes without a key make one document", async () => {
@@ -845,7 +829,7 @@ describe("Idempotency-Key on uploads", () => {
     expect(responses.map((response) => response.status)).toEqual(Array(6).fill(202))
     expect(new Set(responses.map((response) => response.body.source.id)).size).toBe(1)
     expect((await knowledgebase(kb)).counts.sources).toBe(1)
-    await waitForStatus(server, kb, responses[0]!.body.source.id)
+    await waitForSource(server, kb, responses[0]!.body.source.id)
   })
 
   it("a key over 64 characters → 400 invalid_request, nothing written", async () => {
@@ -870,7 +854,7 @@ describe("plan cap on sources per Knowledgebase", () => {
     const kb = await newKnowledgebase(org.slug)
     await insertSources(server, { kb, count: cap - 1, org: org.slug })
     const last = accepted(await uploadJson(server, kb, { name: "Last one", contentText: uniqueText("the last that fits") }, { key: org.key }))
-    await waitForStatus(server, kb, last.id, { key: org.key })
+    await waitForSource(server, kb, last.id, { key: org.key })
     expect((await knowledgebase(kb, org.key)).counts.sources).toBe(cap)
 
     await expectNothingWritten(
@@ -892,7 +876,7 @@ describe("plan cap on sources per Knowledgebase", () => {
     // Another Knowledgebase of the organization has its own cap.
     const other = await newKnowledgebase(org.slug)
     const elsewhere = accepted(await uploadJson(server, other, { name: "Elsewhere", contentText: uniqueText("elsewhere") }, { key: org.key }))
-    await waitForStatus(server, other, elsewhere.id, { key: org.key })
+    await waitForSource(server, other, elsewhere.id, { key: org.key })
   }, 60_000)
 
   it("attaching a document the organization already holds counts against the cap too", async () => {
@@ -900,7 +884,7 @@ describe("plan cap on sources per Knowledgebase", () => {
     const full = await newKnowledgebase(org.slug)
     const home = await newKnowledgebase(org.slug)
     const existing = accepted(await uploadFixture(server, home, "notes.txt", { key: org.key }))
-    await waitForStatus(server, home, existing.id, { key: org.key })
+    await waitForSource(server, home, existing.id, { key: org.key })
     await insertSources(server, { kb: full, count: 1_000, org: org.slug })
     await expectNothingWritten(
       server,
@@ -928,7 +912,7 @@ describe("plan cap on sources per Knowledgebase", () => {
     expect(winners).toHaveLength(1)
     for (const response of responses.filter((r) => r.status !== 202)) expectError(response, 403, "plan_limit")
     expect((await knowledgebase(kb, org.key)).counts.sources).toBe(1_000)
-    await waitForStatus(server, kb, winners[0]!.body.source.id, { key: org.key })
+    await waitForSource(server, kb, winners[0]!.body.source.id, { key: org.key })
   }, 60_000)
 
   it("trial: the External API is not on the plan, so uploads are refused (403 api_disabled) before any cap; nothing written", async () => {
@@ -955,7 +939,7 @@ describe("one document across the organization (same bytes)", () => {
     const b = await newKnowledgebase()
     const content = uniqueText("# Shared\n\nThe marmalade protocol applies everywhere.")
     const first = accepted(await uploadJson(server, a, { name: "Shared doc", contentMarkdown: content }))
-    const ready = await waitForStatus(server, a, first.id)
+    const ready = await waitForSource(server, a, first.id)
 
     const second = await uploadJson(server, b, { name: "Another name", contentMarkdown: content })
     expect(second.status).toBe(202)
@@ -976,7 +960,7 @@ describe("one document across the organization (same bytes)", () => {
     const b = await newKnowledgebase()
     const bytes = new TextEncoder().encode(uniqueText("multipart shared document"))
     const first = accepted(await uploadForm(server, a, [{ field: "file", file: { name: "shared.txt", bytes } }]))
-    await waitForStatus(server, a, first.id)
+    await waitForSource(server, a, first.id)
     const second = await uploadForm(server, b, [{ field: "file", file: { name: "copy.txt", bytes } }])
     expect(second.status).toBe(202)
     expect(second.body.source.id).toBe(first.id)
@@ -987,7 +971,7 @@ describe("one document across the organization (same bytes)", () => {
     const kb = await newKnowledgebase()
     const content = uniqueText("uploaded twice to one place")
     const first = accepted(await uploadJson(server, kb, { name: "Twice", contentText: content }))
-    const ready = await waitForStatus(server, kb, first.id)
+    const ready = await waitForSource(server, kb, first.id)
     await refusedWithoutWrites(kb, async () => {
       const again = await uploadJson(server, kb, { name: "Twice again", contentText: content })
       expect(again.status).toBe(202)
@@ -999,7 +983,7 @@ describe("one document across the organization (same bytes)", () => {
     const kb = await newKnowledgebase()
     const content = uniqueText("# Same text two ways")
     const first = accepted(await uploadJson(server, kb, { name: "Inline", contentMarkdown: content }))
-    await waitForStatus(server, kb, first.id)
+    await waitForSource(server, kb, first.id)
     const second = await uploadForm(server, kb, [{ field: "file", file: { name: "same.md", bytes: new TextEncoder().encode(content) } }])
     expect(second.body.source.id).toBe(first.id)
   })
@@ -1013,8 +997,8 @@ describe("one document across the organization (same bytes)", () => {
     const second = accepted(await uploadJson(server, theirs, { name: "Theirs", contentText: content }, { key: org.key }))
     expect(second.id).not.toBe(first.id)
     expect(second.name).toBe("Theirs")
-    await waitForStatus(server, mine, first.id)
-    await waitForStatus(server, theirs, second.id, { key: org.key })
+    await waitForSource(server, mine, first.id)
+    await waitForSource(server, theirs, second.id, { key: org.key })
     expectError(await getSource(server, theirs, first.id, { key: org.key }), 404, "not_found")
   })
 
@@ -1025,7 +1009,7 @@ describe("one document across the organization (same bytes)", () => {
     const folderB = await createPage(b, { title: "B folder", templateKey: "folder" })
     const content = uniqueText("filed in one place")
     const first = accepted(await uploadJson(server, a, { name: "Wanderer", contentText: content, parentPageId: folderA.id }))
-    await waitForStatus(server, a, first.id)
+    await waitForSource(server, a, first.id)
     const second = accepted(await uploadJson(server, b, { name: "Wanderer", contentText: content, parentPageId: folderB.id }), "ready")
     expect(second).toMatchObject({ id: first.id, parentPageId: folderB.id })
     expect((await readSource(server, b, first.id)).parentPageId).toBe(folderB.id)
@@ -1038,7 +1022,7 @@ describe("GET /knowledgebases/{id}/sources/{sourceId}", () => {
     const a = await newKnowledgebase()
     const b = await newKnowledgebase()
     const source = accepted(await uploadJson(server, a, { name: "Only in A", contentText: uniqueText("only in a") }))
-    await waitForStatus(server, a, source.id)
+    await waitForSource(server, a, source.id)
     expect(expectError(await getSource(server, b, source.id), 404, "not_found")).toContain(source.id)
     expectError(await getSource(server, a, unknownId()), 404, "not_found")
     expectError(await getSource(server, a, "not-a-uuid"), 404, "not_found")
@@ -1047,7 +1031,7 @@ describe("GET /knowledgebases/{id}/sources/{sourceId}", () => {
   it("404 not_found through another organization's key, even with the right Knowledgebase", async () => {
     const kb = await newKnowledgebase()
     const source = accepted(await uploadJson(server, kb, { name: "Private", contentText: uniqueText("private") }))
-    await waitForStatus(server, kb, source.id)
+    await waitForSource(server, kb, source.id)
     const org = await newOrganization()
     expectError(await getSource(server, kb, source.id, { key: org.key }), 404, "not_found")
     expectError(await server.request("GET", `/knowledgebases/${kb}/sources`, { key: org.key }), 404, "not_found")
@@ -1056,7 +1040,7 @@ describe("GET /knowledgebases/{id}/sources/{sourceId}", () => {
   it("needs knowledge:read: a write-only key → 403 insufficient_scope", async () => {
     const kb = await newKnowledgebase()
     const source = accepted(await uploadJson(server, kb, { name: "Scoped", contentText: uniqueText("scoped") }))
-    await waitForStatus(server, kb, source.id)
+    await waitForSource(server, kb, source.id)
     const writeOnly = await server.createKey({ name: "writer", scopes: ["knowledge:write"] })
     expectError(await getSource(server, kb, source.id, { key: writeOnly }), 403, "insufficient_scope")
   })
@@ -1070,7 +1054,7 @@ describe("GET /knowledgebases/{id}/sources", () => {
       ids.push(accepted(await uploadJson(server, kb, { name, contentText: uniqueText(name) })).id)
       server.clock.advance(1)
     }
-    for (const id of ids) await waitForStatus(server, kb, id)
+    for (const id of ids) await waitForSource(server, kb, id)
     const all = await server.request("GET", `/knowledgebases/${kb}/sources`)
     expect(all.status).toBe(200)
     expect(all.body).toEqual({ knowledgebaseId: kb, sources: expect.any(Array), nextCursor: null })
@@ -1098,7 +1082,7 @@ describe("bookkeeping", () => {
     const kb = await newKnowledgebase()
     const before = await sourceTableCounts(server)
     const source = accepted(await uploadJson(server, kb, { name: "Counted", contentText: uniqueText("counted") }))
-    await waitForStatus(server, kb, source.id)
+    await waitForSource(server, kb, source.id)
     const after = await sourceTableCounts(server)
     expect({
       sources: after.sources - before.sources,

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type SourceRow, SourceRepo } from "../../server/knowledge/sources/repo.js"
 import { insertKnowledgebases, organizationId, sql } from "../support/fixtures.js"
 import { dropTestDatabase, startTestServer, type TestResponse, type TestServer } from "../support/server.js"
-import { documentHits, uploadForm, uploadJson, waitForStatus } from "../support/sources.js"
+import { documentHits, uploadForm, uploadJson, waitForSource } from "../support/sources.js"
 
 const copies = 8
 let server: TestServer
@@ -115,7 +115,7 @@ describe("identical uploads sent at the same moment", () => {
     const answers = await Promise.all(Array.from({ length: copies }, () => uploadJson(server, kb, { name: "Ptarmigan", contentText: text })))
     const { created } = splitAnswers(answers)
     for (const answer of answers) expect(answer.body.source.id).toBe(created.source.id)
-    const ready = await waitForStatus(server, kb, created.source.id)
+    const ready = await waitForSource(server, kb, created.source.id)
     expect(ready.status).toBe("ready")
 
     const [stored] = await sql(server, (db) =>

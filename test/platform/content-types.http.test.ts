@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { countKnowledgebases, expectError } from "../support/fixtures.js"
 import { type DocumentFixture, startDocumentFixture } from "../support/operations.js"
 import type { TestServer } from "../support/server.js"
-import { sourceTableCounts } from "../support/sources.js"
+import { sourceTableCounts } from "../support/source-rows.js"
 
 let server: TestServer
 let fixture: DocumentFixture

@@ -13,7 +13,8 @@ import { AccountsService } from "../../server/identity/service.js"
 import { insertAgents, insertKnowledgebases, organizationId, personalKey, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
 import { type FakeOpenAi, startFakeOpenAi } from "../support/fake-openai.js"
-import { setCredits, uploadFile, waitForSource } from "../support/source-helpers.js"
+import { setCredits } from "../support/knowledge.js"
+import { uploadFile, waitForSource } from "../support/sources.js"
 import { createSuite, insertEndUser, insertPlan, insertPortal } from "../provisioning/support.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020

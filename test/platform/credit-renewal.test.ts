@@ -9,7 +9,7 @@ import { addMonths, nextAnniversary } from "../../server/identity/credit-renewal
 import { AccountsService } from "../../server/identity/service.js"
 import { sql } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { organizationOf, setCredits } from "../support/source-helpers.js"
+import { organizationOf, setCredits } from "../support/knowledge.js"
 
 describe("anniversaries", () => {
   it("keeps the day of the month, or the month's last day when it is shorter", () => {

@@ -21,8 +21,9 @@ import { organizationId, sql } from "../support/fixtures.js"
 import { createTestDatabase } from "../support/postgres.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
 import { startServerProcess } from "../support/server-process.js"
-import { changesOf, organizationOf, setCredits } from "../support/source-helpers.js"
-import { startWebServer, waitForStatus, type WebServer } from "../support/sources.js"
+import { changesOf, organizationOf, setCredits } from "../support/knowledge.js"
+import { waitForSource } from "../support/sources.js"
+import { type WebServer, startWebServer } from "../support/web-server.js"
 import { createAgent } from "../runtime/support.js"
 import { eventually, sleep } from "../support/timing.js"
 
@@ -124,7 +125,7 @@ describe("another instance's start leaves a live instance's work alone", () => {
     expect(await credits()).toBe(9)
 
     releaseHeld()
-    expect(await waitForStatus(b, kb, sourceId)).toMatchObject({ status: "ready", errorMessage: null })
+    expect(await waitForSource(b, kb, sourceId)).toMatchObject({ status: "ready", errorMessage: null })
     expect(fetchesOf("/held/live.txt")).toBe(1)
     const passages = await passagesOf(sourceId)
     expect(passages.rows).toBeGreaterThan(0)
@@ -167,7 +168,7 @@ describe("an instance killed with SIGKILL", () => {
       const recoveredAfter = Date.now() - killedAt
       expect(await executionOf(executionId!)).toMatchObject({ status: "failed", error: abandonedByServer })
       expect(await credits()).toBe(10)
-      expect(await waitForStatus(a, kb, sourceId)).toMatchObject({ status: "ready", errorMessage: null })
+      expect(await waitForSource(a, kb, sourceId)).toMatchObject({ status: "ready", errorMessage: null })
       expect(await jobOf(sourceId)).toBeNull()
       expect(recoveredAfter).toBeLessThan(leaseMs + 4_000)
 

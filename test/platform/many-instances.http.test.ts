@@ -9,7 +9,7 @@ import { AccountsService } from "../../server/identity/service.js"
 import { createKeyRecord, expectError, sql } from "../support/fixtures.js"
 import { createTestDatabase } from "../support/postgres.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
-import { readySource } from "../support/source-helpers.js"
+import { readySource } from "../support/sources.js"
 
 let database: { readonly url: string; readonly drop: () => Promise<void> }
 let instances: Array<TestServer> = []

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { requestIdPattern } from "../support/fixtures.js"
 import { sendRaw } from "../support/raw-http.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { expectNoSourceRows, expectNothingWritten } from "../support/sources.js"
+import { expectNoSourceRows } from "../support/source-rows.js"
+import { expectNothingWritten } from "../support/sources.js"
 
 let server: TestServer
 let kb: string

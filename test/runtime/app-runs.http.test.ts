@@ -12,7 +12,8 @@ import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
 import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { organizationOf, readySource, setCredits } from "../support/source-helpers.js"
+import { organizationOf, setCredits } from "../support/knowledge.js"
+import { readySource } from "../support/sources.js"
 import { count, createAgent, openStream } from "./support.js"
 
 let fake: FakeOpenAi

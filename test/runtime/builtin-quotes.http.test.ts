@@ -12,7 +12,7 @@ import { eng } from "stopword"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { highlightedMarkdown, highlightStems, plainTextOf } from "../../server/runtime/quote.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { readySource } from "../support/source-helpers.js"
+import { readySource } from "../support/sources.js"
 
 const stopWords = new Set(eng)
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError } from "../support/fixtures.js"
 import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { organizationOf, setCredits } from "../support/source-helpers.js"
+import { organizationOf, setCredits } from "../support/knowledge.js"
 import { createAgent, openStream } from "./support.js"
 import { eventually } from "../support/timing.js"
 

@@ -9,7 +9,8 @@ import { NotFoundError, RunCancelledError, type StreamEvent, Svc, SvcError } fro
 import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { insertKnowledgebases } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { readySource, setCredits } from "../support/source-helpers.js"
+import { setCredits } from "../support/knowledge.js"
+import { readySource } from "../support/sources.js"
 import { createAgent } from "../runtime/support.js"
 
 let fake: FakeOpenAi

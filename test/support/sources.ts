@@ -1,16 +1,14 @@
 /**
- * Helpers for the source (document) suites: uploads as JSON and as `multipart/form-data` (through
- * `fetch` and `FormData`, over real sockets), the fixture files, polling a source until it leaves
- * `processing`, reading everything an upload could write (for "nothing written" checks), and a
- * local HTTP server standing in for the web.
+ * Sources (documents) in the suites, through the real HTTP server: uploads as JSON (inline text or
+ * markdown) and as `multipart/form-data` (through `fetch` and `FormData`), the fixture files,
+ * polling a source until it leaves `processing`, search, and everything an upload could change read
+ * through the API (for "nothing written" checks). The database-level reads are in
+ * `source-rows.ts`, the web stand-in in `web-server.ts`.
  */
 import { readFileSync, statSync } from "node:fs"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
-import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
-import { organizationId, sql } from "./fixtures.js"
 import type { TestResponse, TestServer } from "./server.js"
+import { sleep } from "./timing.js"
 
 /** Every field of a Source, in the contract's order. */
 export const sourceFieldNames = [
@@ -28,6 +26,23 @@ export const sourceFieldNames = [
   "createdVia",
   "parentPageId"
 ] as const
+
+/** A source as the API answers it. */
+export interface SourceJson {
+  readonly id: string
+  readonly name: string
+  readonly type: string
+  readonly status: "processing" | "ready" | "failed" | "pending_review"
+  readonly searchable: boolean
+  readonly disabled: boolean
+  readonly url: string | null
+  readonly updatedAt: string
+  readonly createdAt: string
+  readonly sizeBytes: number
+  readonly errorMessage: string | null
+  readonly createdVia: string
+  readonly parentPageId: string | null
+}
 
 const fixtureUrl = (name: string) => new URL(`../../fixtures/${name}`, import.meta.url)
 
@@ -106,6 +121,40 @@ export const uploadFixture = (
     extra
   )
 
+/**
+ * Uploads an inline source (`contentText` by default, `contentMarkdown` with `markdown: true`)
+ * and returns the 202 answer's source; fails the test unless the upload was accepted.
+ */
+export const uploadSource = async (
+  server: TestServer,
+  kb: string,
+  input: { name: string; text: string; markdown?: boolean; parentPageId?: string | null; key?: string }
+): Promise<{ status: string; source: SourceJson; reviewPath: string | null; deduplicated: boolean }> => {
+  const body: Record<string, unknown> = { name: input.name, [input.markdown ? "contentMarkdown" : "contentText"]: input.text }
+  if (input.parentPageId !== undefined) body.parentPageId = input.parentPageId
+  const response = await uploadJson(server, kb, body, input.key === undefined ? {} : { key: input.key })
+  expect({ status: response.status, body: response.body }).toMatchObject({ status: 202 })
+  return response.body
+}
+
+/** Uploads a file as `multipart/form-data` (the `file` part, typed `application/octet-stream` unless given; optional `name` and `parentPageId`). */
+export const uploadFile = (
+  server: TestServer,
+  kb: string,
+  file: { filename: string; bytes: Uint8Array | string; contentType?: string; name?: string; parentPageId?: string },
+  key: string = server.key
+): Promise<TestResponse> =>
+  uploadForm(
+    server,
+    kb,
+    [
+      { field: "file", file: { name: file.filename, bytes: file.bytes, type: file.contentType ?? "application/octet-stream" } },
+      ...(file.name === undefined ? [] : [{ field: "name", value: file.name }]),
+      ...(file.parentPageId === undefined ? [] : [{ field: "parentPageId", value: file.parentPageId }])
+    ],
+    { key }
+  )
+
 /** Asserts a 202 upload answer and returns its source. */
 export const accepted = (response: TestResponse, status: "processing" | "pending_review" | "ready" | "failed" = "processing") => {
   expect({ status: response.status, body: response.body }).toMatchObject({ status: 202, body: { status } })
@@ -124,30 +173,33 @@ export const readSource = async (server: TestServer, kb: string, sourceId: strin
 }
 
 /**
- * Polls the source (through the API) until it is no longer `processing`, and returns it. Fails the
- * test with the last state seen after `timeoutMs`.
+ * Polls `GET /knowledgebases/{kb}/sources/{id}` (backing off, so the key's rate limit is never
+ * met) until the source is no longer `processing`; returns it. Fails the test with the last state
+ * seen after `timeoutMs`.
  */
-export const waitForStatus = async (
+export const waitForSource = async (
   server: TestServer,
   kb: string,
   sourceId: string,
-  options: { readonly timeoutMs?: number; readonly intervalMs?: number } & RequestOptions = {}
-) => {
+  options: { readonly timeoutMs?: number } & RequestOptions = {}
+): Promise<SourceJson & Record<string, any>> => {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000)
+  let delay = 5
   for (;;) {
     const source = await readSource(server, kb, sourceId, options)
-    if (source.status !== "processing") return source
+    if (source.status !== "processing") return source as SourceJson & Record<string, any>
     if (Date.now() > deadline) {
       throw new Error(`source ${sourceId} still processing after ${options.timeoutMs ?? 20_000} ms: ${JSON.stringify(source)}`)
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 40))
+    await sleep(delay)
+    delay = Math.min(250, delay * 2)
   }
 }
 
 /** Uploads and waits: the source as it ends up. */
 export const readyAfter = async (server: TestServer, kb: string, response: TestResponse, opts?: RequestOptions) => {
   const source = accepted(response)
-  return waitForStatus(server, kb, source.id, opts)
+  return waitForSource(server, kb, source.id, opts)
 }
 
 /** `POST /knowledgebases/{kb}/search`. */
@@ -184,127 +236,18 @@ export const expectNothingWritten = async (server: TestServer, kb: string, refus
   expect(await snapshot(server, kb, opts)).toEqual(before)
 }
 
-/** A local HTTP server for `url` sources, recording what it was asked. */
-export interface WebServer {
-  readonly host: string
-  readonly port: number
-  readonly origin: string
-  readonly requests: Array<{ readonly method: string; readonly url: string }>
-  /** TCP connections accepted so far. */
-  connections: number
-  readonly close: () => Promise<void>
+/** Uploads an inline source and waits until it is `ready`; returns the ready source. */
+export const readySource = async (
+  server: TestServer,
+  kb: string,
+  input: { name: string; text: string; markdown?: boolean; parentPageId?: string | null; key?: string }
+): Promise<SourceJson> => {
+  const { source } = await uploadSource(server, kb, input)
+  const done = await waitForSource(server, kb, source.id, input.key === undefined ? {} : { key: input.key })
+  expect({ id: done.id, status: done.status, errorMessage: done.errorMessage }).toEqual({ id: source.id, status: "ready", errorMessage: null })
+  return done
 }
 
-/** Starts an HTTP server on `host` (default 127.0.0.1) answering with `handler`. */
-export const startWebServer = async (
-  handler: (req: IncomingMessage, res: ServerResponse, web: WebServer) => void,
-  host = "127.0.0.1"
-): Promise<WebServer> => {
-  const sockets = new Set<Socket>()
-  const requests: Array<{ method: string; url: string }> = []
-  let web: WebServer | undefined
-  const server: Server = createServer((req, res) => {
-    requests.push({ method: req.method ?? "", url: req.url ?? "" })
-    handler(req, res, web!)
-  })
-  server.on("connection", (socket: Socket) => {
-    web!.connections++
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  const port = await new Promise<number>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(0, host, () => {
-      const address = server.address()
-      if (address === null || typeof address === "string") return reject(new Error("no address"))
-      resolve(address.port)
-    })
-  })
-  web = {
-    host,
-    port,
-    origin: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
-    requests,
-    connections: 0,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      })
-  }
-  return web
-}
-
-/** Row counts of every table an upload writes to (the whole database, every organization). */
-export const sourceTableCounts = async (server: TestServer) => {
-  const rows = await sql(
-    server,
-    (db) => db<{ t: string; n: number }>`
-      SELECT 'sources' AS t, count(*) AS n FROM sources
-      UNION ALL SELECT 'attachments', count(*) FROM knowledgebase_sources
-      UNION ALL SELECT 'originals', count(*) FROM source_originals
-      UNION ALL SELECT 'jobs', count(*) FROM ingestion_jobs
-      UNION ALL SELECT 'passages', count(*) FROM passages
-      UNION ALL SELECT 'changes', count(*) FROM changes WHERE object_type = 'source'
-      UNION ALL SELECT 'sourcesCount', coalesce(sum(sources_count), 0) FROM knowledgebases`
-  )
-  const count = (name: string) => rows.find((row) => row.t === name)?.n ?? 0
-  return {
-    sources: count("sources"),
-    attachments: count("attachments"),
-    originals: count("originals"),
-    jobs: count("jobs"),
-    passages: count("passages"),
-    changes: count("changes"),
-    sourcesCount: count("sourcesCount")
-  }
-}
-
-/** Runs `refuse` and asserts that no table an upload writes to gained or lost a row. */
-export const expectNoSourceRows = async (server: TestServer, refuse: () => Promise<void>) => {
-  const before = await sourceTableCounts(server)
-  await refuse()
-  expect(await sourceTableCounts(server)).toEqual(before)
-}
-
-/** The ingestion job of a source, straight from the database (null when there is none). */
-export const jobOf = async (server: TestServer, sourceId: string) => {
-  const rows = await sql(
-    server,
-    (db) => db<{ source_id: string; state: string; attempts: number; started_at: string | null; deadline_at: string | null }>`
-      SELECT * FROM ingestion_jobs WHERE source_id = ${sourceId}`
-  )
-  return rows[0] ?? null
-}
-
-/**
- * Attaches `count` ready sources to a Knowledgebase straight in the database (as uploads would
- * leave them, without passages), keeping its source count right. For plan-cap tests.
- */
-export const insertSources = async (server: TestServer, options: { readonly kb: string; readonly count: number; readonly org?: string }) => {
-  const orgId = await organizationId(server, options.org ?? "default")
-  const at = "2026-01-01T00:00:00.000Z"
-  const rows = Array.from({ length: options.count }, (_, i) => ({
-    id: randomUUID(),
-    organization_id: orgId,
-    knowledgebase_id: options.kb,
-    name: `Inserted ${i}`,
-    type: "txt",
-    status: "ready",
-    size_bytes: 1,
-    content_sha256: null,
-    created_via: "api",
-    created_at: at,
-    updated_at: at
-  }))
-  for (let i = 0; i < rows.length; i += 500) {
-    const batch = rows.slice(i, i + 500)
-    await sql(server, (db) => db`INSERT INTO sources ${db.insert(batch)}`)
-    await sql(
-      server,
-      (db) => db`INSERT INTO knowledgebase_sources ${db.insert(batch.map((row) => ({ knowledgebase_id: options.kb, source_id: row.id, attached_at: at })))}`
-    )
-  }
-  await sql(server, (db) => db`UPDATE knowledgebases SET sources_count = sources_count + ${options.count} WHERE id = ${options.kb}`)
-  return rows.map((row) => row.id)
-}
+/** `POST /knowledgebases/{kb}/sources/{id}/move`. */
+export const moveSource = (server: TestServer, kb: string, sourceId: string, body: unknown, key?: string) =>
+  server.request("POST", `/knowledgebases/${kb}/sources/${sourceId}/move`, { body, ...(key === undefined ? {} : { key }) })
