@@ -81,7 +81,12 @@ describe("a refused request is not counted", () => {
       expect(page.status).toBe(200)
       expect(page.html).toContain('name="csrf_token"')
     }
-    if (!onSqlite) expect((await written()).counted).toBe(before.counted! + budget - 1)
+    if (!onSqlite) {
+      expect((await written()).counted).toBe(before.counted! + budget - 1)
+      // Counted against the address the requests came from (the socket's peer), in a bucket of its own.
+      const buckets = await sql(server, (db) => db<{ bucket: string }>`SELECT DISTINCT bucket FROM rate_limit_hits WHERE bucket LIKE ${"requests:address:%"}`)
+      expect(buckets.map((row) => row.bucket)).toEqual([expect.stringMatching(/^requests:address:(::ffff:)?127\.0\.0\.1$|^requests:address:::1$/)])
+    }
     const over = await authorizePage(registered.body.client_id)
     expect(over.status).toBe(429)
     expect(over.html).toContain("Too many requests")
