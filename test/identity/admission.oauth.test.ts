@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sql } from "../support/fixtures.js"
+import { nextMinute, writtenRows } from "../support/admission.js"
 import { onSqlite } from "../support/postgres.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
 import { authorizationUrl, pkcePair, redirectUrl, registerClient, tokenRequest } from "./sign-in-support.js"
@@ -23,19 +24,10 @@ beforeAll(async () => {
 afterAll(() => server.stop())
 
 /** A new minute: every bucket's window is empty again. */
-const nextWindow = () => server.clock.advance(61_000)
+const nextWindow = () => nextMinute(server)
 
-const count = async (table: string) => Number((await sql(server, (db) => db<{ n: number }>`SELECT count(*) AS n FROM ${db(table)}`))[0]!.n)
-
-/** The rows an OAuth request could write, and on PostgreSQL the requests counted (the shared limiter's log). */
-const written = async () => ({
-  clients: await count("mcp_oauth_clients"),
-  codes: await count("mcp_sign_in_codes"),
-  authorizationCodes: await count("mcp_authorization_codes"),
-  sessions: await count("mcp_sessions"),
-  emails: await count("outbox_emails"),
-  ...(onSqlite ? {} : { counted: await count("rate_limit_hits") })
-})
+/** The rows a request here could write, and on PostgreSQL the requests counted. */
+const written = () => writtenRows(server, ["mcp_oauth_clients", "mcp_sign_in_codes", "mcp_authorization_codes", "mcp_sessions", "outbox_emails"])
 
 const client = { client_name: "Admission client", redirect_uris: [redirectUrl] }
 

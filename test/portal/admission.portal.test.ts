@@ -7,7 +7,7 @@
  * person has their own), then 429 with `Retry-After` and nothing done.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sql } from "../support/fixtures.js"
+import { nextMinute, writtenRows } from "../support/admission.js"
 import { onSqlite } from "../support/postgres.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
 import { createPortal, endUser, PortalClient, type PortalResponse } from "./support.js"
@@ -23,19 +23,10 @@ beforeAll(async () => {
 afterAll(() => server.stop())
 
 /** A new minute: every bucket's window is empty again. */
-const nextWindow = () => server.clock.advance(61_000)
+const nextWindow = () => nextMinute(server)
 
-const count = async (table: string) => Number((await sql(server, (db) => db<{ n: number }>`SELECT count(*) AS n FROM ${db(table)}`))[0]!.n)
-
-/** The rows a Portal request could write, and on PostgreSQL the requests counted (the shared limiter's log). */
-const written = async () => ({
-  sessions: await count("portal_sessions"),
-  codes: await count("portal_codes"),
-  conversations: await count("portal_conversations"),
-  executions: await count("executions"),
-  emails: await count("outbox_emails"),
-  ...(onSqlite ? {} : { counted: await count("rate_limit_hits") })
-})
+/** The rows a request here could write, and on PostgreSQL the requests counted. */
+const written = () => writtenRows(server, ["portal_sessions", "portal_codes", "portal_conversations", "executions", "outbox_emails"])
 
 /** A signed-in client of `email`. */
 const signedIn = async (email: string) => {
