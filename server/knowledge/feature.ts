@@ -3,6 +3,7 @@ import { defineFeature } from "../platform/feature.js"
 import { KnowledgebasesContract } from "./api.js"
 import { EmbeddingWorkerLive } from "./embeddings/worker.js"
 import { KnowledgeHttpLive } from "./http.js"
+import { knowledgeTools } from "./mcp/tools.js"
 
 /** Knowledgebases and the services every Knowledgebase family shares. */
 export const knowledgebasesFeature = defineFeature({
@@ -10,5 +11,7 @@ export const knowledgebasesFeature = defineFeature({
   contract: KnowledgebasesContract,
   http: KnowledgeHttpLive,
   /** Gives indexed passages their vectors while an embedding model is configured (hybrid search). */
-  workers: EmbeddingWorkerLive
+  workers: EmbeddingWorkerLive,
+  /** Its MCP tools. */
+  mcp: [knowledgeTools]
 })

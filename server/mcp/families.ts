@@ -3,14 +3,14 @@
  * `knowledge`, `provisioning`, `agents`. Without `tools` every family is offered. `whoami` and
  * `search_docs` belong to no family and are always offered.
  */
-import { Effect } from "effect"
+import type { Effect } from "effect"
 import { InvalidRequest } from "../platform/errors.js"
-import { type FamilyName, familyNames } from "./family-names.js"
-import type { CallContext, McpTool } from "./tool.js"
+import { type FamilyName, familyNames } from "../mcp-door/family-names.js"
+import type { CallContext, McpTool } from "../mcp-door/tool.js"
 
-export { familyNames, type FamilyName } from "./family-names.js"
+export { familyNames, type FamilyName } from "../mcp-door/family-names.js"
 
-/** One family: the tools it offers a caller (before the caller's scopes filter them). */
+/** One family, assembled from the features' `mcp` parts (`registry.ts`): the tools it offers a caller (before the caller's scopes filter them). */
 export interface ToolFamily<R = any> {
   readonly name: FamilyName
   readonly description: string
@@ -18,13 +18,6 @@ export interface ToolFamily<R = any> {
   readonly dynamic?: boolean | undefined
   readonly tools: (call: CallContext) => Effect.Effect<ReadonlyArray<McpTool>, never, R>
 }
-
-/** A family of fixed tools. */
-export const staticFamily = (name: FamilyName, description: string, tools: ReadonlyArray<McpTool>): ToolFamily<never> => ({
-  name,
-  description,
-  tools: () => Effect.succeed(tools)
-})
 
 /** The families a `tools` query value selects (absent or empty: all); unknown names are refused. */
 export const parseFamilies = (value: string | null): ReadonlySet<FamilyName> | InvalidRequest => {

@@ -1,24 +1,33 @@
 /**
  * The registry of tool families and the tool list of one caller: the core tools, then each selected
  * family's tools the caller's current scopes admit (so a role change shows on the next request).
- * A new family is one file under `tools/` and one line here.
+ * Families are assembled from the feature list (`server/features.ts`): each feature's `mcp` part
+ * tags its tools with their family, so a new feature is one entry there, for REST and MCP alike.
  */
 import { Effect } from "effect"
 import { publishedItems } from "../builder/versions/items-repo.js"
+import { features } from "../features.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
-import { admits } from "./admits.js"
+import { admits } from "../mcp-door/admits.js"
+import { familyDescriptions, familyNames } from "../mcp-door/family-names.js"
+import type { FamilyTools } from "../mcp-door/family-tools.js"
+import type { CallContext, McpTool } from "../mcp-door/tool.js"
+import { coreTools } from "./core-tools.js"
 import type { ToolFamily } from "./families.js"
-import type { CallContext, McpTool } from "./tool.js"
-import { coreTools } from "./tools/core.js"
-import { agentsFamily } from "./tools/items.js"
-import { authoringFamily } from "./tools/authoring.js"
-import { knowledgeFamily } from "./tools/knowledge.js"
-import { runFamily } from "./tools/run-family.js"
-import { provisioningFamily } from "./tools/provisioning.js"
 
-/** Every family, in the order tools are listed. */
-export const toolFamilies: ReadonlyArray<ToolFamily> = [runFamily, authoringFamily, knowledgeFamily, provisioningFamily, agentsFamily]
+/** Every feature's MCP tools, in the order of the feature list. */
+const featureTools: ReadonlyArray<FamilyTools> = features.flatMap((feature): ReadonlyArray<FamilyTools> => feature.mcp)
 
+/** Every family, in the order tools are listed: each the tools its features tag with its name, in the features' order. */
+export const toolFamilies: ReadonlyArray<ToolFamily> = familyNames.map((name): ToolFamily => {
+  const parts = featureTools.filter((part) => part.family === name)
+  return {
+    name,
+    description: familyDescriptions[name],
+    dynamic: parts.some((part) => part.dynamic === true),
+    tools: (call) => Effect.map(Effect.forEach(parts, (part) => part.tools(call)), (lists) => lists.flat())
+  }
+})
 
 /**
  * The published items of each organization as last read, under the data version of that reading,

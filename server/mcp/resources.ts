@@ -9,10 +9,10 @@ import { pageSize } from "../platform/pagination.js"
 import { PageService } from "../knowledge/pages/service.js"
 import { KnowledgebaseService } from "../knowledge/service.js"
 import { PagesApi } from "../knowledge/pages/api.js"
-import { admits } from "./admits.js"
-import { operation } from "./operation.js"
-import { collectAll } from "./resolve.js"
-import type { CallContext } from "./tool.js"
+import { admits } from "../mcp-door/admits.js"
+import { operation } from "../mcp-door/operation.js"
+import { collectAll } from "../mcp-door/resolve.js"
+import type { CallContext } from "../mcp-door/tool.js"
 
 /** The most page resources listed. */
 export const listedPagesMax = 1000

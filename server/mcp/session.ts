@@ -16,10 +16,10 @@ import type { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
 import type * as z from "zod/v4"
 import type { CoreServices } from "../core.js"
 import type { McpSignInLive } from "./sign-in/feature.js"
-import { mapLegacyMessage } from "./names.js"
+import { mapLegacyMessage } from "../mcp-door/names.js"
 import { pageReadOperation, pageResources, readPageResource } from "./resources.js"
 import { listFingerprint, toolsFor } from "./registry.js"
-import { type CallContext, type McpTool, toolEffect } from "./tool.js"
+import { type CallContext, type McpTool, toolEffect } from "../mcp-door/tool.js"
 
 /** The services MCP runs on: the server's core and MCP sign-in's (`McpSignInLive`). */
 export type McpServices = CoreServices | Layer.Layer.Success<typeof McpSignInLive>

@@ -1,37 +1,45 @@
 /**
- * A feature of the service: its slice of the contract, the HTTP handlers of that slice, and any
- * background work `svc serve` runs. The registry in `server/features.ts` lists them; the server and
- * the API loop over it. Its domain services, which the handlers, the CLI and MCP share, are listed
+ * A feature of the service: its slice of the contract, the HTTP handlers of that slice, the MCP
+ * tools it serves, and any background work `svc serve` runs. The registry in `server/features.ts`
+ * lists them; the server, the API and MCP's registry (`server/mcp/registry.ts`) loop over it. The MCP
+ * part is opaque here (its type is the MCP door's, `server/mcp-door/family-tools.ts`), so the ground
+ * knows no door. Its domain services, which the handlers, the CLI and MCP share, are listed
  * apart, in `server/feature-services.ts`, so administration loads them without any HTTP.
  */
 import type { HttpApi } from "@effect/platform"
 import { Layer } from "effect"
 
-/** One feature; `http` serves `contract`'s groups. */
+/** One feature; `http` serves `contract`'s groups, `mcp` lists its MCP tools, each list tagged with its family. */
 export interface Feature<
   Contract extends HttpApi.HttpApi.Any = HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any = Layer.Layer.Any,
-  Workers extends Layer.Layer.Any = Layer.Layer<never>
+  Workers extends Layer.Layer.Any = Layer.Layer<never>,
+  Mcp = never
 > {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
   readonly workers: Workers
+  /** The MCP tools it serves (none: an empty list). */
+  readonly mcp: ReadonlyArray<Mcp>
 }
 
 /** Declares a feature, keeping the precise types of its parts. */
 export const defineFeature = <
   Contract extends HttpApi.HttpApi.Any,
   Http extends Layer.Layer.Any,
-  Workers extends Layer.Layer.Any = Layer.Layer<never>
+  Workers extends Layer.Layer.Any = Layer.Layer<never>,
+  Mcp = never
 >(feature: {
   readonly name: string
   readonly contract: Contract
   readonly http: Http
   readonly workers?: Workers
-}): Feature<Contract, Http, Workers> => ({
+  readonly mcp?: ReadonlyArray<Mcp>
+}): Feature<Contract, Http, Workers, Mcp> => ({
   ...feature,
-  workers: (feature.workers ?? Layer.empty) as Workers
+  workers: (feature.workers ?? Layer.empty) as Workers,
+  mcp: feature.mcp ?? []
 })
 
 /** What a union of layers provides, fails with and requires (each distributes over the union). */

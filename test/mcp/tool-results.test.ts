@@ -3,8 +3,8 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { NotFound } from "../../server/platform/errors.js"
-import { resultOfExit, toolEffect } from "../../server/mcp/tool.js"
-import { camelName, mapLegacyMessage } from "../../server/mcp/names.js"
+import { resultOfExit, toolEffect } from "../../server/mcp-door/tool.js"
+import { camelName, mapLegacyMessage } from "../../server/mcp-door/names.js"
 
 describe("tool results", () => {
   it("answers a value as structuredContent and as the same JSON text", () => {

@@ -2,9 +2,9 @@
 import { Effect } from "effect"
 import type { Flow } from "../../server/builder/flows/domain.js"
 import { toolFamilies } from "../../server/mcp/registry.js"
-import type { CallContext, McpTool } from "../../server/mcp/tool.js"
-import { coreTools } from "../../server/mcp/tools/core.js"
-import { agentItemTool, appItemTool, flowItemTool } from "../../server/mcp/tools/items.js"
+import type { CallContext, McpTool } from "../../server/mcp-door/tool.js"
+import { coreTools } from "../../server/mcp/core-tools.js"
+import { agentItemTool, appItemTool, flowItemTool } from "../../server/runtime/mcp/items.js"
 
 /** A published Flow as the per-item tools read it: with questions, or conversational. */
 export const sampleFlow = (conversational: boolean): Flow =>

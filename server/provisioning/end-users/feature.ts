@@ -3,11 +3,15 @@ import { defineFeature } from "../../platform/feature.js"
 import { MailDeliveryLive } from "../outbox/delivery.js"
 import { EndUsersContract } from "./api.js"
 import { EndUsersHttpLive } from "./http.js"
+import { familyTools } from "../../mcp-door/family-tools.js"
+import { endUserTools } from "./mcp.js"
 
 /** End users. */
 export const endUsersFeature = defineFeature({
   name: "endUsers",
   contract: EndUsersContract,
   http: EndUsersHttpLive,
-  workers: MailDeliveryLive
+  workers: MailDeliveryLive,
+  /** Its MCP tools. */
+  mcp: [familyTools("provisioning", endUserTools)]
 })

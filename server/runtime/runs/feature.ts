@@ -5,6 +5,7 @@ import { sweepEveryHeartbeat } from "../../platform/instances/registry.js"
 import { RunsContract } from "./api.js"
 import { RunsHttpLive } from "./http.js"
 import { RunService } from "./service.js"
+import { runtimeTools } from "../mcp/tools.js"
 
 /**
  * Executions left running by stopped instances are finished `failed`, their credits given back: at
@@ -24,5 +25,7 @@ export const runsFeature = defineFeature({
   name: "runs",
   contract: RunsContract,
   http: RunsHttpLive,
-  workers: RecoverAbandonedRunsLive
+  workers: RecoverAbandonedRunsLive,
+  /** Its MCP tools. */
+  mcp: runtimeTools
 })

@@ -7,32 +7,24 @@ import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import { decodeBody } from "../../platform/request/decode.js"
 import { project } from "../../platform/pagination.js"
-import { ChangeFeed } from "../../knowledge/changes/service.js"
-import { knowledgebaseFields } from "../../knowledge/knowledgebases/domain.js"
-import { pageIndexFields } from "../../knowledge/pages/domain.js"
-import { PageService } from "../../knowledge/pages/service.js"
-import { SearchRequest } from "../../knowledge/search/domain.js"
-import { SearchService } from "../../knowledge/search/service.js"
-import { sourceFields } from "../../knowledge/sources/domain.js"
-import { SourceService } from "../../knowledge/sources/service.js"
-import { KnowledgebaseService } from "../../knowledge/service.js"
-import { KnowledgeApi } from "../../knowledge/api.js"
-import { PagesApi } from "../../knowledge/pages/api.js"
-import { SourcesApi } from "../../knowledge/sources/api.js"
-import { operation } from "../operation.js"
-import { itemsOf, restBodyWith } from "../output.js"
-import { listArguments, operationArgument } from "../operation-arguments.js"
-import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
-import {
-  decodeUpdatedSince,
-  fieldsInput,
-  knowledgebaseIdOf,
-  knowledgebaseInput,
-  knowledgebaseOrAllIdOf,
-  pageIdOf,
-  sourceIdOf,
-  updatedSinceInput
-} from "./knowledge-ids.js"
+import { ChangeFeed } from "../changes/service.js"
+import { knowledgebaseFields } from "../knowledgebases/domain.js"
+import { pageIndexFields } from "../pages/domain.js"
+import { PageService } from "../pages/service.js"
+import { SearchRequest } from "../search/domain.js"
+import { SearchService } from "../search/service.js"
+import { sourceFields } from "../sources/domain.js"
+import { SourceService } from "../sources/service.js"
+import { KnowledgebaseService } from "../service.js"
+import { KnowledgeApi } from "../api.js"
+import { PagesApi } from "../pages/api.js"
+import { SourcesApi } from "../sources/api.js"
+import { operation } from "../../mcp-door/operation.js"
+import { itemsOf, restBodyWith } from "../../mcp-door/output.js"
+import { listArguments, operationArgument } from "../../mcp-door/operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../../mcp-door/tool.js"
+import { knowledgebaseIdOf, knowledgebaseInput, knowledgebaseOrAllIdOf, pageIdOf, sourceIdOf } from "./ids.js"
+import { decodeUpdatedSince, fieldsInput, updatedSinceInput } from "../../mcp-door/shared-arguments.js"
 
 /** The `read_page` preview in summary view: 2 KB of markdown (spec: Limits). */
 export const pagePreviewBytes = 2048

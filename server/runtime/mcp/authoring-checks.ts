@@ -12,15 +12,16 @@ import { envelopeBody, isApiFailure } from "../../platform/request/error-catalog
 import { decodeBody } from "../../platform/request/decode.js"
 import { PatchAgentDraft } from "../../builder/agents/domain.js"
 import { AgentService } from "../../builder/agents/service.js"
-import { RunService } from "../../runtime/runs/service.js"
+import { RunService } from "../runs/service.js"
 import { AgentsApi } from "../../builder/agents/api.js"
-import { operation } from "../operation.js"
-import { idsOrNamesArgument } from "../operation-arguments.js"
-import { camelReply, idOrName, tool } from "../tool.js"
-import { agentIdOf, idsOf } from "./builder-ids.js"
+import { operation } from "../../mcp-door/operation.js"
+import { idsOrNamesArgument } from "../../mcp-door/operation-arguments.js"
+import { camelReply, idOrName, tool } from "../../mcp-door/tool.js"
+import { agentIdOf } from "./builder-ids.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
-import { knowledgebaseIdOf } from "./knowledge-ids.js"
+import { knowledgebaseIdOf } from "../../knowledge/mcp/ids.js"
 import { appTurn, agentTurn, flowRun, turnInput } from "./runs.js"
+import { idsOf } from "../../mcp-door/shared-arguments.js"
 
 const updateAgentDraftOperation = operation(AgentsApi, "updateDraft")
 

@@ -1,10 +1,10 @@
 /** The tools every connection has: `whoami` and `search_docs`. */
 import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
-import { VectorSearch } from "../../knowledge/embeddings/vector-search.js"
-import { familyNames } from "../families.js"
-import { docsIndex } from "../docs-index.js"
-import { tool } from "../tool.js"
+import { VectorSearch } from "../knowledge/embeddings/vector-search.js"
+import { familyNames } from "./families.js"
+import { docsIndex } from "./docs-index.js"
+import { tool } from "../mcp-door/tool.js"
 
 const Named = Schema.Struct({ id: Schema.String, slug: Schema.String, name: Schema.String, plan: Schema.String })
 

@@ -6,14 +6,14 @@
  */
 import { Effect, type Schema } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../identity/domain.js"
-import { GroupNotFound, NotFound, TierNotFound } from "../../platform/errors.js"
-import { pageSize } from "../../platform/pagination.js"
-import { EndUserService } from "../../provisioning/end-users/service.js"
-import { GroupService } from "../../provisioning/groups/service.js"
-import { TierPlanService } from "../../provisioning/plans/service.js"
-import { PortalService } from "../../provisioning/portals/service.js"
-import { collectAll, resolveId } from "../resolve.js"
+import type { Principal } from "../identity/domain.js"
+import { GroupNotFound, NotFound, TierNotFound } from "../platform/errors.js"
+import { pageSize } from "../platform/pagination.js"
+import { EndUserService } from "./end-users/service.js"
+import { GroupService } from "./groups/service.js"
+import { TierPlanService } from "./plans/service.js"
+import { PortalService } from "./portals/service.js"
+import { collectAll, resolveId } from "../mcp-door/resolve.js"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

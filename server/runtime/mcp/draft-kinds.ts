@@ -5,10 +5,10 @@ import { gateError as gateErrorOf, scopeRefusal } from "../../http/authenticatio
 import { AgentsApi } from "../../builder/agents/api.js"
 import { AppsApi } from "../../builder/apps/api.js"
 import { FlowsApi } from "../../builder/flows/api.js"
-import { AppRunsApi } from "../../runtime/app-runs/api.js"
-import { FlowRunsApi } from "../../runtime/flow-runs/api.js"
-import { RunsApi } from "../../runtime/runs/api.js"
-import { operation } from "../operation.js"
+import { AppRunsApi } from "../app-runs/api.js"
+import { FlowRunsApi } from "../flow-runs/api.js"
+import { RunsApi } from "../runs/api.js"
+import { operation } from "../../mcp-door/operation.js"
 import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
 
 /** The `kind` argument of draft tools. */

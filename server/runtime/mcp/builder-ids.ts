@@ -8,7 +8,7 @@ import { pageSize } from "../../platform/pagination.js"
 import { AgentService } from "../../builder/agents/service.js"
 import { AppService } from "../../builder/apps/service.js"
 import { FlowService } from "../../builder/flows/service.js"
-import { collectAll, resolveId } from "../resolve.js"
+import { collectAll, resolveId } from "../../mcp-door/resolve.js"
 
 /** Which items a name is looked up among. */
 export type ItemSet = "published" | "drafts"
@@ -32,7 +32,3 @@ export const appIdOf = (actor: Principal, given: string, set: ItemSet, argument 
   Effect.flatMap(AppService, (apps) =>
     resolveId("App", argument, given, collectAll((cursor) => apps.list(actor, request(set, cursor))))
   )
-
-/** Each id of a list argument, resolved by `one`. */
-export const idsOf = <E, R>(given: ReadonlyArray<string> | undefined, one: (item: string) => Effect.Effect<string, E, R>) =>
-  given === undefined ? Effect.succeed(undefined) : Effect.forEach(given, one)

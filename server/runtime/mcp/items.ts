@@ -11,10 +11,10 @@ import { AgentService } from "../../builder/agents/service.js"
 import { AppService } from "../../builder/apps/service.js"
 import type { Flow } from "../../builder/flows/domain.js"
 import { FlowService } from "../../builder/flows/service.js"
-import type { ToolFamily } from "../families.js"
-import { admits } from "../admits.js"
-import { camelRunReply } from "../output.js"
-import { type McpTool, mcpTool, tool } from "../tool.js"
+import type { FamilyTools } from "../../mcp-door/family-tools.js"
+import { admits } from "../../mcp-door/admits.js"
+import { camelRunReply } from "../../mcp-door/output.js"
+import { type McpTool, mcpTool, tool } from "../../mcp-door/tool.js"
 import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput } from "./runs.js"
 
 /** Dedicated tools are offered while a kind has at most this many published items. */
@@ -94,7 +94,7 @@ export const flowItemTool = (flow: Flow, name: string): McpTool => {
 }
 
 /** The dedicated tools of `actor`'s published items. */
-const itemTools = (actor: Principal) =>
+const publishedItemTools = (actor: Principal) =>
   Effect.gen(function* () {
     const taken = new Set<string>()
     const tools: Array<McpTool> = []
@@ -113,10 +113,9 @@ const itemTools = (actor: Principal) =>
     return tools.filter((candidate) => admits(actor, candidate))
   }).pipe(Effect.orElseSucceed(() => [] as Array<McpTool>))
 
-/** The `agents` family: one tool per published Agent, App and Flow (ten or fewer of a kind). */
-export const agentsFamily: ToolFamily = {
-  name: "agents",
-  description: "One tool per published Agent, App and Flow while there are ten or fewer of a kind.",
+/** The `agents` family: one tool per published Agent, App and Flow (ten or fewer of a kind), built for each caller. */
+export const itemTools: FamilyTools = {
+  family: "agents",
   dynamic: true,
-  tools: (call) => itemTools(call.principal)
+  tools: (call) => publishedItemTools(call.principal)
 }

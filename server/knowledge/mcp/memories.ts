@@ -9,9 +9,9 @@ import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
 import { InsufficientScope } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
-import { MemoryService } from "../../knowledge/memories/service.js"
-import { tool } from "../tool.js"
-import { listInput } from "./knowledge-ids.js"
+import { MemoryService } from "../memories/service.js"
+import { tool } from "../../mcp-door/tool.js"
+import { listInput } from "../../mcp-door/shared-arguments.js"
 
 /** Why the memory tools have no REST twin. */
 const noTwin = "memories are kept over MCP only (conventions: Memories); REST has no memory endpoints, and its search finds them"

@@ -15,19 +15,19 @@ import { CreateApp, PatchAppDraft } from "../../builder/apps/domain.js"
 import { AppService } from "../../builder/apps/service.js"
 import { FlowService } from "../../builder/flows/service.js"
 import { draftListFields } from "../../builder/versions/domain.js"
-import { staticFamily } from "../families.js"
 import { AgentsApi } from "../../builder/agents/api.js"
 import { AppsApi } from "../../builder/apps/api.js"
 import { FlowsApi } from "../../builder/flows/api.js"
-import { operation } from "../operation.js"
-import { camelRunReply, itemsOf, restBodyWith } from "../output.js"
-import { idsOrNamesArgument, listArguments, operationArgument } from "../operation-arguments.js"
-import { fieldsList, idOrName, itemsPage, tool } from "../tool.js"
-import { agentIdOf, appIdOf, flowIdOf, idsOf } from "./builder-ids.js"
-import { decodeUpdatedSince, fieldsInput, knowledgebaseIdOf, updatedSinceInput } from "./knowledge-ids.js"
+import { operation } from "../../mcp-door/operation.js"
+import { camelRunReply, itemsOf, restBodyWith } from "../../mcp-door/output.js"
+import { idsOrNamesArgument, listArguments, operationArgument } from "../../mcp-door/operation-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../../mcp-door/tool.js"
+import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
+import { knowledgebaseIdOf } from "../../knowledge/mcp/ids.js"
 import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal, publishOperation } from "./draft-kinds.js"
 import { compareModels, runTestCases, setAgentKnowledge } from "./authoring-checks.js"
+import { decodeUpdatedSince, fieldsInput, idsOf, updatedSinceInput } from "../../mcp-door/shared-arguments.js"
 
 const createAgentOperation = operation(AgentsApi, "create")
 const createFlowOperation = operation(FlowsApi, "create")
@@ -225,8 +225,8 @@ const listAuthored = (kind: "agents" | "flows" | "apps") =>
       })
   })
 
-/** The authoring family. */
-export const authoringFamily = staticFamily("authoring", "Create and edit Agents, Flows and Apps; publish; draft runs; list drafts.", [
+/** The authoring family's tools. */
+export const authoringTools = [
   saveAgent,
   saveFlow,
   saveApp,
@@ -240,4 +240,4 @@ export const authoringFamily = staticFamily("authoring", "Create and edit Agents
   listAuthored("agents"),
   listAuthored("flows"),
   listAuthored("apps")
-])
+]

@@ -1,41 +1,15 @@
 /**
  * Id arguments of the knowledge tools: a Knowledgebase, page or source by id or by exact name
- * (title for pages), over the same services' lists, and the list arguments every list tool takes.
+ * (title for pages), over the same services' lists.
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
-import { decodeBody } from "../../platform/request/decode.js"
-import { ListParams, pageSize, UpdatedSinceParam } from "../../platform/pagination.js"
-import { KnowledgebaseService } from "../../knowledge/service.js"
-import { PageService } from "../../knowledge/pages/service.js"
-import { SourceService } from "../../knowledge/sources/service.js"
-import type { Operation } from "../operation.js"
-import { operationArgument, schemaArgument } from "../operation-arguments.js"
-import { collectAll, resolveId } from "../resolve.js"
-
-/**
- * `limit` and `cursor` as every list takes them (`ListParams` of `platform/pagination.ts`), for the
- * list tools without a REST twin; a tool mirroring a list operation takes them from it (`listArguments`).
- */
-export const listInput = {
-  limit: (schemaArgument(Schema.Struct(ListParams), "limit") as z.ZodType<number>).optional().describe(`Page size, 1 to ${pageSize.max} (default ${pageSize.default}).`),
-  cursor: (schemaArgument(Schema.Struct(ListParams), "cursor") as z.ZodType<string>).optional().describe("The `nextCursor` of the previous page; opaque.")
-}
-
-/** `fields` over a resource's field names (the tool's own: see `fieldsList`). */
-export const fieldsInput = (names: readonly [string, ...Array<string>]) =>
-  z.array(z.enum(names)).min(1).optional().describe("Only these fields of each item (default: all).")
-
-/** `updatedSince` of a list operation, checked and normalized to UTC as the REST query parameter is. */
-export const updatedSinceInput = (mirrored: Operation<{ readonly updatedSince?: string | undefined }>) =>
-  operationArgument(mirrored, "updatedSince").optional().describe("ISO 8601 date-time: only items updated at or after it.")
-
-const UpdatedSince = Schema.Struct({ updatedSince: UpdatedSinceParam })
-
-/** The normalized `updatedSince`, or an `invalid_request` naming it. */
-export const decodeUpdatedSince = (value: string | undefined) =>
-  value === undefined ? Effect.succeed(undefined) : Effect.map(decodeBody(UpdatedSince)({ updatedSince: value }), (decoded) => decoded.updatedSince)
+import { pageSize } from "../../platform/pagination.js"
+import { KnowledgebaseService } from "../service.js"
+import { PageService } from "../pages/service.js"
+import { SourceService } from "../sources/service.js"
+import { collectAll, resolveId } from "../../mcp-door/resolve.js"
 
 /** A Knowledgebase argument: `Id or exact name` (the tool's own: see `idOrName`). */
 export const knowledgebaseInput = z.string().min(1).describe("The Knowledgebase's id or exact name.")
