@@ -15,7 +15,7 @@ import { startTestServer, type TestResponse, type TestServer } from "../support/
 import { type FakeOpenAi, startFakeOpenAi } from "../support/fake-openai.js"
 import { setCredits } from "../support/knowledge.js"
 import { uploadFile, waitForSource } from "../support/sources.js"
-import { createSuite, insertEndUser, insertPlan, insertPortal } from "../provisioning/support.js"
+import { createPlan, createSuite, insertEndUser, insertPortal } from "../provisioning/support.js"
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 const docId = "svc-openapi.json"
@@ -628,7 +628,7 @@ describe("user groups", () => {
     await call("post", "/user-groups", 201, { body: { name: "Keyed group" }, headers })
     await call("post", "/user-groups", 409, { body: { name: "Another body" }, headers })
     await call("post", "/user-groups", 400, { body: { name: "" } })
-    const plan = await insertPlan(server, { name: "Contract plan" })
+    const plan = await createPlan(server, "Contract plan")
     await call("get", "/user-groups", 200)
     await call("get", "/user-groups?limit=1&fields=id,memberCount", 200)
     await call("get", "/user-groups?fields=nope", 400)
@@ -650,7 +650,7 @@ describe("user groups", () => {
 
   it("adds and removes members and grants, and refuses what it must", async () => {
     const group = (await call("post", "/user-groups", 201, { body: { name: "Contract members" } })).body.group.id
-    const plan = await insertPlan(server, { name: "Contract plan 2" })
+    const plan = await createPlan(server, "Contract plan 2")
     const person = await insertEndUser(server, { email: "contract-member@example.com" })
     const deleted = await insertEndUser(server, { email: "contract-deleted@example.com", state: "deleted" })
     await call("post", `/user-groups/${group}/members`, 201, { body: { endUserId: person } })

@@ -10,7 +10,7 @@ import { PortalService } from "../../server/provisioning/portals/service.js"
 import { WebhookService } from "../../server/webhooks/service.js"
 import { organizationId, sql } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
-import { createPlan } from "../provisioning/helpers.js"
+import { createPlan } from "../provisioning/support.js"
 import { createAgent } from "../runtime/support.js"
 
 /** One answer of the Portal. */

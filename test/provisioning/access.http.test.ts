@@ -15,7 +15,7 @@ import { DatabaseLive } from "../../server/platform/sql/database.js"
 import { AccountsService } from "../../server/identity/service.js"
 import { AccessService, type AccessRequest } from "../../server/provisioning/access/service.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { createSuite, createTargets, insertEndUser, insertPlan, insertPortal, subscribe } from "./support.js"
+import { createPlan, createSuite, createTargets, insertEndUser, insertPortal, subscribe } from "./support.js"
 import { organizationId } from "../support/fixtures.js"
 
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
@@ -211,9 +211,9 @@ describe("access through HTTP set-up", () => {
     await server.request("POST", `/user-groups/${group}/grants`, { body: { targetKind: "suite", targetId: suiteId } })
     expect(await appsFor(person)).toEqual(sorted([appId, other.appId]))
 
-    const plan = await insertPlan(server, { name: "Flows plan" })
+    const plan = await createPlan(server, "Flows plan")
     await server.request("POST", `/user-groups/${plan.groupId}/grants`, { body: { targetKind: "app", targetId: flowId } })
-    const subscription = await subscribe(server, person, plan.planId)
+    const subscription = await subscribe(server, person, plan.id)
     expect(await appsFor(person)).toEqual(sorted([appId, other.appId, flowId]))
 
     const portal = await insertPortal(server, { name: "Front door" })
@@ -231,7 +231,7 @@ describe("access through HTTP set-up", () => {
     expect(held).toEqual([{ id: subscription }])
 
     const revoked = await insertEndUser(server, { email: "revoked-access@example.com", state: "revoked" })
-    await subscribe(server, revoked, plan.planId)
+    await subscribe(server, revoked, plan.id)
     expect(await appsFor(revoked)).toEqual([])
   })
 })
@@ -249,7 +249,7 @@ describe("access across the end-user lifecycle", () => {
 
   it("an invited (pending) identity becomes the provisioned account; revoke stops access, delete leaves the roster", async () => {
     const { appId, agentId } = await createTargets(server)
-    const plan = await insertPlan(server, { name: "Lifecycle" })
+    const plan = await createPlan(server, "Lifecycle")
     await server.request("POST", `/user-groups/${plan.groupId}/grants`, { body: { targetKind: "app", targetId: agentId } })
     const group = (await server.request("POST", "/user-groups", { body: { name: "Invitees" } })).body.group.id
     await server.request("POST", `/user-groups/${group}/grants`, { body: { targetKind: "app", targetId: appId } })
@@ -257,7 +257,7 @@ describe("access across the end-user lifecycle", () => {
     expect(await appsFor(invited)).toEqual([appId])
     expect((await rosterOf(group)).members).toEqual([expect.objectContaining({ endUserId: invited, state: "pending" })])
 
-    const provisioned = await server.request("POST", "/end-users", { body: { email: "LIFE@example.com", tierPlanIds: [plan.planId] } })
+    const provisioned = await server.request("POST", "/end-users", { body: { email: "LIFE@example.com", tierPlanIds: [plan.id] } })
     expect(provisioned.status).toBe(201)
     expect(provisioned.body.endUser.id).toBe(invited)
     expect((await rosterOf(group)).members).toEqual([expect.objectContaining({ endUserId: invited, state: "active", via: "direct" })])

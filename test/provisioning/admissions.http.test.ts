@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { insertPlan, insertPortal, provisioningCounts, setGroupsGate } from "./support.js"
+import { createPlan, insertPortal, provisioningCounts, setGroupsGate } from "./support.js"
 
 let server: TestServer
 let other: string
@@ -44,10 +44,10 @@ describe("admit a group", () => {
   })
 
   it("admits a plan's group (the Portal then admits the plan's holders)", async () => {
-    const plan = await insertPlan(server, { name: "Gold" })
+    const plan = await createPlan(server, "Gold")
     const response = await admit(portal, plan.groupId)
     expect(response.status).toBe(201)
-    expect(response.body.admission).toEqual(expect.objectContaining({ groupId: plan.groupId, groupName: "Gold", planId: plan.planId }))
+    expect(response.body.admission).toEqual(expect.objectContaining({ groupId: plan.groupId, groupName: "Gold", planId: plan.id }))
   })
 
   it("refuses an unknown or foreign group (422), an unknown or foreign Portal (404) and bad bodies, writing nothing", async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { createGroup, createPlan, createTarget, provisioningCounts, stateOf } from "./helpers.js"
+import { createGroup, createPlan, createTarget, provisioningCounts, stateOf } from "./support.js"
 
 let server: TestServer
 let otherKey: string

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectEnvelope, expectFailure, svc } from "../cli/helpers.js"
 import { sql } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { createGroup, createPlan } from "./helpers.js"
+import { createGroup, createPlan } from "./support.js"
 
 let server: TestServer
 let env: Record<string, string>

@@ -9,7 +9,7 @@ import { EndUserService } from "../../server/provisioning/end-users/service.js"
 import { expectError, organizationId, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { svc, svcJson } from "../cli/helpers.js"
-import { archivePlan, createGroup, createPlan, createTarget, provisioningCounts, stateOf } from "./helpers.js"
+import { archivePlan, createGroup, createPlan, createTarget, provisioningCounts, stateOf } from "./support.js"
 
 let server: TestServer
 let otherKey: string

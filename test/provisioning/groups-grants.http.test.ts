@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectError, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { createSuite, createTargets, insertPlan, provisioningCounts } from "./support.js"
+import { createPlan, createSuite, createTargets, provisioningCounts } from "./support.js"
 
 let server: TestServer
 let other: string
@@ -65,7 +65,7 @@ describe("grant access", () => {
   })
 
   it("lets a plan group hold grants (that is how a plan gives access)", async () => {
-    const plan = await insertPlan(server, { name: "Pro plan" })
+    const plan = await createPlan(server, "Pro plan")
     const response = await grant(plan.groupId, { targetKind: "suite", targetId: suiteId })
     expect(response.status).toBe(201)
     expect((await grantsOf(plan.groupId)).map((g) => g.targetId)).toEqual([suiteId])

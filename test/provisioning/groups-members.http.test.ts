@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, organizationId, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { insertEndUser, insertPlan, provisioningCounts } from "./support.js"
+import { createPlan, insertEndUser, provisioningCounts } from "./support.js"
 
 let server: TestServer
 let other: string
@@ -117,7 +117,7 @@ describe("add member", () => {
 
   it("refuses bad bodies, unknown ids, plan groups and other organizations, writing nothing", async () => {
     const group = await newGroup("Strict")
-    const plan = await insertPlan(server, { name: "Plan with group" })
+    const plan = await createPlan(server, "Plan with group")
     const ada = await insertEndUser(server, { email: "strict@example.com" })
     const theirs = await insertEndUser(server, { email: "theirs@example.com", org: "other" })
     const theirGroup = (await server.request("POST", "/user-groups", { key: other, body: { name: "Theirs" } })).body.group.id
@@ -171,7 +171,7 @@ describe("remove member", () => {
   })
 
   it("refuses an unknown group (404) and a plan group (409), removing nothing", async () => {
-    const plan = await insertPlan(server, { name: "Held" })
+    const plan = await createPlan(server, "Held")
     const ada = await insertEndUser(server, { email: "held@example.com" })
     const before = await provisioningCounts(server)
     expectError(await server.request("DELETE", `/user-groups/${unknownId()}/members/${ada}`), 404, "not_found")

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { expectError, personalKey, sql, unknownId } from "../support/fixtures.js"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { insertEndUser, insertPlan, insertPortal, provisioningCounts, setGroupsGate, subscribe } from "./support.js"
+import { createPlan, insertEndUser, insertPortal, provisioningCounts, setGroupsGate, subscribe } from "./support.js"
 
 let server: TestServer
 let other: string
@@ -82,7 +82,7 @@ describe("GET /user-groups", () => {
         ids.push((await fresh.request("POST", "/user-groups", { body: { name } })).body.group.id)
       }
       fresh.clock.advance(1)
-      const plan = await insertPlan(fresh, { name: "Gold" })
+      const plan = await createPlan(fresh, "Gold")
       const ada = await insertEndUser(fresh, { email: "ada@example.com" })
       const bob = await insertEndUser(fresh, { email: "bob@example.com" })
       const gone = await insertEndUser(fresh, { email: "gone@example.com", state: "deleted" })
@@ -92,8 +92,8 @@ describe("GET /user-groups", () => {
       // A membership from before the account was deleted: kept, never counted.
       await sql(fresh, (db) => db`INSERT INTO group_members (group_id, end_user_id, organization_id, created_at)
         SELECT ${ids[0]!}, id, organization_id, created_at FROM end_users WHERE id = ${gone}`)
-      await subscribe(fresh, ada, plan.planId)
-      await subscribe(fresh, gone, plan.planId)
+      await subscribe(fresh, ada, plan.id)
+      await subscribe(fresh, gone, plan.id)
 
       const first = await fresh.request("GET", "/user-groups?limit=2")
       expect(first.status).toBe(200)
@@ -105,7 +105,7 @@ describe("GET /user-groups", () => {
       const second = await fresh.request("GET", `/user-groups?limit=2&cursor=${first.body.nextCursor}`)
       expect(second.body.groups.map((g: any) => [g.name, g.memberCount, g.planId])).toEqual([
         ["C", 0, null],
-        ["Gold", 1, plan.planId]
+        ["Gold", 1, plan.id]
       ])
       expect(second.body.nextCursor).toBeNull()
       const narrowed = await fresh.request("GET", "/user-groups?fields=id,memberCount&limit=1")
@@ -140,12 +140,12 @@ describe("GET /user-groups/{groupId}", () => {
   })
 
   it("answers a plan group's roster: the holders of its plan", async () => {
-    const plan = await insertPlan(server, { name: "Silver" })
+    const plan = await createPlan(server, "Silver")
     const holder = await insertEndUser(server, { email: "holder@example.com" })
-    await subscribe(server, holder, plan.planId)
+    await subscribe(server, holder, plan.id)
     const response = await server.request("GET", `/user-groups/${plan.groupId}`)
     expect(response.status).toBe(200)
-    expect(response.body.group).toEqual(expect.objectContaining({ id: plan.groupId, planId: plan.planId, memberCount: 1 }))
+    expect(response.body.group).toEqual(expect.objectContaining({ id: plan.groupId, planId: plan.id, memberCount: 1 }))
     expect(response.body.members).toEqual([
       { endUserId: holder, email: "holder@example.com", state: "active", joinedAt: expect.any(String), via: "plan" }
     ])
@@ -181,7 +181,7 @@ describe("PATCH /user-groups/{groupId}", () => {
 
   it("refuses an empty body, bad values, unknown ids and plan groups, changing nothing", async () => {
     const group = await createGroup("Fixed", "Same")
-    const plan = await insertPlan(server, { name: "Bronze" })
+    const plan = await createPlan(server, "Bronze")
     const snapshot = async () => sql(server, (db) => db`SELECT id, name, description, updated_at FROM user_groups ORDER BY id`)
     const before = await snapshot()
     expectError(await server.request("PATCH", `/user-groups/${group.id}`, { body: {} }), 400, "invalid_request")
@@ -198,9 +198,9 @@ describe("DELETE /user-groups/{groupId}", () => {
   it("cascades memberships, grants and admissions away; accounts, plans and credits stay", async () => {
     const group = await createGroup("Doomed")
     const keep = await createGroup("Kept")
-    const plan = await insertPlan(server, { name: "Platinum" })
+    const plan = await createPlan(server, "Platinum")
     const ada = await insertEndUser(server, { email: "doomed-ada@example.com" })
-    await subscribe(server, ada, plan.planId)
+    await subscribe(server, ada, plan.id)
     const app = (await server.request("POST", "/apps", { body: { name: "Doomed app" } })).body.app.id
     const portal = await insertPortal(server, { name: "Doomed portal" })
     for (const g of [group.id, keep.id]) {
@@ -225,7 +225,7 @@ describe("DELETE /user-groups/{groupId}", () => {
   })
 
   it("refuses a plan group (409) and another organization's group (404), deleting nothing", async () => {
-    const plan = await insertPlan(server, { name: "Locked" })
+    const plan = await createPlan(server, "Locked")
     const theirs = (await server.request("POST", "/user-groups", { key: other, body: { name: "Not yours" } })).body.group.id
     const before = await provisioningCounts(server)
     expectError(await server.request("DELETE", `/user-groups/${plan.groupId}`), 409, "plan_group")

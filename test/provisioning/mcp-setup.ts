@@ -6,7 +6,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { expect } from "vitest"
 import { startTestServer, type TestServer } from "../support/server.js"
-import { insertPlan, insertPortal, provisioningCounts, setGroupsGate } from "./support.js"
+import { createPlan, insertPortal, provisioningCounts, setGroupsGate } from "./support.js"
 import { call, connect, personalKey } from "../support/mcp.js"
 
 /** What a provisioning suite works with. */
@@ -32,16 +32,16 @@ export const provisioningSetup = async (): Promise<ProvisioningSetup> => {
   const otherKey = await server.createOrganization("other")
   await setGroupsGate(server, true)
   await setGroupsGate(server, true, "other")
-  const gold = await insertPlan(server, { name: "Gold", credits: 500 })
-  const silver = await insertPlan(server, { name: "Silver" })
+  const gold = await createPlan(server, "Gold", 500)
+  const silver = await createPlan(server, "Silver")
   const portal = await insertPortal(server, { name: "Members" })
   const admin = await connect(server, await personalKey(server, "admin@example.com", "admin"), { tools: "provisioning" })
   return {
     server,
     otherKey,
     admin,
-    gold,
-    silver,
+    gold: { planId: gold.id, groupId: gold.groupId },
+    silver: { planId: silver.id, groupId: silver.groupId },
     portal,
     ok: async (name, args = {}) => {
       const answer = await call(admin, name, args)

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoRoot } from "../cli/helpers.js"
 import { sql } from "../support/fixtures.js"
 import { startTestServer, testDatabaseEnv, type TestServer } from "../support/server.js"
-import { insertPlan, setGroupsGate } from "./support.js"
+import { createPlan, setGroupsGate } from "./support.js"
 import { call, personalKey, toolNames } from "../support/mcp.js"
 
 let server: TestServer
@@ -24,7 +24,7 @@ const baseEnv = () => {
 beforeAll(async () => {
   server = await startTestServer()
   await setGroupsGate(server, true)
-  await insertPlan(server, { name: "Gold" })
+  await createPlan(server, "Gold")
 })
 afterAll(() => server.stop())
 

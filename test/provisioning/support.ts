@@ -1,11 +1,13 @@
 /**
- * Set-up for the provisioning suites: tier plans and Portals by the CLI (`svc plans create`, `svc
- * portals create`), Suites through their service, rows the API of this branch cannot make (end users
- * in a given state, subscriptions) written through the admin handle, and counts read straight from
- * the database.
+ * Set-up for the provisioning suites: tier plans through the plan service (as `svc plans create`
+ * does), Portals by the CLI (`svc portals create`), Suites through their service, rows the API of
+ * this branch cannot make (end users in a given state, subscriptions, user groups, grant targets)
+ * written through the admin handle, and counts of every provisioning table read straight from the
+ * database, to prove a refused request wrote nothing.
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import { TierPlanService } from "../../server/provisioning/plans/service.js"
 import { SuiteService } from "../../server/provisioning/suites/service.js"
 import { organizationId, sql } from "../support/fixtures.js"
 import type { TestServer } from "../support/server.js"
@@ -29,14 +31,16 @@ export const insertEndUser = async (
   return id
 }
 
-/** Creates a tier plan (with its plan group) by `svc plans create`; answers both ids. */
-export const insertPlan = async (
-  server: TestServer,
-  options: { readonly name: string; readonly org?: string; readonly credits?: number }
-): Promise<{ planId: string; groupId: string }> => {
-  const args = ["plans", "create", "--org", options.org ?? "default", "--name", options.name, "--credits", String(options.credits ?? 100)]
-  const { tierPlan } = await svcJson(args, server.dataDir)
-  return { planId: tierPlan.id, groupId: tierPlan.groupId }
+/** Creates a plan (with its plan group) in an organization. */
+export const createPlan = async (server: TestServer, name: string, credits = 100, org = "default") => {
+  const orgId = await organizationId(server, org)
+  return server.admin(Effect.flatMap(TierPlanService, (plans) => plans.create(orgId, { name, creditAllowance: credits })))
+}
+
+/** Archives a plan. */
+export const archivePlan = async (server: TestServer, id: string, org = "default") => {
+  const orgId = await organizationId(server, org)
+  return server.admin(Effect.flatMap(TierPlanService, (plans) => plans.archive(orgId, id)))
 }
 
 /** Gives an end user a plan (a subscription with its credit pool); answers the subscription id. */
@@ -76,11 +80,46 @@ export const createTargets = async (server: TestServer, key?: string) => {
   return { appId: app.body.app.id as string, agentId: agent.body.agent.id as string, flowId: flow.body.flow.id as string }
 }
 
-/** Row counts of the provisioning tables, to prove a refused request wrote nothing. */
-export const provisioningCounts = async (server: TestServer) => {
-  const tables = ["user_groups", "group_members", "group_grants", "end_users", "portal_admissions", "outbox_emails", "subscriptions"] as const
-  const counts: Record<string, number> = {}
-  for (const table of tables) {
+/** Inserts a user group (not a plan group) and answers its id. */
+export const createGroup = async (server: TestServer, name: string, org = "default"): Promise<string> => {
+  const orgId = await organizationId(server, org)
+  const id = randomUUID()
+  const at = new Date(server.clock.now()).toISOString()
+  await sql(server, (db) => db`INSERT INTO user_groups (id, organization_id, name, description, plan_id, created_at, updated_at)
+    VALUES (${id}, ${orgId}, ${name}, NULL, NULL, ${at}, ${at})`)
+  return id
+}
+
+/** Inserts a row of `apps`, `agents`, `flows` or `suites` (a grant target) and answers its id. */
+export const createTarget = async (server: TestServer, table: "apps" | "agents" | "flows" | "suites", org = "default"): Promise<string> => {
+  const orgId = await organizationId(server, org)
+  const id = randomUUID()
+  const at = new Date(server.clock.now()).toISOString()
+  if (table === "suites") {
+    await sql(server, (db) => db`INSERT INTO suites (id, organization_id, name, created_at) VALUES (${id}, ${orgId}, 'Suite', ${at})`)
+  } else {
+    await sql(server, (db) => db`INSERT INTO ${db(table)} (id, organization_id, name, description, created_at, updated_at)
+      VALUES (${id}, ${orgId}, 'Target', '', ${at}, ${at})`)
+  }
+  return id
+}
+
+/** The tables provisioning writes. */
+const provisioningTables = [
+  "user_groups",
+  "group_members",
+  "group_grants",
+  "end_users",
+  "end_user_grants",
+  "portal_admissions",
+  "outbox_emails",
+  "subscriptions"
+] as const
+
+/** Row counts of every table provisioning writes, to prove a refused request wrote nothing. */
+export const provisioningCounts = async (server: TestServer): Promise<Record<(typeof provisioningTables)[number], number>> => {
+  const counts = {} as Record<(typeof provisioningTables)[number], number>
+  for (const table of provisioningTables) {
     const rows = await sql(server, (db) => db<{ n: number }>`SELECT count(*) AS n FROM ${db(table)}`)
     counts[table] = Number(rows[0]?.n ?? 0)
   }
@@ -91,4 +130,10 @@ export const provisioningCounts = async (server: TestServer) => {
 export const setGroupsGate = async (server: TestServer, on: boolean, org = "default") => {
   const { AccountsService } = await import("../../server/identity/service.js")
   await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization(org, on ? { enable: ["groups"] } : { disable: ["groups"] })))
+}
+
+/** The state of an email's account, straight from the database (null: none). */
+export const stateOf = async (server: TestServer, email: string): Promise<string | null> => {
+  const rows = await sql(server, (db) => db<{ state: string }>`SELECT state FROM end_users WHERE email_key = ${email.toLowerCase()}`)
+  return rows[0]?.state ?? null
 }
