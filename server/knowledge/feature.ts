@@ -3,7 +3,9 @@ import { defineFeature } from "../platform/feature.js"
 import { KnowledgebasesContract } from "./api.js"
 import { EmbeddingWorkerLive } from "./embeddings/worker.js"
 import { KnowledgeHttpLive } from "./http.js"
-import { knowledgeTools } from "./mcp/tools.js"
+import { familyTools } from "../mcp-door/family-tools.js"
+import { knowledgebaseTools } from "./mcp.js"
+import { memoryTools } from "./memories/mcp.js"
 
 /** Knowledgebases and the services every Knowledgebase family shares. */
 export const knowledgebasesFeature = defineFeature({
@@ -13,5 +15,5 @@ export const knowledgebasesFeature = defineFeature({
   /** Gives indexed passages their vectors while an embedding model is configured (hybrid search). */
   workers: EmbeddingWorkerLive,
   /** Its MCP tools. */
-  mcp: [knowledgeTools]
+  mcp: [familyTools("knowledge", [...knowledgebaseTools, ...memoryTools])]
 })

@@ -19,7 +19,7 @@ import { idsOrNamesArgument } from "../../mcp-door/operation-arguments.js"
 import { camelReply, idOrName, tool } from "../../mcp-door/tool.js"
 import { agentIdOf } from "./builder-ids.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
-import { knowledgebaseIdOf } from "../../knowledge/mcp/ids.js"
+import { knowledgebaseIdOf } from "../../knowledge/mcp-ids.js"
 import { appTurn, agentTurn, flowRun, turnInput } from "./runs.js"
 import { idsOf } from "../../mcp-door/shared-arguments.js"
 

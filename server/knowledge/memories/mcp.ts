@@ -9,7 +9,7 @@ import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
 import { InsufficientScope } from "../../platform/errors.js"
 import { Cursors } from "../../platform/pagination.js"
-import { MemoryService } from "../memories/service.js"
+import { MemoryService } from "./service.js"
 import { tool } from "../../mcp-door/tool.js"
 import { listInput } from "../../mcp-door/shared-arguments.js"
 

@@ -4,12 +4,23 @@
  */
 import { Effect } from "effect"
 import * as z from "zod/v4"
-import type { Principal } from "../../identity/domain.js"
-import { pageSize } from "../../platform/pagination.js"
-import { KnowledgebaseService } from "../service.js"
-import { PageService } from "../pages/service.js"
-import { SourceService } from "../sources/service.js"
-import { collectAll, resolveId } from "../../mcp-door/resolve.js"
+import type { Principal } from "../identity/domain.js"
+import { pageSize } from "../platform/pagination.js"
+import { idOrName } from "../mcp-door/tool.js"
+import { KnowledgebaseService } from "./service.js"
+import { PageService } from "./pages/service.js"
+import { SourceService } from "./sources/service.js"
+import { collectAll, resolveId } from "../mcp-door/resolve.js"
+
+/** Why a parent argument is the tool's own. */
+export const parentReason = `${idOrName}; null for the top level`
+
+export const parentInput = z
+  .string()
+  .min(1)
+  .nullable()
+  .optional()
+  .describe("A page or folder of this Knowledgebase (id or exact title); null or absent for the top level.")
 
 /** A Knowledgebase argument: `Id or exact name` (the tool's own: see `idOrName`). */
 export const knowledgebaseInput = z.string().min(1).describe("The Knowledgebase's id or exact name.")

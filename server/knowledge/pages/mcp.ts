@@ -1,63 +1,113 @@
 /**
- * Knowledgebase writes (`knowledge:write`, member role and above): the same services and checks as
- * the REST writes (plan caps, review, body limits, anchors), bodies decoded by the same schemas.
+ * The pages feature's MCP tools (the `knowledge` family): the page index, reading a page (a 2 KB
+ * summary by default), and creating, editing, appending to, filing and moving pages and folders, over
+ * `PageService` as `/knowledgebases/{id}/pages…` calls it (`knowledge:read` / `knowledge:write`),
+ * bodies decoded by the same schemas.
  */
 import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
 import { InvalidRequest } from "../../platform/errors.js"
 import { decodeBody } from "../../platform/request/decode.js"
-import { CreateKnowledgebase } from "../knowledgebases/domain.js"
-import { CreatePage, PatchPage } from "../pages/domain.js"
-import { PageService } from "../pages/service.js"
-import { CreateSourceJson } from "../sources/domain.js"
-import { SourceService } from "../sources/service.js"
-import { KnowledgebaseService } from "../service.js"
-import { KnowledgeApi } from "../api.js"
-import { PagesApi } from "../pages/api.js"
-import { SourcesApi } from "../sources/api.js"
+import { project } from "../../platform/pagination.js"
 import { operation } from "../../mcp-door/operation.js"
-import { restBodyWith } from "../../mcp-door/output.js"
-import { operationArgument } from "../../mcp-door/operation-arguments.js"
-import { idOrName, tool } from "../../mcp-door/tool.js"
-import { knowledgebaseIdOf, knowledgebaseInput, pageIdOf, parentPageIdOf, sourceIdOf } from "./ids.js"
+import { itemsOf, restBodyWith } from "../../mcp-door/output.js"
+import { listArguments, operationArgument } from "../../mcp-door/operation-arguments.js"
+import { decodeUpdatedSince, fieldsInput, updatedSinceInput } from "../../mcp-door/shared-arguments.js"
+import { fieldsList, idOrName, tool } from "../../mcp-door/tool.js"
+import { knowledgebaseIdOf, knowledgebaseInput, pageIdOf, parentInput, parentPageIdOf, parentReason } from "../mcp-ids.js"
+import { PagesApi } from "./api.js"
+import { CreatePage, PatchPage, pageIndexFields } from "./domain.js"
+import { PageService } from "./service.js"
 
-/** What a create adds to REST's body: `created`, always true here. */
-const Created = Schema.Struct({ created: Schema.Literal(true) })
+/** The `read_page` preview in summary view: 2 KB of markdown (spec: Limits). */
+export const pagePreviewBytes = 2048
 
-const createKnowledgebaseOperation = operation(KnowledgeApi, "create")
+/** The first `bytes` of `text` in UTF-8, cut at a character boundary. */
+export const previewOf = (text: string, bytes = pagePreviewBytes): { text: string; truncated: boolean } => {
+  const encoded = Buffer.from(text, "utf8")
+  if (encoded.byteLength <= bytes) return { text, truncated: false }
+  let end = bytes
+  while (end > 0 && (encoded[end]! & 0xc0) === 0x80) end--
+  return { text: encoded.subarray(0, end).toString("utf8"), truncated: true }
+}
+
+const listPagesOperation = operation(PagesApi, "list")
 const createPageOperation = operation(PagesApi, "create")
 const patchPageOperation = operation(PagesApi, "update")
 const appendOperation = operation(PagesApi, "append")
-const createSourceOperation = operation(SourcesApi, "create")
 
-/** Why a parent argument is the tool's own. */
-const parentReason = `${idOrName}; null for the top level`
+/** Why `view` is the tool's own: REST answers a page whole; the 2 KB summary is MCP's (spec: Limits). */
+const viewReason = "MCP's summary view of a page (its first 2 KB); REST answers the whole page"
 
-const parentInput = z
-  .string()
-  .min(1)
-  .nullable()
-  .optional()
-  .describe("A page or folder of this Knowledgebase (id or exact title); null or absent for the top level.")
+/** What `read_page` adds to REST's `{page}`: whether the markdown was cut to its summary, and how to read it whole. */
+const PreviewFields = Schema.Struct({ truncated: Schema.Boolean, totalBytes: Schema.optional(Schema.Number), hint: Schema.optional(Schema.String) })
+
+const viewInput = z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.")
 
 /** Patch operations, as `PATCH /knowledgebases/{id}/pages/{pageId}` takes them (its schema's shape and bounds). */
 const patchInput = operationArgument(patchPageOperation, "patch")
   .optional()
   .describe("Edits of an existing page, applied in order; each anchor must occur exactly once.")
 
-const createKnowledgebase = tool({
-  name: "create_knowledgebase",
-  description: "Create a Knowledgebase (within the plan's cap).",
+const listPages = tool({
+  name: "list_pages",
+  description:
+    "The page index of a Knowledgebase: pages and folders with paths and hooks. With `parentPageId`, only what is under it (and the files filed there).",
   input: {
-    name: operationArgument(createKnowledgebaseOperation, "name").describe("1 to 200 characters."),
-    description: operationArgument(createKnowledgebaseOperation, "description").optional()
+    knowledgebaseId: knowledgebaseInput,
+    parentPageId: z.string().min(1).optional().describe("A page or folder (id or exact title), or `null` for the top level."),
+    depth: operationArgument(listPagesOperation, "depth").optional().describe("Levels below the parent, 1 to 20."),
+    updatedSince: updatedSinceInput(listPagesOperation),
+    ...listArguments(listPagesOperation),
+    fields: fieldsInput(pageIndexFields)
   },
-  operation: createKnowledgebaseOperation,
-  output: restBodyWith(Created),
+  operation: listPagesOperation,
+  output: itemsOf({ keep: ["parent", "files"] }),
+  ownArguments: { knowledgebaseId: idOrName, parentPageId: `${idOrName}, or \`null\` for the top level`, fields: fieldsList },
   handler: (args, { principal }) =>
     Effect.gen(function* () {
-      const input = yield* decodeBody(CreateKnowledgebase)(args)
-      return { knowledgebase: yield* (yield* KnowledgebaseService).create(principal, input), created: true }
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      const parentPageId =
+        args.parentPageId === undefined || args.parentPageId === "null" ? args.parentPageId : yield* pageIdOf(principal, id, args.parentPageId, "parentPageId")
+      const index = yield* (yield* PageService).index(principal, id, {
+        parentPageId,
+        depth: args.depth,
+        updatedSince: yield* decodeUpdatedSince(args.updatedSince),
+        limit: args.limit,
+        cursor: args.cursor
+      })
+      return {
+        items: index.items.map((item) => project(item, args.fields ?? null)),
+        nextCursor: index.nextCursor,
+        parent: index.parent,
+        ...(index.files === undefined ? {} : { files: index.files })
+      }
+    })
+})
+
+const readPage = tool({
+  name: "read_page",
+  description: `Read a page: its markdown (the first ${pagePreviewBytes} bytes in the default summary view; \`view: "full"\` for all), links, children and attached files.`,
+  input: {
+    knowledgebaseId: knowledgebaseInput,
+    pageId: z.string().min(1).describe("The page's id or exact title."),
+    view: viewInput
+  },
+  operation: operation(PagesApi, "get"),
+  output: restBodyWith(PreviewFields),
+  ownArguments: { knowledgebaseId: idOrName, pageId: idOrName, view: viewReason },
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
+      const pageId = yield* pageIdOf(principal, id, args.pageId)
+      const page = yield* (yield* PageService).get(principal, id, pageId)
+      if (args.view === "full") return { page, truncated: false }
+      const preview = previewOf(page.markdown)
+      return {
+        page: { ...page, markdown: preview.text },
+        truncated: preview.truncated,
+        ...(preview.truncated ? { totalBytes: Buffer.byteLength(page.markdown), hint: 'Call again with view: "full" for the whole page.' } : {})
+      }
     })
 })
 
@@ -170,52 +220,5 @@ const movePage = tool({
     })
 })
 
-const uploadSource = tool({
-  name: "upload_source",
-  description:
-    "Add a document to a Knowledgebase: inline markdown or text (up to 1 MB), or a public `url`. It is indexed in the background: `list_changes` shows it `created`, then `ready` (or `failed`).",
-  input: {
-    knowledgebaseId: knowledgebaseInput,
-    name: operationArgument(createSourceOperation, "name"),
-    contentMarkdown: operationArgument(createSourceOperation, "contentMarkdown").optional().describe("Markdown, up to 1 MB."),
-    contentText: operationArgument(createSourceOperation, "contentText").optional().describe("Plain text, up to 1 MB."),
-    url: operationArgument(createSourceOperation, "url").optional().describe("A public http(s) address to fetch."),
-    parentPageId: parentInput
-  },
-  operation: createSourceOperation,
-  ownArguments: { knowledgebaseId: idOrName, parentPageId: parentReason },
-  handler: (args, { principal }) =>
-    Effect.gen(function* () {
-      const sources = yield* SourceService
-      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
-      const parentPageId = yield* parentPageIdOf(principal, id, args.parentPageId)
-      const { knowledgebaseId: _, ...rest } = args
-      const body = yield* decodeBody(CreateSourceJson)({ ...rest, ...(parentPageId === undefined ? {} : { parentPageId }) })
-      const prepared = yield* sources.prepare(principal, id, yield* sources.fromJson(body, "mcp"))
-      const written = yield* sources.write(principal, prepared)
-      yield* sources.wakeWorker
-      return written
-    })
-})
-
-const moveSource = tool({
-  name: "move_source",
-  description: "File a document under a page or folder of its Knowledgebase, or unfile it (`parentPageId: null`).",
-  input: {
-    knowledgebaseId: knowledgebaseInput,
-    sourceId: z.string().min(1).describe("The source's id or exact name."),
-    parentPageId: z.string().min(1).nullable().describe("A page or folder (id or exact title), or null to unfile.")
-  },
-  operation: operation(SourcesApi, "move"),
-  ownArguments: { knowledgebaseId: idOrName, sourceId: idOrName, parentPageId: `${idOrName}; null unfiles` },
-  handler: (args, { principal }) =>
-    Effect.gen(function* () {
-      const id = yield* knowledgebaseIdOf(principal, args.knowledgebaseId)
-      const sourceId = yield* sourceIdOf(principal, id, args.sourceId)
-      const parent = yield* parentPageIdOf(principal, id, args.parentPageId)
-      return { ok: true, source: yield* (yield* SourceService).move(principal, id, sourceId, parent ?? null) }
-    })
-})
-
-/** The knowledge family's write tools. */
-export const knowledgeWriteTools = [createKnowledgebase, savePage, appendPage, uploadSource, moveSource, createFolder, movePage] as const
+/** The page tools. */
+export const pageTools = [listPages, readPage, savePage, appendPage, createFolder, movePage] as const
