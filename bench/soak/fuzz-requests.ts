@@ -31,6 +31,8 @@ const pathValue = (context: FuzzContext, own: string): fc.Arbitrary<string> =>
     { arbitrary: fc.constantFrom(...context.ids), weight: 2 },
     { arbitrary: fc.uuid(), weight: 2 },
     { arbitrary: fc.constantFrom("all", "not-a-uuid", "..", ".", "%00", "%2F", "%ZZ", "00000000-0000-0000-0000-000000000000"), weight: 2 },
+    // Raw odd segments (not percent-encoded): a `;` (which routers may read as a query), `~`, an empty segment.
+    { arbitrary: fc.constantFrom(";x=1", "x;y", ";", "~", "", "a;b=c;d"), weight: 1 },
     { arbitrary: oddString.map((s) => percentEncode(s.slice(0, 3_000))), weight: 1 }
   )
 

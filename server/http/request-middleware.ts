@@ -17,6 +17,7 @@ import { unreadableBody } from "./request-body.js"
 import { requestIdOf } from "./request-intake.js"
 import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
 import { nulTextRefusal } from "../platform/sql/text-refusal.js"
+import { jsonNestsDeeperThan, tooDeeplyNested } from "../platform/request/json-nesting.js"
 
 
 export { newRequestId } from "./request-intake.js"
@@ -67,6 +68,25 @@ export const BodySizeLimitLive = Layer.succeed(
   Option.some(FileSystem.Size(maxRequestBodyBytes))
 )
 
+/**
+ * The request with every `;` of its path sent as `%3B`. The router reads a `;` as the start of the
+ * query (as `?`), where the fast lane and the operation shapes read it as part of a segment: kept
+ * in its segment, `/agents/;x=1` is the Agent `;x=1` (404) whichever door serves it, instead of the
+ * listing with a query parameter `x`.
+ */
+const withSemicolonsInSegments = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+  const query = request.url.indexOf("?")
+  const path = query < 0 ? request.url : request.url.slice(0, query)
+  return path.includes(";") ? request.modify({ url: path.replaceAll(";", "%3B") + (query < 0 ? "" : request.url.slice(query)) }) : request
+}
+
+/** Whether a JSON body nests deeper than the limit (read once here; the router reads the same cached text). */
+const nestsTooDeeply = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<boolean> =>
+  (request.headers["content-type"] ?? "").includes("json") &&
+  (request.headers["content-length"] !== undefined ? request.headers["content-length"] !== "0" : hasUnsizedBody(request))
+    ? Effect.orElseSucceed(Effect.map(request.text, (text) => jsonNestsDeeperThan(text)), () => false)
+    : Effect.succeed(false)
+
 /** The API-level middleware: limits, the request's shape, the error envelope and request id. */
 export const RequestMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
@@ -75,7 +95,7 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware(
       Effect.gen(function* () {
         const incoming = yield* HttpServerRequest.HttpServerRequest
         const requestId = requestIdOf(incoming.source)
-        const request = withJsonRecognised(incoming)
+        const request = withSemicolonsInSegments(withJsonRecognised(incoming))
         const declaredLength = Number(request.headers["content-length"] ?? 0)
         const fits =
           declaredLength <= maxRequestBodyBytes &&
@@ -83,7 +103,7 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware(
         // A client still sending a body it declared too large would see a reset instead of the 413: a
         // body of reasonable size is read and discarded first (a huge one is cut off).
         if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
-        const refusal = fits ? requestShapeProblem(shapes, request) : undefined
+        const refusal = fits ? (requestShapeProblem(shapes, request) ?? ((yield* nestsTooDeeply(request)) ? tooDeeplyNested() : undefined)) : undefined
         const response = !fits
           ? HttpServerResponse.setHeader(
               errorResponse(

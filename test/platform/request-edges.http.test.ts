@@ -1,0 +1,120 @@
+/**
+ * Requests at the edges of what a path or a body may be (issue 23): a `;` in a path segment, and
+ * JSON bodies nested thousands of levels deep. Each is answered 400 or 404 with the error envelope,
+ * never 500, the same by a server with the fast lane and one without, and writes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { jsonNestsDeeperThan, maxJsonNesting } from "../../server/platform/request/json-nesting.js"
+import { expectError } from "../support/fixtures.js"
+import { postChunked } from "../support/raw-http.js"
+import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
+
+let withLane: TestServer
+let withoutLane: TestServer
+let kbs: Record<"withLane" | "withoutLane", string>
+beforeAll(async () => {
+  ;[withLane, withoutLane] = await Promise.all([
+    startTestServer({ server: { ingestionWorker: false, requestsPerMinute: 1_000_000 } }),
+    startTestServer({ server: { ingestionWorker: false, requestsPerMinute: 1_000_000, fastLane: { enabled: false } } })
+  ])
+  const create = (server: TestServer) => server.request("POST", "/knowledgebases", { body: { name: "Edges" } })
+  kbs = { withLane: (await create(withLane)).body.knowledgebase.id, withoutLane: (await create(withoutLane)).body.knowledgebase.id }
+})
+afterAll(() => Promise.all([withLane?.stop(), withoutLane?.stop()]))
+
+const both = async (send: (server: TestServer, kb: string) => Promise<TestResponse>) => {
+  const answers = [await send(withLane, kbs.withLane), await send(withoutLane, kbs.withoutLane)]
+  const [lane, router] = answers.map((answer) => ({ status: answer.status, code: answer.body?.error?.code, message: answer.body?.error?.message }))
+  expect(lane).toEqual(router)
+  return answers[0]!
+}
+
+/** A body nested `levels` deep: an object whose `name` is arrays nested `levels - 1` deep. */
+const nested = (levels: number) => `{"name":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`
+
+describe("a ';' in a path segment", () => {
+  it.each([
+    ["GET", "/agents/;x=1", "No Agent ';x=1' in this organization."],
+    ["GET", "/executions/x;y", "No execution 'x;y' in this organization."],
+    ["GET", "/flows/;x", "No Flow ';x' in this organization."],
+    ["GET", "/knowledgebases/;x=1/pages", "No Knowledgebase ';x=1' in this organization."],
+    ["GET", "//portals/;x=1/admissions", "No Portal ';x=1' in this organization."],
+    ["GET", "/agents/;/draft", "No Agent ';' in this organization."]
+  ])("%s %s is the id it spells: 404, whichever door serves it", async (method, path, message) => {
+    const answer = await both((server) => server.request(method, path))
+    expect(expectError(answer, 404, "not_found")).toBe(message)
+  })
+
+  it("is never a query: a listing followed by ';' is no endpoint, not the listing with a parameter", async () => {
+    for (const path of ["/portals;x=1", "/knowledgebases;x=1", "/portals/;x=1", "/apps/;x/versions;y"]) {
+      const answer = await both((server) => server.request("GET", path))
+      expect(answer.status, path).toBe(404)
+      expect(answer.body.error.code, path).toBe("not_found")
+    }
+  })
+
+  it("in a write's path: 404 and nothing written", async () => {
+    const before = [await withLane.request("GET", "/knowledgebases"), await withoutLane.request("GET", "/knowledgebases")]
+    const answer = await both((server) => server.request("POST", "/knowledgebases/;x=1/sources/00000000-0000-4000-8000-000000000000/move", { body: { parentPageId: null } }))
+    expectError(answer, 404, "not_found")
+    expect([(await withLane.request("GET", "/knowledgebases")).body, (await withoutLane.request("GET", "/knowledgebases")).body]).toEqual(
+      before.map((response) => response.body)
+    )
+  })
+})
+
+describe(`JSON bodies nested more than ${maxJsonNesting} levels`, () => {
+  const refusal = `The JSON body nests arrays and objects more than ${maxJsonNesting} levels deep.`
+
+  it.each([
+    ["POST", "/knowledgebases"],
+    ["POST", "/agents"],
+    ["POST", "/flows"],
+    ["POST", "/knowledgebases/{kb}/search"],
+    ["POST", "/knowledgebases/{kb}/pages"]
+  ])("%s %s: 3,000 levels are 400 invalid_request, nothing written", async (method, template) => {
+    const counts = async (server: TestServer) =>
+      Promise.all(["/knowledgebases", "/agents", "/flows"].map(async (path) => JSON.stringify((await server.request("GET", path)).body)))
+    const before = [await counts(withLane), await counts(withoutLane)]
+    const answer = await both((server, kb) => server.request(method, template.replace("{kb}", kb), { body: nested(3_000) }))
+    expect(expectError(answer, 400, "invalid_request")).toBe(refusal)
+    expect([await counts(withLane), await counts(withoutLane)]).toEqual(before)
+  })
+
+  it(`${maxJsonNesting + 1} levels are refused; ${maxJsonNesting} are read and answered by the operation's own schema`, async () => {
+    expect(expectError(await both((server) => server.request("POST", "/knowledgebases", { body: nested(maxJsonNesting) })), 400, "invalid_request")).not.toBe(
+      refusal
+    )
+    expect(expectError(await both((server) => server.request("POST", "/knowledgebases", { body: nested(maxJsonNesting) })), 400, "invalid_request")).toMatch(
+      /^name: /
+    )
+    expect(expectError(await both((server) => server.request("POST", "/knowledgebases", { body: nested(maxJsonNesting + 1) })), 400, "invalid_request")).toBe(
+      refusal
+    )
+  })
+
+  it("sent chunked (no Content-Length): the same 400", async () => {
+    for (const server of [withLane, withoutLane]) {
+      const answer = await postChunked(
+        `${server.baseUrl}/knowledgebases`,
+        { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
+        [nested(3_000).slice(0, 3_000), nested(3_000).slice(3_000)]
+      )
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.body).error).toEqual({ code: "invalid_request", message: refusal })
+    }
+  })
+})
+
+describe("jsonNestsDeeperThan", () => {
+  it("counts arrays and objects, not brackets inside strings or escaped quotes", () => {
+    expect(jsonNestsDeeperThan("[[[]]]", 3)).toBe(false)
+    expect(jsonNestsDeeperThan("[[[[]]]]", 3)).toBe(true)
+    expect(jsonNestsDeeperThan('{"a":{"b":[1]}}', 3)).toBe(false)
+    expect(jsonNestsDeeperThan('{"a":{"b":[{}]}}', 3)).toBe(true)
+    expect(jsonNestsDeeperThan(`["${"[".repeat(100)}"]`, 1)).toBe(false)
+    expect(jsonNestsDeeperThan(`["\\"[[[[", "x"]`, 1)).toBe(false)
+    expect(jsonNestsDeeperThan(Buffer.from("[[[[]]]]"), 3)).toBe(true)
+    expect(jsonNestsDeeperThan("[][][][]", 1)).toBe(false)
+  })
+})
