@@ -20,7 +20,7 @@ import { camelReply, idOrName, tool } from "../../mcp-door/tool.js"
 import { agentIdOf } from "./builder-ids.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
 import { knowledgebaseIdOf } from "../../knowledge/mcp-ids.js"
-import { appTurn, agentTurn, flowRun, turnInput } from "./runs.js"
+import { appTurn, agentTurn, flowRun, turnInput } from "./turns.js"
 import { idsOf } from "../../mcp-door/shared-arguments.js"
 
 const updateAgentDraftOperation = operation(AgentsApi, "updateDraft")

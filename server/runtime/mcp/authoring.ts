@@ -24,7 +24,7 @@ import { idsOrNamesArgument, listArguments, operationArgument } from "../../mcp-
 import { fieldsList, idOrName, itemsPage, tool } from "../../mcp-door/tool.js"
 import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
 import { knowledgebaseIdOf } from "../../knowledge/mcp-ids.js"
-import { agentTurn, appTurn, flowRun, turnInput } from "./runs.js"
+import { agentTurn, appTurn, flowRun, turnInput } from "./turns.js"
 import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal, publishOperation } from "./draft-kinds.js"
 import { compareModels, runTestCases, setAgentKnowledge } from "./authoring-checks.js"
 import { decodeUpdatedSince, fieldsInput, idsOf, updatedSinceInput } from "../../mcp-door/shared-arguments.js"

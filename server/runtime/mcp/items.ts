@@ -15,7 +15,7 @@ import type { FamilyTools } from "../../mcp-door/family-tools.js"
 import { admits } from "../../mcp-door/admits.js"
 import { camelRunReply } from "../../mcp-door/output.js"
 import { type McpTool, mcpTool, tool } from "../../mcp-door/tool.js"
-import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput } from "./runs.js"
+import { agentConversationOperation, agentTurn, appConversationOperation, appTurn, flowRun, runFlowOperation, turnInput } from "./turns.js"
 
 /** Dedicated tools are offered while a kind has at most this many published items. */
 export const dedicatedToolsMax = 10

@@ -5,7 +5,10 @@ import { sweepEveryHeartbeat } from "../../platform/instances/registry.js"
 import { RunsContract } from "./api.js"
 import { RunsHttpLive } from "./http.js"
 import { RunService } from "./service.js"
-import { runtimeTools } from "../mcp/tools.js"
+import { familyTools } from "../../mcp-door/family-tools.js"
+import { authoringTools } from "../mcp/authoring.js"
+import { itemTools } from "../mcp/items.js"
+import { agentRunTools } from "./mcp.js"
 
 /**
  * Executions left running by stopped instances are finished `failed`, their credits given back: at
@@ -26,6 +29,9 @@ export const runsFeature = defineFeature({
   contract: RunsContract,
   http: RunsHttpLive,
   workers: RecoverAbandonedRunsLive,
-  /** Its MCP tools. */
-  mcp: runtimeTools
+  /**
+   * Its MCP tools: Agents, Apps and executions of the `run` family, the `authoring` family (whose
+   * draft runs and checks are runs) and the `agents` family (one tool per published item).
+   */
+  mcp: [familyTools("run", agentRunTools), familyTools("authoring", authoringTools), itemTools]
 })
