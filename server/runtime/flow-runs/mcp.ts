@@ -12,7 +12,7 @@ import { operation } from "../../mcp-door/operation.js"
 import { listArguments, operationArgument } from "../../mcp-door/operation-arguments.js"
 import { fieldsInput } from "../../mcp-door/shared-arguments.js"
 import { fieldsList, idOrName, itemsPage, tool } from "../../mcp-door/tool.js"
-import { flowIdOf } from "../mcp/builder-ids.js"
+import { flowIdOf } from "../../builder/mcp-ids.js"
 import { flowRun, runFlowOperation } from "../mcp/turns.js"
 
 const listFlowsOperation = operation(FlowsApi, "list")

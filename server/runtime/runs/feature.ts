@@ -6,7 +6,7 @@ import { RunsContract } from "./api.js"
 import { RunsHttpLive } from "./http.js"
 import { RunService } from "./service.js"
 import { familyTools } from "../../mcp-door/family-tools.js"
-import { authoringTools } from "../mcp/authoring.js"
+import { draftRunTools } from "../mcp/draft-runs.js"
 import { itemTools } from "../mcp/items.js"
 import { agentRunTools } from "./mcp.js"
 
@@ -30,8 +30,8 @@ export const runsFeature = defineFeature({
   http: RunsHttpLive,
   workers: RecoverAbandonedRunsLive,
   /**
-   * Its MCP tools: Agents, Apps and executions of the `run` family, the `authoring` family (whose
-   * draft runs and checks are runs) and the `agents` family (one tool per published item).
+   * Its MCP tools: Agents, Apps and executions of the `run` family, the draft runs and checks of the
+   * `authoring` family, and the `agents` family (one tool per published item).
    */
-  mcp: [familyTools("run", agentRunTools), familyTools("authoring", authoringTools), itemTools]
+  mcp: [familyTools("run", agentRunTools), familyTools("authoring", draftRunTools), itemTools]
 })

@@ -1,33 +1,31 @@
 /**
- * The `authoring` family (the `:write` scopes, member role and above): `save_agent`, `save_flow`,
- * `save_app` (no id creates, an id updates the draft), `publish_*`, `run_draft`, the draft checks of
- * `authoring-checks.ts` (`run_test_cases`, `compare_models`, `set_agent_knowledge`), and
- * `list_authored_*` (drafts included, with `updatedSince`), over the builder services the REST
- * endpoints use; bodies are checked by the same schemas.
+ * The builder features' MCP tools (the `authoring` family: the `:write` scopes, member role and
+ * above): `save_agent`, `save_flow`, `save_app` (no id creates, an id updates the draft),
+ * `publish_*`, `set_agent_knowledge` and `list_authored_*` (drafts included, with `updatedSince`),
+ * over the builder services the REST endpoints use; bodies are checked by the same schemas. Each
+ * kind's feature declares its own (`agentAuthoringTools`, …); the draft runs and checks are runs
+ * (`server/runtime/mcp/draft-runs.ts`).
  */
 import { Effect, Schema } from "effect"
 import * as z from "zod/v4"
-import { InvalidRequest } from "../../platform/errors.js"
-import { decodeBody } from "../../platform/request/decode.js"
-import { CreateAgent, PatchAgentDraft } from "../../builder/agents/domain.js"
-import { AgentService } from "../../builder/agents/service.js"
-import { CreateApp, PatchAppDraft } from "../../builder/apps/domain.js"
-import { AppService } from "../../builder/apps/service.js"
-import { FlowService } from "../../builder/flows/service.js"
-import { draftListFields } from "../../builder/versions/domain.js"
-import { AgentsApi } from "../../builder/agents/api.js"
-import { AppsApi } from "../../builder/apps/api.js"
-import { FlowsApi } from "../../builder/flows/api.js"
-import { operation } from "../../mcp-door/operation.js"
-import { camelRunReply, itemsOf, restBodyWith } from "../../mcp-door/output.js"
-import { idsOrNamesArgument, listArguments, operationArgument } from "../../mcp-door/operation-arguments.js"
-import { fieldsList, idOrName, itemsPage, tool } from "../../mcp-door/tool.js"
-import { agentIdOf, appIdOf, flowIdOf } from "./builder-ids.js"
-import { knowledgebaseIdOf } from "../../knowledge/mcp-ids.js"
-import { agentTurn, appTurn, flowRun, turnInput } from "./turns.js"
-import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal, publishOperation } from "./draft-kinds.js"
-import { compareModels, runTestCases, setAgentKnowledge } from "./authoring-checks.js"
-import { decodeUpdatedSince, fieldsInput, idsOf, updatedSinceInput } from "../../mcp-door/shared-arguments.js"
+import { InvalidRequest } from "../platform/errors.js"
+import { decodeBody } from "../platform/request/decode.js"
+import { knowledgebaseIdOf } from "../knowledge/mcp-ids.js"
+import { operation } from "../mcp-door/operation.js"
+import { itemsOf, restBodyWith } from "../mcp-door/output.js"
+import { idsOrNamesArgument, listArguments, operationArgument } from "../mcp-door/operation-arguments.js"
+import { decodeUpdatedSince, fieldsInput, idsOf, updatedSinceInput } from "../mcp-door/shared-arguments.js"
+import { fieldsList, idOrName, itemsPage, tool } from "../mcp-door/tool.js"
+import { AgentsApi } from "./agents/api.js"
+import { CreateAgent, PatchAgentDraft } from "./agents/domain.js"
+import { AgentService } from "./agents/service.js"
+import { AppsApi } from "./apps/api.js"
+import { CreateApp, PatchAppDraft } from "./apps/domain.js"
+import { AppService } from "./apps/service.js"
+import { FlowsApi } from "./flows/api.js"
+import { FlowService } from "./flows/service.js"
+import { agentIdOf, appIdOf, draftIdOf, flowIdOf } from "./mcp-ids.js"
+import { draftListFields } from "./versions/domain.js"
 
 const createAgentOperation = operation(AgentsApi, "create")
 const createFlowOperation = operation(FlowsApi, "create")
@@ -163,33 +161,12 @@ const publish = (kind: "agent" | "flow" | "app") =>
       })
   })
 
-
-const runDraft = tool({
-  name: "run_draft",
-  title: "Run a draft",
-  description: "Run the draft of an Agent or App (`message`) or a Flow (`inputs`, or `message` without questions), as the published run does.",
-  input: {
-    kind: kindInput,
-    id: z.string().min(1).describe("The item's id or exact name."),
-    message: turnInput.message.optional(),
-    conversationId: turnInput.conversationId,
-    inputs: operationArgument(draftRunOperation.flow, "inputs").optional().describe("A Flow's answers keyed by parameter name.")
-  },
-  operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
-  output: camelRunReply,
-  ownArguments: { kind: kindReason, id: idOrName },
-  run: true,
-  handler: (args, { principal }) =>
-    Effect.gen(function* () {
-      const refusal = kindRefusal(principal, args.kind)
-      if (refusal) return yield* refusal
-      const id = yield* draftIdOf(principal, args.kind, args.id)
-      if (args.kind === "flow") return yield* flowRun(principal, id, args, true)
-      if (args.message === undefined) return yield* new InvalidRequest({ message: "message: required to run an Agent or App." })
-      const turn = { message: args.message, conversationId: args.conversationId }
-      return args.kind === "agent" ? yield* agentTurn(principal, id, turn, true) : yield* appTurn(principal, id, turn, true)
-    })
-})
+/** Publishing each kind (`POST /{kind}s/{id}/publish`). */
+const publishOperation = {
+  agent: operation(AgentsApi, "publish"),
+  flow: operation(FlowsApi, "publish"),
+  app: operation(AppsApi, "publish")
+} as const
 
 /** The arguments of `list_authored_<kind>s`, as the kind's list takes them. */
 const authoredInput = (kind: "agents" | "flows" | "apps") => ({
@@ -225,19 +202,30 @@ const listAuthored = (kind: "agents" | "flows" | "apps") =>
       })
   })
 
-/** The authoring family's tools. */
-export const authoringTools = [
-  saveAgent,
-  saveFlow,
-  saveApp,
-  publish("agent"),
-  publish("flow"),
-  publish("app"),
-  runDraft,
-  runTestCases,
-  compareModels,
-  setAgentKnowledge,
-  listAuthored("agents"),
-  listAuthored("flows"),
-  listAuthored("apps")
-]
+/** `set_agent_knowledge`: the Knowledgebases an Agent's draft searches, replaced (publish to use them). */
+export const setAgentKnowledge = tool({
+  name: "set_agent_knowledge",
+  title: "Set an Agent's Knowledgebases",
+  description: "Set the Knowledgebases (ids or exact names; empty for none) the draft of an Agent searches; publish with `publish_agent` to use them in runs.",
+  input: {
+    agentId: z.string().min(1).describe("The Agent (id or exact name)."),
+    knowledgebaseIds: idsOrNamesArgument(updateAgentOperation, "knowledgebaseIds")
+  },
+  operation: updateAgentOperation,
+  ownArguments: { agentId: idOrName, knowledgebaseIds: `${idOrName} each, as many as REST takes` },
+  handler: (args, { principal }) =>
+    Effect.gen(function* () {
+      const id = yield* agentIdOf(principal, args.agentId, "drafts")
+      const knowledgebaseIds = yield* idsOf(args.knowledgebaseIds, (one) => knowledgebaseIdOf(principal, one, "knowledgebaseIds"))
+      return { agent: yield* (yield* AgentService).updateDraft(principal, id, yield* decodeBody(PatchAgentDraft)({ knowledgebaseIds })) }
+    })
+})
+
+/** The Agent's authoring tools (the agents feature). */
+export const agentAuthoringTools = [saveAgent, publish("agent"), setAgentKnowledge, listAuthored("agents")] as const
+
+/** The Flow's authoring tools (the flows feature). */
+export const flowAuthoringTools = [saveFlow, publish("flow"), listAuthored("flows")] as const
+
+/** The App's authoring tools (the apps feature). */
+export const appAuthoringTools = [saveApp, publish("app"), listAuthored("apps")] as const

@@ -3,12 +3,12 @@
  * builder services' own lists (published items for runs, drafts too for authoring).
  */
 import { Effect } from "effect"
-import type { Principal } from "../../identity/domain.js"
-import { pageSize } from "../../platform/pagination.js"
-import { AgentService } from "../../builder/agents/service.js"
-import { AppService } from "../../builder/apps/service.js"
-import { FlowService } from "../../builder/flows/service.js"
-import { collectAll, resolveId } from "../../mcp-door/resolve.js"
+import type { Principal } from "../identity/domain.js"
+import { pageSize } from "../platform/pagination.js"
+import { AgentService } from "./agents/service.js"
+import { AppService } from "./apps/service.js"
+import { FlowService } from "./flows/service.js"
+import { collectAll, resolveId } from "../mcp-door/resolve.js"
 
 /** Which items a name is looked up among. */
 export type ItemSet = "published" | "drafts"
@@ -32,3 +32,7 @@ export const appIdOf = (actor: Principal, given: string, set: ItemSet, argument 
   Effect.flatMap(AppService, (apps) =>
     resolveId("App", argument, given, collectAll((cursor) => apps.list(actor, request(set, cursor))))
   )
+
+/** The id of a draft Agent, Flow or App named by `given`. */
+export const draftIdOf = (principal: Principal, kind: "agent" | "flow" | "app", given: string) =>
+  kind === "agent" ? agentIdOf(principal, given, "drafts", "id") : kind === "flow" ? flowIdOf(principal, given, "drafts", "id") : appIdOf(principal, given, "drafts", "id")

@@ -1,29 +1,21 @@
 /**
- * Authoring tools that check a draft before it is published: `run_test_cases` (draft runs of
- * several cases, each checked for text it must or must not contain), `compare_models` (one
- * message to an Agent's draft under several models) and `set_agent_knowledge` (the Knowledgebases
- * an Agent's draft searches). Every run is an ordinary draft run: one execution and one credit.
+ * The authoring family's runs of drafts (the runs feature): `run_draft` (a draft run of an Agent,
+ * App or Flow, as the published run does), `run_test_cases` (draft runs of several cases, each
+ * checked for text it must or must not contain) and `compare_models` (one message to an Agent's
+ * draft under several models). Every run is an ordinary draft run: one execution and one credit.
  */
 import { Effect, Either, Schema } from "effect"
 import * as z from "zod/v4"
 import type { Principal } from "../../identity/domain.js"
 import { type ApiFailure, InvalidRequest } from "../../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../../platform/request/error-catalog.js"
-import { decodeBody } from "../../platform/request/decode.js"
-import { PatchAgentDraft } from "../../builder/agents/domain.js"
-import { AgentService } from "../../builder/agents/service.js"
-import { RunService } from "../runs/service.js"
-import { AgentsApi } from "../../builder/agents/api.js"
-import { operation } from "../../mcp-door/operation.js"
-import { idsOrNamesArgument } from "../../mcp-door/operation-arguments.js"
+import { agentIdOf, draftIdOf } from "../../builder/mcp-ids.js"
+import { camelRunReply } from "../../mcp-door/output.js"
+import { operationArgument } from "../../mcp-door/operation-arguments.js"
 import { camelReply, idOrName, tool } from "../../mcp-door/tool.js"
-import { agentIdOf } from "./builder-ids.js"
-import { draftIdOf, draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
-import { knowledgebaseIdOf } from "../../knowledge/mcp-ids.js"
+import { RunService } from "../runs/service.js"
+import { draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
 import { appTurn, agentTurn, flowRun, turnInput } from "./turns.js"
-import { idsOf } from "../../mcp-door/shared-arguments.js"
-
-const updateAgentDraftOperation = operation(AgentsApi, "updateDraft")
 
 /** The most cases one `run_test_cases` call runs. */
 export const maxTestCases = 20
@@ -154,21 +146,32 @@ export const compareModels = tool({
     })
 })
 
-/** `set_agent_knowledge`: the Knowledgebases an Agent's draft searches, replaced (publish to use them). */
-export const setAgentKnowledge = tool({
-  name: "set_agent_knowledge",
-  title: "Set an Agent's Knowledgebases",
-  description: "Set the Knowledgebases (ids or exact names; empty for none) the draft of an Agent searches; publish with `publish_agent` to use them in runs.",
+const runDraft = tool({
+  name: "run_draft",
+  title: "Run a draft",
+  description: "Run the draft of an Agent or App (`message`) or a Flow (`inputs`, or `message` without questions), as the published run does.",
   input: {
-    agentId: z.string().min(1).describe("The Agent (id or exact name)."),
-    knowledgebaseIds: idsOrNamesArgument(updateAgentDraftOperation, "knowledgebaseIds")
+    kind: kindInput,
+    id: z.string().min(1).describe("The item's id or exact name."),
+    message: turnInput.message.optional(),
+    conversationId: turnInput.conversationId,
+    inputs: operationArgument(draftRunOperation.flow, "inputs").optional().describe("A Flow's answers keyed by parameter name.")
   },
-  operation: updateAgentDraftOperation,
-  ownArguments: { agentId: idOrName, knowledgebaseIds: `${idOrName} each, as many as REST takes` },
+  operation: [draftRunOperation.agent, draftRunOperation.flow, draftRunOperation.app],
+  output: camelRunReply,
+  ownArguments: { kind: kindReason, id: idOrName },
+  run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
-      const id = yield* agentIdOf(principal, args.agentId, "drafts")
-      const knowledgebaseIds = yield* idsOf(args.knowledgebaseIds, (one) => knowledgebaseIdOf(principal, one, "knowledgebaseIds"))
-      return { agent: yield* (yield* AgentService).updateDraft(principal, id, yield* decodeBody(PatchAgentDraft)({ knowledgebaseIds })) }
+      const refusal = kindRefusal(principal, args.kind)
+      if (refusal) return yield* refusal
+      const id = yield* draftIdOf(principal, args.kind, args.id)
+      if (args.kind === "flow") return yield* flowRun(principal, id, args, true)
+      if (args.message === undefined) return yield* new InvalidRequest({ message: "message: required to run an Agent or App." })
+      const turn = { message: args.message, conversationId: args.conversationId }
+      return args.kind === "agent" ? yield* agentTurn(principal, id, turn, true) : yield* appTurn(principal, id, turn, true)
     })
 })
+
+/** The draft runs and checks of the authoring family (the runs feature): they are runs. */
+export const draftRunTools = [runDraft, runTestCases, compareModels] as const
