@@ -82,7 +82,8 @@ const pgOnly = ["platform/instance-recovery.http.test.ts", "platform/many-instan
  * 20 minutes"). Every other file shares its worker's modules with the files before it.
  */
 const isolatedFiles = ["cli/chat.test.ts", "cli/chat-markdown.test.ts"].map((file) => `test/${file}`)
-const sqliteEnv = { SVC_TEST_BACKEND: "sqlite" }
+// Strict write declarations (server/platform/sql/write-declaration.ts): an undeclared write fails.
+const sqliteEnv = { SVC_TEST_BACKEND: "sqlite", SVC_STRICT_WRITE_DECLARATIONS: "1" }
 const pgEnv = { SVC_TEST_BACKEND: "pg" }
 
 export default defineConfig({

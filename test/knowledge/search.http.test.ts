@@ -21,6 +21,7 @@ import { createFolder, createPage, organizationOf, setCredits } from "../support
 import { readySource, uploadFile, uploadSource, waitForSource } from "../support/sources.js"
 import { readZipBuffer } from "../support/zip.js"
 import { onSqlite } from "../support/postgres.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 let server: TestServer
 let orgId: string
@@ -61,7 +62,8 @@ const credits = async () => {
   const org = await organizationOf(server)
   return { remaining: org.creditsRemaining, used: org.creditsUsed }
 }
-const sqlRun = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => server.admin(Effect.flatMap(SqlClient.SqlClient, run))
+/** Runs a fixture's hand-written SQL (its writes count as writes of every table, `write-declaration.ts`). */
+const sqlRun = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => server.admin(writing(writesEveryTable)(Effect.flatMap(SqlClient.SqlClient, run)))
 
 describe("results", () => {
   it("answers {results, nextCursor, kinds, creditsCharged}; a document hit cites its source and passage", async () => {

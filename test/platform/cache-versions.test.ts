@@ -16,6 +16,7 @@ import { CacheVersions } from "../../server/platform/sql/cache-versions.js"
 import { databaseFile, DatabaseLive } from "../../server/platform/sql/database.js"
 import { txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
 import { ReadConnection } from "../../server/platform/sql/read-connection.js"
+import { declareWrites, writing } from "../../server/platform/sql/write-declaration.js"
 import { tablesWrittenBy } from "../../server/platform/sql/write-tracking.js"
 
 let dataDir: string
@@ -33,9 +34,15 @@ const run = <A>(body: Effect.Effect<A, unknown, CacheVersions | WriteTransaction
     )
   )
 
+const organizationWrites = declareWrites("organizations")
+const creditWrites = declareWrites("organizations#credits")
+const knowledgebaseWrites = declareWrites("knowledgebases")
+const keyWrites = declareWrites("api_keys")
+const settingWrites = declareWrites("settings")
+
 const seedOrganization = (sql: SqlClient.SqlClient, id: string) =>
   sql`INSERT INTO organizations (id, slug, name, plan, gates, credits_remaining, credits_used, created_at)
-      VALUES (${id}, ${id}, ${id}, 'pro', '[]', 10, 0, '2026-11-23T00:00:00.000Z')`
+      VALUES (${id}, ${id}, ${id}, 'pro', '[]', 10, 0, '2026-11-23T00:00:00.000Z')`.pipe(writing(organizationWrites))
 
 it("reads the tables a statement writes, wherever the write sits in the text", () => {
   expect([...tablesWrittenBy("INSERT INTO knowledgebases (id) VALUES (?)")]).toEqual(["knowledgebases"])
@@ -74,11 +81,15 @@ it("a charge of an organization's credits leaves its cached credentials; a chang
       yield* seedOrganization(sql, "org-credits")
       const before = credentials()
       yield* writes.run(function* () {
-        yield* txRun("UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0", ["org-credits"])
+        yield* txRun(
+          "UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ? AND credits_remaining > 0",
+          ["org-credits"],
+          creditWrites
+        )
       })
-      yield* sql`UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = 'org-credits'`
+      yield* sql`UPDATE organizations SET credits_remaining = credits_remaining + 1, credits_used = credits_used - 1 WHERE id = 'org-credits'`.pipe(writing(creditWrites))
       const afterCharges = credentials()
-      yield* sql`UPDATE organizations SET plan = 'agency' WHERE id = 'org-credits'`
+      yield* sql`UPDATE organizations SET plan = 'agency' WHERE id = 'org-credits'`.pipe(writing(organizationWrites))
       return { before, afterCharges, afterPlan: credentials() }
     })
   )
@@ -96,9 +107,9 @@ it("a commit of this process leaves a cache alone unless it wrote one of the cac
       yield* seedOrganization(sql, "org-a")
       const before = [credentials(), listing()]
       yield* sql`INSERT INTO knowledgebases (id, organization_id, name, description, created_at, updated_at)
-                 VALUES ('kb-1', 'org-a', 'n', '', '2026-11-23T00:00:00.000Z', '2026-11-23T00:00:00.000Z')`
+                 VALUES ('kb-1', 'org-a', 'n', '', '2026-11-23T00:00:00.000Z', '2026-11-23T00:00:00.000Z')`.pipe(writing(knowledgebaseWrites))
       const afterCreate = [credentials(), listing()]
-      yield* sql`UPDATE api_keys SET revoked_at = 'now' WHERE organization_id = 'org-a'`
+      yield* sql`UPDATE api_keys SET revoked_at = 'now' WHERE organization_id = 'org-a'`.pipe(writing(keyWrites))
       const afterRevoke = [credentials(), listing()]
       return { before, afterCreate, afterRevoke }
     })
@@ -118,9 +129,9 @@ it("deleting an organization changes the versions of its keys (ON DELETE CASCADE
       const search = versions.of(["pages_fts"])
       yield* seedOrganization(sql, "org-b")
       const before = [keys(), search()]
-      yield* sql`INSERT INTO settings (name, value) VALUES ('unrelated', 'x')`
+      yield* sql`INSERT INTO settings (name, value) VALUES ('unrelated', 'x')`.pipe(writing(settingWrites))
       const afterSetting = [keys(), search()]
-      yield* sql`DELETE FROM organizations WHERE id = 'org-b'`
+      yield* sql`DELETE FROM organizations WHERE id = 'org-b'`.pipe(writing(organizationWrites))
       const afterDelete = [keys(), search()]
       return { before, afterSetting, afterDelete }
     })
@@ -160,7 +171,7 @@ it("a commit of another connection changes every version; while a transaction of
             }
           })()
           const afterRefused = keys()
-          yield* sql`INSERT INTO settings (name, value) VALUES ('own-write', 'x')`
+          yield* sql`INSERT INTO settings (name, value) VALUES ('own-write', 'x')`.pipe(writing(settingWrites))
           return { atStart, refused, afterRefused }
         })
       )
@@ -186,14 +197,14 @@ it("an own commit that wrote other tables, through @effect/sql or the fast path,
       const writes = yield* WriteTransactions
       const keys = (yield* CacheVersions).of(["api_keys"])
       const before = keys()
-      yield* sql.withTransaction(sql`INSERT INTO settings (name, value) VALUES ('own-1', 'x')`)
+      yield* sql.withTransaction(sql`INSERT INTO settings (name, value) VALUES ('own-1', 'x')`.pipe(writing(settingWrites)))
       yield* writes.run(function* () {
-        yield* txRun("INSERT INTO settings (name, value) VALUES ('own-2', 'x')", [])
+        yield* txRun("INSERT INTO settings (name, value) VALUES ('own-2', 'x')", [], settingWrites)
       })
-      yield* sql`INSERT INTO settings (name, value) VALUES ('own-3', 'x')`
+      yield* sql`INSERT INTO settings (name, value) VALUES ('own-3', 'x')`.pipe(writing(settingWrites))
       const afterOther = keys()
       yield* writes.run(function* () {
-        yield* txRun("UPDATE api_keys SET name = name WHERE id = 'none'", [])
+        yield* txRun("UPDATE api_keys SET name = name WHERE id = 'none'", [], keyWrites)
       })
       const afterKeys = keys()
       return { before, afterOther, afterKeys }

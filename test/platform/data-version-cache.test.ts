@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { dataVersionCache } from "../../server/platform/sql/data-version-cache.js"
 import { DatabaseLive } from "../../server/platform/sql/database.js"
 import { ReadConnection } from "../../server/platform/sql/read-connection.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 interface KeyRow {
   readonly id: string
@@ -38,9 +39,9 @@ const withCache = <A>(
       const sql = yield* SqlClient.SqlClient
       const reader = yield* ReadConnection
       yield* sql`CREATE TABLE IF NOT EXISTS keys (id TEXT PRIMARY KEY, revoked INTEGER NOT NULL) STRICT`
-      yield* sql`INSERT INTO keys (id, revoked) VALUES ('k', 0) ON CONFLICT (id) DO UPDATE SET revoked = 0`
+      yield* sql`INSERT INTO keys (id, revoked) VALUES ('k', 0) ON CONFLICT (id) DO UPDATE SET revoked = 0`.pipe(writing(writesEveryTable))
       const read = Effect.map(Effect.orDie(reader.all<KeyRow>("SELECT id, revoked FROM keys WHERE id = ?", ["k"])), (rows) => rows[0]!)
-      const revoke = Effect.asVoid(Effect.orDie(sql`UPDATE keys SET revoked = 1 WHERE id = 'k'`))
+      const revoke = Effect.asVoid(Effect.orDie(sql`UPDATE keys SET revoked = 1 WHERE id = 'k'`.pipe(writing(writesEveryTable))))
       return yield* body({ cache: dataVersionCache<string, KeyRow>(reader.dataVersion, 10), read, revoke })
     }).pipe(Effect.provide(ReadConnection.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir)))), Effect.scoped, Effect.orDie)
   )

@@ -13,6 +13,7 @@ import { AppClock } from "../../server/platform/clock.js"
 import { IdempotencyStore } from "../../server/platform/idempotency.js"
 import { DatabaseLive } from "../../server/platform/sql/database.js"
 import { dropTestDatabase, ManualClock, testDatabaseFor } from "../support/server.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 const hour = 60 * 60_000
 const dataDirs: Array<string> = []
@@ -35,7 +36,7 @@ it("answers stored after start-up are purged by a later hourly run once they exp
       const sql = yield* SqlClient.SqlClient
       const organization = "org-1"
       yield* sql`INSERT INTO organizations (id, slug, name, plan, credits_remaining, created_at)
-        VALUES (${organization}, 'purge', 'Purge', 'pro', 0, '2026-11-21T12:00:00.000Z')`
+        VALUES (${organization}, 'purge', 'Purge', 'pro', 0, '2026-11-21T12:00:00.000Z')`.pipe(writing(writesEveryTable))
       const storeAnswer = (key: string) =>
         store.once(
           { organizationId: organization, address: "POST /api/v1/knowledgebases", key, requestHash: "hash" },

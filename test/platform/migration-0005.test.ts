@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { DatabaseLive, databaseFile, migrations } from "../../server/platform/sql/database.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 const dataDir = mkdtempSync(join(tmpdir(), "svc-migration-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -36,25 +37,25 @@ describe("migration 0005 keeps existing data", () => {
     await onOldSchema(
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        yield* sql`INSERT INTO organizations (id, slug, name, plan, credits_remaining, created_at) VALUES ('o1', 'o', 'O', 'pro', 10, ${at})`
-        yield* sql`INSERT INTO members (id, organization_id, email, role, created_at) VALUES ('m1', 'o1', 'm@example.com', 'member', ${at})`
-        yield* sql`INSERT INTO knowledgebases (id, organization_id, name, created_at, updated_at) VALUES ('k1', 'o1', 'K', ${at}, ${at})`
+        yield* sql`INSERT INTO organizations (id, slug, name, plan, credits_remaining, created_at) VALUES ('o1', 'o', 'O', 'pro', 10, ${at})`.pipe(writing(writesEveryTable))
+        yield* sql`INSERT INTO members (id, organization_id, email, role, created_at) VALUES ('m1', 'o1', 'm@example.com', 'member', ${at})`.pipe(writing(writesEveryTable))
+        yield* sql`INSERT INTO knowledgebases (id, organization_id, name, created_at, updated_at) VALUES ('k1', 'o1', 'K', ${at}, ${at})`.pipe(writing(writesEveryTable))
         for (const [id, title, markdown] of [["p1", "Gone", "obsolete"], ["p2", "Kept", "walrus tusks"], ["p3", "Also", "narwhal horns"]]) {
           yield* sql`INSERT INTO pages (id, organization_id, knowledgebase_id, title, template_key, created_at, updated_at, markdown)
-            VALUES (${id!}, 'o1', 'k1', ${title!}, 'page', ${at}, ${at}, ${markdown!})`
+            VALUES (${id!}, 'o1', 'k1', ${title!}, 'page', ${at}, ${at}, ${markdown!})`.pipe(writing(writesEveryTable))
         }
-        yield* sql`DELETE FROM pages WHERE id = 'p1'`
+        yield* sql`DELETE FROM pages WHERE id = 'p1'`.pipe(writing(writesEveryTable))
         for (const [id, text] of [["r1", "first memo"], ["r2", "prefers aisle seats"]]) {
-          yield* sql`INSERT INTO memories (id, organization_id, member_id, text, created_at, updated_at) VALUES (${id!}, 'o1', 'm1', ${text!}, ${at}, ${at})`
+          yield* sql`INSERT INTO memories (id, organization_id, member_id, text, created_at, updated_at) VALUES (${id!}, 'o1', 'm1', ${text!}, ${at}, ${at})`.pipe(writing(writesEveryTable))
         }
         const record = (objectId: string, change: string) =>
           sql`INSERT OR REPLACE INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
-            VALUES ('o1', 'k1', 'page', ${objectId}, ${change}, ${at})`
+            VALUES ('o1', 'k1', 'page', ${objectId}, ${change}, ${at})`.pipe(writing(writesEveryTable))
         yield* record("p2", "created")
         yield* record("p3", "created")
         yield* record("p2", "updated")
         yield* record("p9", "created")
-        yield* sql`DELETE FROM changes WHERE object_id = 'p9'`
+        yield* sql`DELETE FROM changes WHERE object_id = 'p9'`.pipe(writing(writesEveryTable))
       })
     )
 
@@ -63,21 +64,21 @@ describe("migration 0005 keeps existing data", () => {
         const sql = yield* SqlClient.SqlClient
         const kept = yield* sql`SELECT sequence, object_id, change FROM changes ORDER BY sequence`
         yield* sql`INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
-          VALUES ('o1', 'k1', 'page', 'p3', 'updated', ${at})`
+          VALUES ('o1', 'k1', 'page', 'p3', 'updated', ${at})`.pipe(writing(writesEveryTable))
         yield* sql`INSERT INTO changes (organization_id, knowledgebase_id, object_type, object_id, change, changed_at)
-          VALUES ('o1', 'k1', 'page', 'p3', 'moved', ${at})`
+          VALUES ('o1', 'k1', 'page', 'p3', 'moved', ${at})`.pipe(writing(writesEveryTable))
         const feed = yield* sql`SELECT sequence, object_id, change FROM changes ORDER BY sequence`
         const pageKeys = yield* sql`SELECT id, fts_key, rowid AS old_rowid FROM pages ORDER BY id`
         // A page inserted without a key (as the benchmark seeder once did) takes the next one.
         yield* sql`INSERT INTO pages (id, organization_id, knowledgebase_id, title, template_key, created_at, updated_at, markdown)
-          VALUES ('p4', 'o1', 'k1', 'Unkeyed', 'page', ${at}, ${at}, 'beluga songs')`
+          VALUES ('p4', 'o1', 'k1', 'Unkeyed', 'page', ${at}, ${at}, 'beluga songs')`.pipe(writing(writesEveryTable))
         const unkeyed = yield* sql`SELECT fts_key FROM pages WHERE id = 'p4'`
         const beluga = yield* sql`SELECT p.id FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid WHERE pages_fts MATCH 'beluga'`
         const walrus = yield* sql`SELECT p.id FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid WHERE pages_fts MATCH 'walrus'`
         const narwhal = yield* sql`SELECT p.id FROM pages_fts f JOIN pages p ON p.fts_key = f.rowid WHERE pages_fts MATCH 'narwhal'`
         const aisle = yield* sql`SELECT m.id FROM memories_fts f JOIN memories m ON m.fts_key = f.rowid WHERE memories_fts MATCH 'aisle'`
-        yield* sql.unsafe("INSERT INTO pages_fts (pages_fts, rank) VALUES ('integrity-check', 1)")
-        yield* sql.unsafe("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        .pipe(writing(writesEveryTable))
+        .pipe(writing(writesEveryTable))
         return { kept, feed, pageKeys, unkeyed, beluga, walrus, narwhal, aisle }
       })
     )

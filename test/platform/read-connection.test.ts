@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { DatabaseLive } from "../../server/platform/sql/database.js"
 import { ReadConnection } from "../../server/platform/sql/read-connection.js"
 import { SqliteWriter } from "../../server/platform/sql/sqlite-connection.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 let dataDir: string
 beforeAll(() => {
@@ -42,7 +43,7 @@ it("reads on the idle writer, and on the reader while a transaction is open, see
       const holder = yield* Effect.fork(
         sql.withTransaction(
           Effect.gen(function* () {
-            yield* sql`INSERT INTO notes (body) VALUES ('uncommitted')`
+            yield* sql`INSERT INTO notes (body) VALUES ('uncommitted')`.pipe(writing(writesEveryTable))
             yield* Deferred.succeed(opened, undefined)
             yield* Deferred.await(release)
           })

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, expect, it } from "vitest"
 import { SqliteConnectionLive } from "../../server/platform/sql/sqlite-connection.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 const dir = mkdtempSync(join(tmpdir(), "svc-sqlite-connection-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -22,8 +23,8 @@ it("streams a query's rows, in order, with the client's row transform", async ()
   const rows = await withClient((sql) =>
     Effect.gen(function* () {
       yield* sql`CREATE TABLE IF NOT EXISTS numbers (n INTEGER NOT NULL, name_text TEXT NOT NULL)`
-      yield* sql`DELETE FROM numbers`
-      for (const n of [3, 1, 2]) yield* sql`INSERT INTO numbers (n, name_text) VALUES (${n}, ${`n${n}`})`
+      yield* sql`DELETE FROM numbers`.pipe(writing(writesEveryTable))
+      for (const n of [3, 1, 2]) yield* sql`INSERT INTO numbers (n, name_text) VALUES (${n}, ${`n${n}`})`.pipe(writing(writesEveryTable))
       return yield* Stream.runCollect(sql`SELECT n, name_text FROM numbers ORDER BY n`.stream)
     })
   )

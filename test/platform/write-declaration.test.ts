@@ -7,15 +7,15 @@
  * nothing.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, type Exit, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { DatabaseLive } from "../../server/platform/sql/database.js"
-import { SqliteWriter } from "../../server/platform/sql/sqlite-connection.js"
-import { declareWrites, writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
-import { statementsOn, txAll, txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
+import { SqliteConnectionLive, SqliteWriter, type SqliteWriterShape } from "../../server/platform/sql/sqlite-connection.js"
+import { declareWrites, UndeclaredWrite, writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
+import { sqliteWriteTransactions, statementsOn, txAll, txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
 
 let dataDir: string
 beforeAll(() => {
@@ -167,4 +167,37 @@ it("refuses a declaration that names no table, a name that cannot be a table, or
   expect(() => declareWrites("pages; DROP")).toThrow(TypeError)
   expect(() => declareWrites("organizations#plan")).toThrow(TypeError)
   expect(declareWrites("pages", "pages", "organizations#credits").tables).toEqual(["pages", "organizations#credits"])
+})
+
+/** A client of its own on `file`, strict or not, with a table `notes` made by undeclared DDL. */
+const withOwnClient = <A>(strictWrites: boolean, file: string, use: (sql: SqlClient.SqlClient, writer: SqliteWriterShape) => Effect.Effect<A, unknown, SqlClient.SqlClient | SqliteWriter>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const writer = yield* SqliteWriter
+      yield* sql`CREATE TABLE IF NOT EXISTS notes (body TEXT NOT NULL) STRICT`
+      return yield* use(sql, writer)
+    }).pipe(Effect.provide(SqliteConnectionLive({ filename: join(dataDir, file), prepareCacheSize: 10, strictWrites })), Effect.scoped)
+  )
+
+it("in strict mode an undeclared write fails before it runs, through either form, and writes nothing; DDL and declared writes run", async () => {
+  const seen = await withOwnClient(true, "strict.sqlite", (sql, writer) =>
+    Effect.gen(function* () {
+      const viaSql = yield* Effect.either(sql`INSERT INTO notes (body) VALUES ('undeclared')`)
+      const viaBody = yield* Effect.exit(
+        sqliteWriteTransactions(writer).run(function* () {
+          yield* txRun("INSERT INTO notes (body) VALUES ('declared first')", [], declareWrites("notes"))
+          yield* txRun("INSERT INTO notes (body) VALUES ('undeclared')", [])
+        })
+      )
+      yield* sql`INSERT INTO notes (body) VALUES ('declared')`.pipe(writing(declareWrites("notes")))
+      const rows = yield* sql<{ body: string }>`SELECT body FROM notes ORDER BY body`
+      return { viaSql, viaBody, rows: rows.map((row) => row.body) }
+    })
+  )
+  expect(seen.viaSql._tag).toBe("Left")
+  expect(seen.viaSql._tag === "Left" && seen.viaSql.left.cause).toBeInstanceOf(UndeclaredWrite)
+  expect(seen.viaBody._tag).toBe("Failure")
+  expect((Cause.squash((seen.viaBody as Exit.Failure<unknown, unknown>).cause) as { cause?: unknown }).cause).toBeInstanceOf(UndeclaredWrite)
+  expect(seen.rows).toEqual(["declared"])
 })

@@ -19,6 +19,7 @@ import {
   txRun,
   WriteTransactions
 } from "../../server/platform/sql/write-fast-path.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 let dataDir: string
 beforeAll(() => {
@@ -34,7 +35,7 @@ const run = <A>(body: Effect.Effect<A, unknown, WriteTransactions | SqlClient.Sq
 /** Counts the rows of `table`, inserts one named `name`, and returns the count it saw. */
 function* countThenInsert(table: string, name: string): TxBody<number> {
   const [row] = yield* txAll<{ n: number }>(`SELECT count(*) AS n FROM ${table}`, [])
-  yield* txRun(`INSERT INTO ${table} (name) VALUES (?)`, [name])
+  yield* txRun(`INSERT INTO ${table} (name) VALUES (?)`, [name], writesEveryTable)
   return row!.n
 }
 
@@ -49,10 +50,10 @@ it("waits for an @effect/sql transaction holding the writer, then sees what it c
       const slow = yield* Effect.fork(
         sql.withTransaction(
           Effect.gen(function* () {
-            yield* sql`INSERT INTO t1 (name) VALUES ('slow 1')`
+            yield* sql`INSERT INTO t1 (name) VALUES ('slow 1')`.pipe(writing(writesEveryTable))
             yield* Deferred.succeed(firstWritten, undefined)
             yield* Deferred.await(release)
-            yield* sql`INSERT INTO t1 (name) VALUES ('slow 2')`
+            yield* sql`INSERT INTO t1 (name) VALUES ('slow 2')`.pipe(writing(writesEveryTable))
           })
         )
       )
@@ -78,7 +79,7 @@ it("inside an @effect/sql transaction of the same fiber it runs as a part of it,
       yield* sql`CREATE TABLE t2 (name TEXT NOT NULL) STRICT`
       yield* sql.withTransaction(
         Effect.gen(function* () {
-          yield* sql`INSERT INTO t2 (name) VALUES ('outer')`
+          yield* sql`INSERT INTO t2 (name) VALUES ('outer')`.pipe(writing(writesEveryTable))
           const seen = yield* writes.run(() => countThenInsert("t2", "inner"))
           expect(seen).toBe(1)
         })
@@ -103,11 +104,11 @@ it("a statement error rolls the whole body back", async () => {
       const sql = yield* SqlClient.SqlClient
       const writes = yield* WriteTransactions
       yield* sql`CREATE TABLE t3 (name TEXT NOT NULL UNIQUE) STRICT`
-      yield* sql`INSERT INTO t3 (name) VALUES ('taken')`
+      yield* sql`INSERT INTO t3 (name) VALUES ('taken')`.pipe(writing(writesEveryTable))
       const exit = yield* Effect.exit(
         writes.run(function* () {
-          yield* txRun("INSERT INTO t3 (name) VALUES (?)", ["first"])
-          yield* txRun("INSERT INTO t3 (name) VALUES (?)", ["taken"])
+          yield* txRun("INSERT INTO t3 (name) VALUES (?)", ["first"], writesEveryTable)
+          yield* txRun("INSERT INTO t3 (name) VALUES (?)", ["taken"], writesEveryTable)
         })
       )
       const names = (yield* sql<{ name: string }>`SELECT name FROM t3 ORDER BY rowid`).map((row) => row.name)

@@ -17,6 +17,7 @@ import { AccessService, type AccessRequest } from "../../server/provisioning/acc
 import { startTestServer, type TestServer } from "../support/server.js"
 import { createPlan, createSuite, createTargets, insertEndUser, insertPortal, subscribe } from "./support.js"
 import { organizationId } from "../support/fixtures.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
 
@@ -29,7 +30,8 @@ describe("AccessService on its own layer", () => {
     )
   )
   const run = <A, E>(effect: Effect.Effect<A, E, AccessService | AccountsService | SqlClient.SqlClient>) => runtime.runPromise(effect)
-  const exec = (write: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) => run(Effect.flatMap(SqlClient.SqlClient, write))
+  // Hand-written fixture rows: writes of every table (`write-declaration.ts`).
+  const exec = (write: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) => run(writing(writesEveryTable)(Effect.flatMap(SqlClient.SqlClient, write)))
   const at = "2026-01-01T00:00:00.000Z"
   let org = ""
   let otherOrg = ""

@@ -16,6 +16,7 @@ import { readySource } from "../support/sources.js"
 import { AccountsService } from "../../server/identity/service.js"
 import { RunService } from "../../server/runtime/runs/service.js"
 import { count, createAgent, openStream } from "./support.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 let server: TestServer
 let orgId: string
@@ -237,7 +238,7 @@ describe("a restart", () => {
           Effect.all([
             db`UPDATE organizations SET credits_remaining = credits_remaining - 1, credits_used = credits_used + 1 WHERE id = ${org}`,
             db`UPDATE executions SET status = 'running', finished_at = NULL WHERE id = ${turn.body.executionId}`
-          ])
+          ]).pipe(writing(writesEveryTable))
         ).pipe(Effect.orDie)
       )
       expect((await organizationOf(first)).creditsRemaining).toBe(3)

@@ -19,6 +19,7 @@ import { type FakeOpenAi, type SeenRequest, say, startFakeOpenAi } from "../supp
 import { dropTestDatabase, startTestServer, type TestServer } from "../support/server.js"
 import { call, connect, personalKey } from "../support/mcp.js"
 import { createAgent } from "./support.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 let fake: FakeOpenAi
 let server: TestServer
@@ -216,12 +217,12 @@ describe("migration 0016", () => {
         yield* sql`UPDATE agents SET draft = ${keptAs("builtin")} WHERE id = ${legacy}`
         yield* sql`UPDATE agent_versions SET definition = ${keptAs("builtin")} WHERE agent_id = ${legacy}`
         yield* sql`UPDATE agents SET draft = ${keptAs("llama3")} WHERE id = ${legacyNamed}`
-      })
+      }).pipe(writing(writesEveryTable))
     )
     expect((await get(`/agents/${legacy}`)).agent).toMatchObject({ model: "builtin", modelSource: "explicit" })
     const updatedAt = (await get(`/agents/${legacy}/draft`)).agent.updatedAt
 
-    await server.admin(migrations["0016_agent_default_model"])
+    await server.admin(writing(writesEveryTable)(migrations["0016_agent_default_model"]))
     const rows = await server.admin(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ draft: string }>`SELECT draft FROM agents WHERE id IN (${legacy}, ${legacyNamed}) ORDER BY name`)
     )

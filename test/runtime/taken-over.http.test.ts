@@ -14,6 +14,7 @@ import { abandonedByServer } from "../../server/runtime/runs/reasons.js"
 import { RunService } from "../../server/runtime/runs/service.js"
 import { createAgent } from "./support.js"
 import { eventually } from "../support/timing.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 
 let fake: FakeOpenAi
 let answer: FakeResponse
@@ -41,7 +42,7 @@ const sweepAsIfStalled = () =>
   server.admin(
     Effect.gen(function* () {
       const db = yield* SqlClient.SqlClient
-      yield* Effect.orDie(db`UPDATE service_instances SET alive_until = 0`)
+      yield* Effect.orDie(db`UPDATE service_instances SET alive_until = 0`.pipe(writing(writesEveryTable)))
       return yield* Effect.flatMap(RunService, (runs) => runs.recoverAbandoned("sweep"))
     })
   )

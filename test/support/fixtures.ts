@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
 import type { Plan, Role } from "../../server/identity/domain.js"
 import { AccountsService, type CreatedKey, type KeyRequest } from "../../server/identity/service.js"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 import type { TestResponse, TestServer } from "./server.js"
 
 /** The request id format every response carries (docs/decisions.md). */
@@ -27,9 +28,12 @@ export const expectError = (response: TestResponse, status: number, code: string
 /** A UUID that names nothing. */
 export const unknownId = (): string => randomUUID()
 
-/** Runs SQL on the server's database through the admin handle. */
+/**
+ * Runs SQL on the server's database through the admin handle. A fixture's hand-written rows are no
+ * repository's: its writes count as writes of every table (`write-declaration.ts`).
+ */
 export const sql = <A>(server: TestServer, run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<A> =>
-  server.admin(Effect.flatMap(SqlClient.SqlClient, run))
+  server.admin(writing(writesEveryTable)(Effect.flatMap(SqlClient.SqlClient, run)))
 
 /** The id of an organization. */
 export const organizationId = async (server: TestServer, slug = "default"): Promise<string> =>

@@ -47,8 +47,16 @@ const isCommit = (text: string) => /^\s*(?:commit|end)\b/i.test(text)
 
 const sqlError = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
+/** Where the database is, and how the client keeps it. */
+export interface SqliteConnectionOptions {
+  readonly filename: string
+  readonly prepareCacheSize: number
+  /** Whether an undeclared write fails (`write-declaration.ts`); by default `SVC_STRICT_WRITE_DECLARATIONS`. */
+  readonly strictWrites?: boolean
+}
+
 /** Opens the connection and builds the client over it (see the module comment). */
-export const makeSqliteClient = (options: { readonly filename: string; readonly prepareCacheSize: number }) =>
+export const makeSqliteClient = (options: SqliteConnectionOptions) =>
   Effect.gen(function* () {
     const compiler = Statement.makeCompilerSqlite()
     const db = yield* Effect.acquireRelease(
@@ -56,7 +64,7 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
       (db) => Effect.sync(() => db.close())
     )
     db.pragma("journal_mode = WAL")
-    const generations = writeGenerations(db)
+    const generations = options.strictWrites === undefined ? writeGenerations(db) : writeGenerations(db, { strict: options.strictWrites })
 
     const prepareCache = yield* Cache.make({
       capacity: options.prepareCacheSize,
@@ -241,7 +249,7 @@ export const makeSqliteClient = (options: { readonly filename: string; readonly 
   })
 
 /** The client's layer: `SqliteClient`, `SqlClient` and the `SqliteWriter` behind them. */
-export const SqliteConnectionLive = (options: { readonly filename: string; readonly prepareCacheSize: number }) =>
+export const SqliteConnectionLive = (options: SqliteConnectionOptions) =>
   Layer.scopedContext(
     Effect.map(makeSqliteClient(options), ({ client, writer }) =>
       Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client), Context.add(SqliteWriter, writer))

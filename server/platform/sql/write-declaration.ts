@@ -49,6 +49,21 @@ export const declareWrites = (...tables: ReadonlyArray<string>): WriteDeclaratio
 /** Every table: migrations, DDL and writes whose tables cannot be named (test fixtures). */
 export const writesEveryTable: WriteDeclaration = { _tag: "WriteDeclaration", tables: ["*"] }
 
+/**
+ * Whether a write statement without a declaration fails instead of counting as a write of every
+ * table: `SVC_STRICT_WRITE_DECLARATIONS=1`, read once when this module is loaded. The test suite's
+ * SQLite runs set it (`vitest.config.ts`), so a new undeclared write fails the tests that reach it.
+ */
+export const strictWriteDeclarations: boolean = process.env.SVC_STRICT_WRITE_DECLARATIONS === "1"
+
+/** A write statement ran on the writer without declaring its tables, in strict mode. */
+export class UndeclaredWrite extends Error {
+  constructor(readonly text: string) {
+    super(`A write statement declares no tables (write-declaration.ts): ${text.replace(/\s+/g, " ").slice(0, 200)}`)
+    this.name = "UndeclaredWrite"
+  }
+}
+
 /** The declaration the `@effect/sql` statements of the current fiber run under; unset outside `writing`. */
 export const CurrentWrites: FiberRef.FiberRef<WriteDeclaration | undefined> = FiberRef.unsafeMake<WriteDeclaration | undefined>(undefined)
 

@@ -14,7 +14,7 @@
  * anything else counts as a write of the whole table.
  */
 import type Database from "better-sqlite3"
-import { columnGroups, type WriteDeclaration } from "./write-declaration.js"
+import { columnGroups, strictWriteDeclarations, UndeclaredWrite, type WriteDeclaration } from "./write-declaration.js"
 
 /** A table name, lower case. */
 type Table = string
@@ -88,8 +88,11 @@ export interface WriteGenerations {
   readonly commits: () => CommitObserver
 }
 
-/** Tracks the writes made on `db`, which must be the connection every write of the process uses. */
-export const writeGenerations = (db: Database.Database): WriteGenerations => {
+/**
+ * Tracks the writes made on `db`, which must be the connection every write of the process uses.
+ * `strict`: an undeclared write statement throws `UndeclaredWrite` before it runs.
+ */
+export const writeGenerations = (db: Database.Database, options: { readonly strict: boolean } = { strict: strictWriteDeclarations }): WriteGenerations => {
   const generations = new Map<Table, number>()
   let everything = 0
   const pending = new Set<Table>()
@@ -192,6 +195,7 @@ export const writeGenerations = (db: Database.Database): WriteGenerations => {
   return {
     noteStatement: (text, readonly, declared) => {
       if (readonly || transactionControl.test(text)) return "none"
+      if (declared === undefined && options.strict && !ddl.test(text)) throw new UndeclaredWrite(text)
       const tables = declared !== undefined ? tablesOfDeclaration(declared) : tablesOfText(text)
       for (const table of tables) pending.add(table)
       return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
