@@ -4,7 +4,8 @@
  * cascading foreign keys and triggers, through both forms (an `@effect/sql` statement under
  * `writing`, a transaction body step on the fast path or through `statementsOn`); a charge of an
  * organization's credits bumps `organizations#credits` alone; a read under a declaration bumps
- * nothing.
+ * nothing. An undeclared write fails in strict mode (what the SQLite test runs use) and otherwise
+ * counts as a write of every table.
  */
 import { SqlClient } from "@effect/sql"
 import { Cause, Effect, type Exit, Layer } from "effect"
@@ -200,4 +201,19 @@ it("in strict mode an undeclared write fails before it runs, through either form
   expect(seen.viaBody._tag).toBe("Failure")
   expect((Cause.squash((seen.viaBody as Exit.Failure<unknown, unknown>).cause) as { cause?: unknown }).cause).toBeInstanceOf(UndeclaredWrite)
   expect(seen.rows).toEqual(["declared"])
+})
+
+it("out of strict mode an undeclared write runs and counts as a write of every table", async () => {
+  const seen = await withOwnClient(false, "lenient.sqlite", (sql, writer) =>
+    Effect.gen(function* () {
+      const before = [writer.generations.generationOf(["notes"]), writer.generations.generationOf(["anything_else"])]
+      yield* sql`INSERT INTO notes (body) VALUES ('undeclared')`
+      const after = [writer.generations.generationOf(["notes"]), writer.generations.generationOf(["anything_else"])]
+      const rows = yield* sql<{ body: string }>`SELECT body FROM notes`
+      return { before, after, rows: rows.map((row) => row.body) }
+    })
+  )
+  expect(seen.rows).toEqual(["undeclared"])
+  expect(seen.after[0]).toBeGreaterThan(seen.before[0]!)
+  expect(seen.after[1]).toBeGreaterThan(seen.before[1]!)
 })

@@ -1,59 +1,52 @@
 /**
- * Which tables this process's own commits changed: every statement run on the writer connection is
- * read for the tables it writes (INSERT INTO, UPDATE, DELETE FROM, REPLACE INTO, anywhere in the
- * text, so CTEs and RETURNING count), widened by the schema to the tables its triggers and cascading
- * foreign keys may write too. The tables are noted while a transaction is open and their generations
+ * Which tables this process's own commits changed. Each write statement run on the writer
+ * connection declares the tables it writes (`write-declaration.ts`: `CurrentWrites` for
+ * `@effect/sql` statements, a field of a transaction body step); whether a statement writes at all
+ * is SQLite's own answer (the prepared statement's `readonly`). The declared tables are widened by
+ * the schema, read once (and again after DDL), to the tables their cascading foreign keys and their
+ * triggers may write too. The tables are noted while a transaction is open and their generations
  * are bumped in the same synchronous step as the COMMIT, so a cache tagged before its query never
- * serves what an earlier commit changed. A statement that cannot be read (DDL, anything unknown)
- * bumps every table.
+ * serves what an earlier commit changed.
  *
- * A column group (`columnGroups`) is a table's columns that no cache reads: a plain UPDATE setting
- * only them writes `table#group` instead of `table` (an organization's credits, charged by every run
- * and search, leave its cached credentials valid). Plain means one target, every assignment
- * `column = expression` with no parenthesis or quoted text in the SET clause, and no trigger on the table;
- * anything else counts as a write of the whole table.
+ * No statement's text is read for tables. Two statement kinds are told by their first word, since
+ * SQLite's `readonly` does not separate them from writes: transaction control (nothing written)
+ * and DDL or PRAGMA (every table). A write that declares nothing counts as a write of every table,
+ * so no cache is ever left stale; in strict mode (`strictWriteDeclarations`) it fails instead.
+ *
+ * A column group (`organizations#credits`, `columnGroups`) is a table's columns that no cache
+ * reads: a statement declared to write only the group leaves caches of the table valid (an
+ * organization's credits, charged by every run and search, leave its cached credentials). On a
+ * table with triggers a group's write counts as the whole table's.
  */
 import type Database from "better-sqlite3"
-import { columnGroups, strictWriteDeclarations, UndeclaredWrite, type WriteDeclaration } from "./write-declaration.js"
+import { strictWriteDeclarations, UndeclaredWrite, type WriteDeclaration } from "./write-declaration.js"
 
 /** A table name, lower case. */
 type Table = string
 
 const everyTable = "*"
+/** What an undeclared write, DDL or a migration writes. */
+const allTables: ReadonlySet<Table> = new Set([everyTable])
 
-const plainUpdate = /^\s*update\s+["`[]?(\w+)["`\]]?\s+set\s+([^()']+?)\s+(?:where|returning)\b[^;]*$/i
-const assignment = /^\s*["`[]?(\w+)["`\]]?\s*=(?!=)/
-
-/** The column group a plain UPDATE writes alone (`table#group`), or null. */
-export const columnGroupWrittenBy = (text: string): string | null => {
-  const update = plainUpdate.exec(text)
-  if (update === null) return null
-  const table = update[1]!.toLowerCase()
-  const group = columnGroups.find((candidate) => candidate.table === table)
-  if (group === undefined) return null
-  for (const part of update[2]!.split(",")) {
-    const column = assignment.exec(part)?.[1]?.toLowerCase()
-    if (column === undefined || !group.columns.has(column)) return null
-  }
-  return `${table}#${group.group}`
-}
 const writeTarget = /\b(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+(?:["`[]?\w+["`\]]?\s*\.\s*)?["`[]?(\w+)/gi
 const readOnlyStart = /^\s*(?:select|with|pragma\s+(?:data_version|foreign_key_list|table_info|index_list)|explain)\b/i
 const transactionControl = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i
 const ddl = /^\s*(?:create|drop|alter|vacuum|reindex|analyze|attach|detach|pragma)\b/i
 
-/** The tables a statement's text may write, before widening; `*` when it cannot tell. */
+/**
+ * The tables a trigger's body writes (SQL of the schema, read once when the schema is, never a
+ * statement's), before widening; `*` when it cannot tell.
+ */
 export const tablesWrittenBy = (text: string): ReadonlySet<Table> => {
   if (transactionControl.test(text)) return new Set()
   const targets = new Set<Table>()
-  for (const match of text.matchAll(writeTarget)) targets.add(match[1]!.toLowerCase())
-  if (targets.size === 1) {
-    const group = columnGroupWrittenBy(text)
-    if (group !== null) return new Set([group])
+  for (const match of text.matchAll(writeTarget)) {
+    const table = match[1]!.toLowerCase()
+    // `ON CONFLICT … DO UPDATE SET`: an upsert of its own target, already counted.
+    if (table !== "set") targets.add(table)
   }
   if (targets.size > 0) return targets
   if (readOnlyStart.test(text)) return new Set()
-  if (ddl.test(text)) return new Set([everyTable])
   return new Set([everyTable])
 }
 
@@ -96,7 +89,6 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
   const generations = new Map<Table, number>()
   let everything = 0
   const pending = new Set<Table>()
-  const byText = new Map<string, ReadonlySet<Table>>()
   const byDeclaration = new Map<WriteDeclaration, ReadonlySet<Table>>()
   let widening: Map<Table, ReadonlySet<Table>> | null = null
 
@@ -146,7 +138,6 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
   const widened = (written: ReadonlySet<Table>): ReadonlySet<Table> => {
     if (written.has(everyTable)) {
       widening = null
-      byText.clear()
       byDeclaration.clear()
       return written
     }
@@ -161,16 +152,6 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
     const wide = new Set(tables)
     for (const table of tables) for (const reached of widening.get(table) ?? []) wide.add(reached)
     return wide
-  }
-
-  const tablesOfText = (text: string): ReadonlySet<Table> => {
-    let tables = byText.get(text)
-    if (tables) return tables
-    tables = widened(tablesWrittenBy(text))
-    if (tables.has(everyTable)) return tables
-    if (byText.size > 5_000) byText.clear()
-    byText.set(text, tables)
-    return tables
   }
 
   const tablesOfDeclaration = (declared: WriteDeclaration): ReadonlySet<Table> => {
@@ -196,7 +177,7 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
     noteStatement: (text, readonly, declared) => {
       if (readonly || transactionControl.test(text)) return "none"
       if (declared === undefined && options.strict && !ddl.test(text)) throw new UndeclaredWrite(text)
-      const tables = declared !== undefined ? tablesOfDeclaration(declared) : tablesOfText(text)
+      const tables = declared !== undefined ? tablesOfDeclaration(declared) : widened(allTables)
       for (const table of tables) pending.add(table)
       return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
     },
