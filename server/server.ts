@@ -7,6 +7,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
+import { openApiRoute } from "./http/openapi-route.js"
 import { CoreLive, type CoreOptions } from "./core.js"
 import { type DemoReport, seedDemoOnce } from "./demo/seed.js"
 import { features } from "./features.js"
@@ -88,7 +89,7 @@ const HttpLive = (options: ServerOptions, backend: Backend) => {
     Layer.provide(PortalHttpLive),
     Layer.provide(BodySizeLimitLive),
     Layer.provide(RequestMiddlewareLive),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${apiPrefix}/openapi.json` })),
+    Layer.provide(openApiRoute(`${apiPrefix}/openapi.json`)),
     Layer.provide(
       HttpApiBuilder.api(Api).pipe(
         Layer.provide(mergeLayers(features.map((feature) => feature.http))),

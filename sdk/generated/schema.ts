@@ -7648,6 +7648,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationReply"];
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -7776,6 +7777,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationReply"];
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8287,6 +8289,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FlowRunResult"] | components["schemas"]["ConversationReply"];
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8415,6 +8418,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FlowRunResult"] | components["schemas"]["ConversationReply"];
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8543,6 +8547,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AppConversationReply"];
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8671,6 +8676,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AppConversationReply"];
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */

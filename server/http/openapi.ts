@@ -1,6 +1,9 @@
 /**
  * Final touches on the generated OpenAPI description: our error envelope replaces the framework's
- * decode-error shape, and the headers every response carries are documented.
+ * decode-error shape, the headers every response carries are documented, the streamed answers of
+ * the run endpoints (`stream: true`) are declared as `text/event-stream` with their events, and
+ * `Schema.Unknown`'s `"$id": "/schemas/unknown"` (one `$id` on a dozen subschemas, which JSON
+ * Schema validators refuse to load) is dropped: an unconstrained value is `{}`.
  */
 type Json = Record<string, any>
 
@@ -15,6 +18,62 @@ const cleanSchema = (schema: Json): Json => {
     return kept.length === 1 ? kept[0] : { ...schema, anyOf: kept }
   }
   return schema
+}
+
+/** The `$id` `JSONSchema.make` gives `Schema.Unknown`, the same on every such subschema. */
+const unknownId = "/schemas/unknown"
+
+/** Drops every `"$id": "/schemas/unknown"` under `value` (in place). */
+const dropUnknownIds = (value: unknown): void => {
+  if (Array.isArray(value)) return value.forEach(dropUnknownIds)
+  if (value === null || typeof value !== "object") return
+  const object = value as Json
+  if (object.$id === unknownId) delete object.$id
+  for (const child of Object.values(object)) dropUnknownIds(child)
+}
+
+/** Whether an operation's JSON body (any member of it) has a `stream` property. */
+const takesStream = (operation: Json, schemas: Json): boolean => {
+  const resolve = (schema: Json | undefined): Json | undefined =>
+    typeof schema?.$ref === "string" ? schemas[String(schema.$ref).split("/").pop()!] : schema
+  const body = resolve(operation.requestBody?.content?.["application/json"]?.schema)
+  const members: Array<Json | undefined> = Array.isArray(body?.anyOf) ? body.anyOf.map(resolve) : [body]
+  return members.some((member) => member?.properties?.stream !== undefined)
+}
+
+const textEvent = (properties: Json, required: ReadonlyArray<string>): Json => ({ type: "object", properties, required })
+
+/** The events of a streamed run (conventions: Streaming), each one's `data` as JSON. */
+const streamEvents = (done: Json): Json => ({
+  start: {
+    description: "First, once: the execution's id (and the conversation's, for a conversation).",
+    schema: textEvent({ executionId: { type: "string" }, conversation_id: { type: "string" } }, ["executionId"])
+  },
+  tool: { description: "A tool (or Flow step, or App member) as it starts.", schema: textEvent({ name: { type: "string" } }, ["name"]) },
+  delta: { description: "The next piece of the reply's text.", schema: textEvent({ text: { type: "string" } }, ["text"]) },
+  done: { description: "Last, on success: the answer the call gives without `stream`.", schema: done },
+  error: {
+    description: "Last, on failure: the error envelope.",
+    schema: textEvent(
+      { error: textEvent({ code: { type: "string" }, message: { type: "string" } }, ["code", "message"]) },
+      ["error"]
+    )
+  }
+})
+
+/** Declares the `text/event-stream` answer of an operation that takes `stream`. */
+const declareStream = (operation: Json, schemas: Json): void => {
+  const ok = operation.responses?.["200"]
+  const json = ok?.content?.["application/json"]
+  if (json === undefined || !takesStream(operation, schemas)) return
+  ok.content["text/event-stream"] = {
+    schema: {
+      type: "string",
+      description:
+        "With `stream: true`: server-sent events, `event: start`, then `tool` and `delta` events, then exactly one `done` or `error`; each event's `data` is one JSON value (`x-events`), and a `: keep-alive` comment comes every 15 s."
+    },
+    "x-events": streamEvents(json.schema)
+  }
 }
 
 /** Cleans and completes the OpenAPI document generated from the `HttpApi` definition. */
@@ -41,8 +100,10 @@ export const cleanOpenApi = (spec: Json): Json => {
   for (const scheme of Object.values(out.components.securitySchemes ?? {}) as Array<Json>) {
     scheme.description = "An organization or personal API key: `Authorization: Bearer <API_KEY>`."
   }
+  dropUnknownIds(out)
   for (const pathItem of Object.values(out.paths ?? {}) as Array<Json>) {
     for (const operation of Object.values(pathItem) as Array<Json>) {
+      declareStream(operation, out.components.schemas ?? {})
       const takesIdempotencyKey = (operation.parameters ?? []).some((p: Json) => p.name === "idempotency-key")
       const marksDeprecation = operation.deprecated === true || Array.isArray(operation["x-deprecated-fields"])
       for (const [status, response] of Object.entries(operation.responses ?? {}) as Array<[string, Json]>) {

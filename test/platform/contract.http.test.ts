@@ -37,7 +37,7 @@ beforeAll(async () => {
   doc = response.body
   ajv = new Ajv2020({ strict: false, allErrors: true })
   addFormats(ajv)
-  ajv.addSchema({ ...withoutIds(doc), $id: docId })
+  ajv.addSchema({ ...doc, $id: docId })
 })
 afterAll(async () => {
   await server.stop()
@@ -45,17 +45,6 @@ afterAll(async () => {
 })
 // Each test starts with a fresh rate-limit window (120 requests per minute per key).
 beforeEach(() => server.clock.advance(60_000))
-
-/**
- * The document without its schemas' own `$id`s: Effect marks every `Schema.Unknown` with
- * `$id: "/schemas/unknown"`, which Ajv would otherwise take for one schema defined many times.
- */
-const withoutIds = (value: unknown): any =>
-  Array.isArray(value)
-    ? value.map(withoutIds)
-    : value !== null && typeof value === "object"
-      ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$id").map(([key, v]) => [key, withoutIds(v)]))
-      : value
 
 /** `/a/b~c` as one JSON pointer segment. */
 const pointerSegment = (text: string) => text.replace(/~/g, "~0").replace(/\//g, "~1")

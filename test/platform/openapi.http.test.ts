@@ -4,6 +4,7 @@
  * `Idempotency-Key` header and examples on the create.
  */
 import { validate } from "@readme/openapi-parser"
+import { Ajv2020 } from "ajv/dist/2020.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { requestIdPattern } from "../support/fixtures.js"
 import { startTestServer, type TestResponse, type TestServer } from "../support/server.js"
@@ -109,6 +110,54 @@ describe("the document", () => {
   it("leaks no framework schema", () => {
     const text = JSON.stringify(doc)
     for (const name of ["HttpApiDecodeError", "ParseError", "RouteNotFound", "PropertyKey"]) expect(text).not.toContain(name)
+  })
+})
+
+describe("what tools nobody here wrote need of it (issue 23)", () => {
+  it("names in servers the address that served it", async () => {
+    const origin = server.baseUrl.replace(/\/api\/v1$/, "")
+    expect(doc.servers).toEqual([{ url: origin, description: "The `svc serve` that served this document." }])
+    const viaLocalhost = await fetch(`${origin.replace("127.0.0.1", "localhost")}/api/v1/openapi.json`)
+    expect(((await viaLocalhost.json()) as any).servers[0].url).toBe(origin.replace("127.0.0.1", "localhost"))
+  })
+
+  it("has no $id twice, and Ajv (JSON Schema 2020-12) compiles every component schema", () => {
+    const ids: Array<string> = []
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) return value.forEach(walk)
+      if (value === null || typeof value !== "object") return
+      const id = (value as { $id?: unknown }).$id
+      if (typeof id === "string") ids.push(id)
+      Object.values(value).forEach(walk)
+    }
+    walk(doc)
+    expect(ids.length).toBe(new Set(ids).size)
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    ajv.addSchema({ $id: "doc", components: doc.components })
+    for (const name of Object.keys(doc.components.schemas)) {
+      expect(() => ajv.getSchema(`doc#/components/schemas/${name}`), name).not.toThrow()
+    }
+  })
+
+  it("declares the streamed answer of every operation that takes stream, with its events", () => {
+    const streamed = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+      Object.entries(item)
+        .filter(([, operation]: [string, any]) => operation.responses?.["200"]?.content?.["text/event-stream"] !== undefined)
+        .map(([method]) => `${method.toUpperCase()} ${path}`)
+    )
+    expect(streamed.sort()).toEqual(
+      [
+        "POST /api/v1/agents/{id}/conversation",
+        "POST /api/v1/agents/{id}/draft/run",
+        "POST /api/v1/apps/{id}/conversation",
+        "POST /api/v1/apps/{id}/draft/run",
+        "POST /api/v1/flows/{id}/draft/run",
+        "POST /api/v1/flows/{id}/run"
+      ].sort()
+    )
+    const media = doc.paths["/api/v1/agents/{id}/conversation"].post.responses["200"].content
+    expect(Object.keys(media["text/event-stream"]["x-events"])).toEqual(["start", "tool", "delta", "done", "error"])
+    expect(media["text/event-stream"]["x-events"].done.schema).toEqual(media["application/json"].schema)
   })
 })
 
