@@ -7,7 +7,7 @@
  */
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
-import { InvalidRequest, NotFound, PayloadTooLarge, ServerError } from "../platform/errors.js"
+import { InvalidRequest, MethodNotAllowed, NotFound, PayloadTooLarge, ServerError } from "../platform/errors.js"
 import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
 import { isApiFailure } from "../platform/request/error-catalog.js"
 import { errorResponse } from "./error-responses.js"
@@ -15,7 +15,7 @@ import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
 import { type DecodeIssue, describeIssues } from "../platform/request/decode.js"
 import { unreadableBody } from "./request-body.js"
 import { requestIdOf } from "./request-intake.js"
-import { operationShapes, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
+import { allowedMethods, operationOf, type OperationShapes, operationShapes, requestDecodes, requestShapeProblem, targetSegments, withJsonRecognised } from "./request-shape.js"
 import { nulTextRefusal } from "../platform/sql/text-refusal.js"
 import { jsonNestsDeeperThan, tooDeeplyNested } from "../platform/request/json-nesting.js"
 
@@ -87,6 +87,23 @@ const nestsTooDeeply = (request: HttpServerRequest.HttpServerRequest): Effect.Ef
     ? Effect.orElseSucceed(Effect.map(request.text, (text) => jsonNestsDeeperThan(text)), () => false)
     : Effect.succeed(false)
 
+/**
+ * 405 with `Allow` for a method no operation of a known path has (`PUT /agents`), as RFC 9110 asks;
+ * null when the method has an operation there or no operation has the path (the router's 404).
+ */
+const methodRefusal = (shapes: OperationShapes, request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse | null => {
+  const method = request.method === "HEAD" ? "GET" : request.method
+  const segments = targetSegments(request.url)
+  if (operationOf(shapes, method, segments) !== undefined) return null
+  const allowed = allowedMethods(shapes, segments)
+  if (allowed.length === 0) return null
+  return HttpServerResponse.setHeader(
+    errorResponse(new MethodNotAllowed({ message: `${request.method} is not an operation of this path; it takes ${allowed.join(", ")}.` })),
+    "allow",
+    allowed.join(", ")
+  )
+}
+
 /** The API-level middleware: limits, the request's shape, the error envelope and request id. */
 export const RequestMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
@@ -104,7 +121,10 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware(
         // body of reasonable size is read and discarded first (a huge one is cut off).
         if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
         const refusal = fits ? (requestShapeProblem(shapes, request) ?? ((yield* nestsTooDeeply(request)) ? tooDeeplyNested() : undefined)) : undefined
-        const response = !fits
+        const wrongMethod = fits ? methodRefusal(shapes, request) : null
+        const response = wrongMethod !== null
+          ? wrongMethod
+          : !fits
           ? HttpServerResponse.setHeader(
               errorResponse(
                 new PayloadTooLarge({ message: `The request body is over the ${maxRequestBodyBytes / 1_000_000} MB limit.` })

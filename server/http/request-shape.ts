@@ -106,6 +106,24 @@ export const operationOf = (shapes: OperationShapes, method: string, segments: R
   return best
 }
 
+/**
+ * The methods of the operations whose path `segments` match, for an `Allow` header (with `HEAD`
+ * where `GET` is, as the router answers it); empty when no operation has the path.
+ */
+export const allowedMethods = (shapes: OperationShapes, segments: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const methods = new Set<string>()
+  for (const shape of shapes) {
+    if (shape.segments.length === segments.length && shape.segments.every((segment, index) => segment === null || segment === segments[index])) {
+      methods.add(shape.method)
+    }
+  }
+  if (methods.has("GET")) methods.add("HEAD")
+  return [...methods].sort()
+}
+
+/** The path segments of a request target (its query left out). */
+export const targetSegments = (url: string): ReadonlyArray<string> => pathSegments(url)
+
 const describeTypes = (types: ReadonlyArray<string>) => types.join(" or ")
 
 /** What the shape checks read of a request: its method, target and headers (Effect's request or Node's). */

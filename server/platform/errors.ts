@@ -98,6 +98,10 @@ export class GroupNotFound extends Schema.TaggedError<GroupNotFound>()("GroupNot
 export class GrantTargetNotFound extends Schema.TaggedError<GrantTargetNotFound>()("GrantTargetNotFound", fields) {
   readonly code = "grant_target_not_found" as const
 }
+/** 405: the path is an endpoint's, the method none of its operations'; the answer's `Allow` names theirs. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields) {
+  readonly code = "method_not_allowed" as const
+}
 /** 413: a Knowledgebase export above 50 MB. */
 export class ExportTooLarge extends Schema.TaggedError<ExportTooLarge>()("ExportTooLarge", fields) {
   readonly code = "export_too_large" as const
@@ -142,6 +146,7 @@ export type ApiFailure =
   | PortalScopeUnsupported
   | InsufficientCredits
   | NotFound
+  | MethodNotAllowed
   | Conflict
   | DeletedIdentity
   | LivePaidSubscription

@@ -51,9 +51,11 @@ describe("unknown routes and wrong methods", () => {
     ["PUT", "/knowledgebases"],
     ["PATCH", "/agents"],
     ["PUT", "/agents"]
-  ])("%s %s → 404 not_found (docs/decisions.md), writing nothing", async (method, path) => {
+  ])("%s %s → 405 method_not_allowed with Allow (docs/decisions.md), writing nothing", async (method, path) => {
     await expectNothingWritten(async () => {
-      expectError(await server.request(method, path, { body: { name: "x" } }), 404, "not_found")
+      const answer = await server.request(method, path, { body: { name: "x" } })
+      expectError(answer, 405, "method_not_allowed")
+      expect(answer.headers.get("allow")).toBe("GET, HEAD, POST")
     })
   })
 })

@@ -118,3 +118,45 @@ describe("jsonNestsDeeperThan", () => {
     expect(jsonNestsDeeperThan("[][][][]", 1)).toBe(false)
   })
 })
+
+describe("a method no operation of a known path has", () => {
+  it.each([
+    ["PUT", "/agents", "GET, HEAD, POST"],
+    ["DELETE", "/knowledgebases", "GET, HEAD, POST"],
+    ["GET", "/knowledgebases/{kb}/search", "POST"],
+    ["PROPFIND", "/knowledgebases/{kb}", "GET, HEAD"],
+    ["OPTIONS", "/agents", "GET, HEAD, POST"]
+  ])("%s %s: 405 method_not_allowed with Allow: %s", async (method, template, allow) => {
+    const answers = await Promise.all(
+      ([[withLane, kbs.withLane], [withoutLane, kbs.withoutLane]] as const).map(([server, kb]) =>
+        fetch(`${server.baseUrl}${template.replace("{kb}", kb)}`, { method, headers: { authorization: `Bearer ${server.key}` } })
+      )
+    )
+    for (const answer of answers) {
+      expect(answer.status).toBe(405)
+      expect(answer.headers.get("allow")).toBe(allow)
+      expect(answer.headers.get("x-request-id")).toMatch(/^req_/)
+      expect(((await answer.json()) as any).error).toEqual({
+        code: "method_not_allowed",
+        message: `${method} is not an operation of this path; it takes ${allow}.`
+      })
+    }
+  })
+
+  it("a path no operation has stays 404, and HEAD on a listing is its GET", async () => {
+    expectError(await both((server) => server.request("PUT", "/nothing-here")), 404, "not_found")
+    const head = await fetch(`${withLane.baseUrl}/agents`, { method: "HEAD", headers: { authorization: `Bearer ${withLane.key}` } })
+    expect(head.status).toBe(200)
+  })
+
+  it("writes nothing", async () => {
+    const before = JSON.stringify((await withLane.request("GET", "/agents")).body)
+    const answer = await fetch(`${withLane.baseUrl}/agents`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${withLane.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Never" })
+    })
+    expect(answer.status).toBe(405)
+    expect(JSON.stringify((await withLane.request("GET", "/agents")).body)).toBe(before)
+  })
+})

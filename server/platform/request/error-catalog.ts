@@ -43,6 +43,7 @@ export const catalog = {
   GrantsUnsupported: entry(Errors.GrantsUnsupported, 400, "Per-user `grants` on an organization using groups."),
   PortalScopeUnsupported: entry(Errors.PortalScopeUnsupported, 400, "`deploymentId` on a group grant on group-based access."),
   NotFound: entry(Errors.NotFound, 404, "No such object in the organization."),
+  MethodNotAllowed: entry(Errors.MethodNotAllowed, 405, "The path is an endpoint's, the method is not one of its operations'; `Allow` names those."),
   Conflict: entry(Errors.Conflict, 409, "The same Idempotency-Key with a different body, or while the first request still runs."),
   DeletedIdentity: entry(Errors.DeletedIdentity, 409, "Provisioning the email of a deleted account."),
   LivePaidSubscription: entry(Errors.LivePaidSubscription, 409, "A live paid subscription on a requested plan; cancel it with the payment processor first."),
