@@ -112,7 +112,10 @@ describe("remove an admission", () => {
     expect(await admitted(portal)).not.toContain(group)
     expect((await server.request("GET", `/user-groups/${group}`)).status).toBe(200)
     expect((await server.request("DELETE", `/portals/${portal}/admissions/${group}`)).body).toEqual({ ok: true, removed: false })
-    expect((await server.request("DELETE", `/portals/${portal}/admissions/${unknownId()}`)).body).toEqual({ ok: true, removed: false })
+    const stranger = unknownId()
+    expect(expectError(await server.request("DELETE", `/portals/${portal}/admissions/${stranger}`), 404, "not_found")).toBe(
+      `No user group '${stranger}' in this organization.`
+    )
     expectError(await server.request("DELETE", `/portals/${unknownId()}/admissions/${group}`), 404, "not_found")
   })
 

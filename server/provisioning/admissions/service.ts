@@ -10,6 +10,7 @@ import { GroupNotFound, type InvalidRequest, type NotFound } from "../../platfor
 import { Cursors, type Page } from "../../platform/pagination.js"
 import { transactionsOn } from "../../platform/sql/database.js"
 import { GroupRepo } from "../groups/repo.js"
+import { groupNotFound } from "../groups/service.js"
 import { PortalService } from "../portals/service.js"
 import { type Admission, type Admitted, toAdmission } from "./domain.js"
 import { AdmissionRepo } from "./repo.js"
@@ -53,12 +54,18 @@ export class AdmissionService extends Effect.Service<AdmissionService>()("svc/Ad
           })
         ),
 
-      /** Stops admitting a group (`removed` false when it was not admitted). */
+      /**
+       * Stops admitting a group (`removed` false when it was not admitted); a group that is not the
+       * organization's is 404 `not_found`, as any id in a path that matches nothing (conventions).
+       */
       remove: (actor: Principal, portalId: string, groupId: string): Effect.Effect<{ readonly ok: true; readonly removed: boolean }, NotFound> =>
         inTransaction(
           Effect.gen(function* () {
-            const portal = yield* portals.found(actor.organization.id, portalId)
-            return { ok: true as const, removed: yield* repo.remove(portal.id, groupId) }
+            const org = actor.organization.id
+            const portal = yield* portals.found(org, portalId)
+            const group = yield* groups.find(org, groupId)
+            if (!group) return yield* groupNotFound(groupId)
+            return { ok: true as const, removed: yield* repo.remove(portal.id, group.id) }
           })
         )
     }
