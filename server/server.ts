@@ -7,6 +7,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, type LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { Api, apiPrefix } from "./api.js"
+import { requestArrivalMs } from "./http/limits.js"
 import { openApiRoute } from "./http/openapi-route.js"
 import { CoreLive, type CoreOptions } from "./core.js"
 import { type DemoReport, seedDemoOnce } from "./demo/seed.js"
@@ -49,6 +50,8 @@ export interface ServerOptions extends CoreOptions {
   readonly ingestionWorker?: boolean | undefined
   /** The fast lane in front of the API (`server/http/fast-lane.ts`): on unless `enabled: false`. */
   readonly fastLane?: FastLaneOptions | undefined
+  /** How long a request may take to arrive before a 408, in milliseconds (`requestArrivalMs`; tests shorten it). */
+  readonly requestArrivalMs?: number | undefined
 }
 
 /** A running server. */
@@ -74,7 +77,10 @@ export interface RunningServer {
  * request (in front of everything else), then the API with its middleware and the Portal branch.
  */
 const HttpLive = (options: ServerOptions, backend: Backend) => {
-  const server = withProtocolErrorEnvelopes(createServer())
+  const arrival = options.requestArrivalMs ?? requestArrivalMs
+  const server = withProtocolErrorEnvelopes(
+    createServer({ requestTimeout: arrival, connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(arrival / 4))) })
+  )
   const sync = dataVersionSyncOf(backend)
   const front = withFrontBranches(server, (request, response) => intake(request, response, options.requestLog, sync))
   return HttpApiBuilder.serve().pipe(

@@ -1,14 +1,16 @@
 /**
  * Answers Node's HTTP server gives on its own, before a request reaches the API: an `Expect` other
  * than `100-continue` (417), headers over Node's limit (431), a request that does not parse as
- * HTTP (400) or arrives too slowly (408). Node would send them bare; here they carry the error
+ * HTTP (400) or arrives too slowly (408: headers and body within `requestArrivalMs`, so a body that
+ * stops arriving or trickles is cut). Node would send them bare; here they carry the error
  * envelope and an `X-Request-Id` like every other answer.
  */
 import { type IncomingMessage, maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { type ApiFailure, InvalidRequest, PayloadTooLarge } from "../platform/errors.js"
 import { envelopeBody } from "../platform/request/error-catalog.js"
-import { newRequestId } from "./request-middleware.js"
+import { newRequestId } from "./request-intake.js"
+import { noteAnsweredInPlace } from "./request-log.js"
 
 interface ProtocolAnswer {
   readonly status: number
@@ -58,7 +60,9 @@ const onClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
   // As Node does: answer only when nothing of another response was written on this connection yet.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage
   if (error.code !== "ECONNRESET" && socket.writable && inFlight?.headersSent !== true) {
-    socket.end(rawResponse(answerOf(error)), () => socket.destroy())
+    const answer = answerOf(error)
+    if (inFlight) noteAnsweredInPlace(inFlight, answer.status)
+    socket.end(rawResponse(answer), () => socket.destroy())
   } else {
     socket.destroy()
   }

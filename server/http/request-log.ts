@@ -5,6 +5,18 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 
+const answeredInPlaceKey = Symbol.for("svc/answeredInPlace")
+
+/**
+ * Notes that `response`'s request was answered on its socket in its place, with `status` (Node's
+ * own answers, `protocol-errors.ts`: a 408 while its body was arriving), for its log line.
+ */
+export const noteAnsweredInPlace = (response: object, status: number): void => {
+  ;(response as { [answeredInPlaceKey]?: number })[answeredInPlaceKey] = status
+}
+
+const answeredInPlace = (response: object): number | undefined => (response as { [answeredInPlaceKey]?: number })[answeredInPlaceKey]
+
 /** `json`: one JSON object per line; `text`: `<time> <method> <path> <status> <ms>ms <request id>`. */
 export type RequestLogFormat = "json" | "text"
 
@@ -53,7 +65,7 @@ export const logNodeRequest = (
       time: new Date().toISOString(),
       method: request.method ?? "GET",
       path: pathOf(request.url ?? "/"),
-      status: response.writableFinished ? response.statusCode : 499,
+      status: response.writableFinished ? response.statusCode : (answeredInPlace(response) ?? 499),
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       requestId
     }

@@ -160,3 +160,45 @@ describe("a method no operation of a known path has", () => {
     expect(JSON.stringify((await withLane.request("GET", "/agents")).body)).toBe(before)
   })
 })
+
+describe("a request body that stops arriving", () => {
+  it("is cut with 408 after the arrival time, logged 408, nothing written", async () => {
+    const lines: Array<string> = []
+    const slow = await startTestServer({
+      server: { ingestionWorker: false, requestArrivalMs: 1_000, requestLog: { format: "json", write: (line) => void lines.push(line) } }
+    })
+    try {
+      const before = JSON.stringify((await slow.request("GET", "/knowledgebases")).body)
+      const { connect } = await import("node:net")
+      const target = new URL(slow.baseUrl)
+      const started = Date.now()
+      const answer = await new Promise<string>((resolve) => {
+        const socket = connect(Number(target.port), target.hostname)
+        let received = ""
+        socket.write(
+          `POST /api/v1/knowledgebases HTTP/1.1\r\nhost: ${target.host}\r\nauthorization: Bearer ${slow.key}\r\n` +
+            `content-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`
+        )
+        const trickle = setInterval(() => socket.writable && socket.write(" "), 200)
+        socket.on("data", (chunk) => void (received += chunk.toString()))
+        socket.on("close", () => {
+          clearInterval(trickle)
+          resolve(received)
+        })
+        socket.on("error", () => undefined)
+      })
+      const waited = Date.now() - started
+      expect(waited).toBeGreaterThanOrEqual(1_000)
+      expect(waited).toBeLessThan(10_000)
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+      expect(answer).toMatch(/\r\nx-request-id: req_[0-9a-f]{32}\r\n/)
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+        error: { code: "invalid_request", message: "The request did not arrive in time." }
+      })
+      await expect.poll(() => lines.map((line) => JSON.parse(line)).filter((entry) => entry.method === "POST").map((entry) => entry.status)).toEqual([408])
+      expect(JSON.stringify((await slow.request("GET", "/knowledgebases")).body)).toBe(before)
+    } finally {
+      await slow.stop()
+    }
+  })
+})
