@@ -17,6 +17,14 @@ import { RunService } from "../runs/service.js"
 import { draftRunOperation, kindInput, kindReason, kindRefusal } from "./draft-kinds.js"
 import { appTurn, agentTurn, flowRun, turnInput } from "./turns.js"
 
+/** The draft a call names by id or exact name, once the caller may author its kind (gate, then scope). */
+const draftNamed = (principal: Principal, kind: "agent" | "flow" | "app", idOrExactName: string) =>
+  Effect.gen(function* () {
+    const refusal = kindRefusal(principal, kind)
+    if (refusal) return yield* refusal
+    return yield* draftIdOf(principal, kind, idOrExactName)
+  })
+
 /** The most cases one `run_test_cases` call runs. */
 export const maxTestCases = 20
 
@@ -86,9 +94,7 @@ export const runTestCases = tool({
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
-      const refusal = kindRefusal(principal, args.kind)
-      if (refusal) return yield* refusal
-      const id = yield* draftIdOf(principal, args.kind, args.id)
+      const id = yield* draftNamed(principal, args.kind, args.id)
       const results: Array<Record<string, unknown>> = []
       for (const [index, one] of args.cases.entries()) {
         const name = one.name ?? `case ${index + 1}`
@@ -163,9 +169,7 @@ const runDraft = tool({
   run: true,
   handler: (args, { principal }) =>
     Effect.gen(function* () {
-      const refusal = kindRefusal(principal, args.kind)
-      if (refusal) return yield* refusal
-      const id = yield* draftIdOf(principal, args.kind, args.id)
+      const id = yield* draftNamed(principal, args.kind, args.id)
       if (args.kind === "flow") return yield* flowRun(principal, id, args, true)
       if (args.message === undefined) return yield* new InvalidRequest({ message: "message: required to run an Agent or App." })
       const turn = { message: args.message, conversationId: args.conversationId }
