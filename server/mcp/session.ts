@@ -136,6 +136,28 @@ export class McpSession {
   }
 
   /**
+   * Answers with the JSON-RPC error -32602 (invalid params) what the SDK's `McpServer` would answer
+   * as a tool result or an internal error: a `tools/call` of a tool this caller is not offered (nor
+   * hidden by a gate), which MCP 2025-11-25 makes a protocol error, and a `tools/list` whose cursor
+   * is not a string. True when it answered.
+   */
+  private answerInvalidParams(message: JSONRPCMessage, transport: Transport): boolean {
+    if (!isJSONRPCRequest(message)) return false
+    let problem: string | null = null
+    if (message.method === "tools/call") {
+      const name = message.params?.["name"]
+      if (typeof name !== "string") problem = "params.name: the name of a tool is required."
+      else if (!this.registered.has(name) && !this.gatedOff.has(name)) problem = `Unknown tool: ${name}. tools/list names the tools this key is offered.`
+    } else if (message.method === "tools/list") {
+      const cursor = message.params?.["cursor"]
+      if (cursor !== undefined && typeof cursor !== "string") problem = "params.cursor: a string, the nextCursor of an earlier page."
+    }
+    if (problem === null) return false
+    void transport.send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: problem } }).catch(() => undefined)
+    return true
+  }
+
+  /**
    * A `tools/list` answer with each tool's `outputSchema`, the JSON Schema derived from its operations
    * (or declared) as is: `McpServer` takes output schemas as zod only, would publish them converted
    * again, and would check every answer against them on the server (the client checks them).
@@ -158,7 +180,7 @@ export class McpSession {
     if (receive) {
       transport.onmessage = (message, extra) => {
         const mapped = mapLegacyMessage(message, this.keepsArguments)
-        if (!this.answerGatedOff(mapped, transport)) receive(mapped, extra)
+        if (!this.answerInvalidParams(mapped, transport) && !this.answerGatedOff(mapped, transport)) receive(mapped, extra)
       }
     }
   }

@@ -61,8 +61,10 @@ describe("tool lists", () => {
     const viewer = await connect(server, viewerKey, { tools: "knowledge" })
     const names = await toolNames(viewer)
     expect(names).toEqual([...knowledgeReads, ...memoryTools, "search_docs", "whoami"].sort())
-    const refused = await call(viewer, "create_knowledgebase", { name: "Nope" })
-    expect(refused).toEqual({ isError: true, body: expect.stringContaining("create_knowledgebase not found") })
+    await expect(call(viewer, "create_knowledgebase", { name: "Nope" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("Unknown tool: create_knowledgebase.")
+    })
     await viewer.close()
   })
 

@@ -79,7 +79,7 @@ describe("tool lists", () => {
       expect(message).toBe(rest.body.error.message)
       await refusedWithoutWrites("admit_group", { portalId: portal, groupId: gold.groupId }, "groups_disabled")
       const member = await connect(server, await personalKey(server, "gated-member@example.com", "member"), { tools: "provisioning" })
-      expect(await call(member, "create_user_group", { name: "Hidden" })).toEqual({ isError: true, body: expect.stringContaining("create_user_group not found") })
+      await expect(call(member, "create_user_group", { name: "Hidden" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Unknown tool: create_user_group.") })
       await member.close()
     } finally {
       await setGroupsGate(server, true)
@@ -102,7 +102,7 @@ describe("tool lists", () => {
     expect((await call(client, "list_tier_plans")).isError).toBe(false)
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setMemberRole("default", "changing@example.com", "member")))
     expect(await toolNames(client)).toEqual(core)
-    expect(await call(client, "list_tier_plans")).toEqual({ isError: true, body: expect.stringContaining("list_tier_plans not found") })
+    await expect(call(client, "list_tier_plans")).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Unknown tool: list_tier_plans.") })
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setMemberRole("default", "changing@example.com", "admin")))
     expect(await toolNames(client)).toContain("provision_end_user")
     await client.close()
