@@ -25,6 +25,8 @@ export interface CallContext {
   readonly families: ReadonlySet<FamilyName>
   /** Whether the organization may run Agents, Flows and Apps over MCP (not on a trial). */
   readonly runsAllowed: boolean
+  /** Of `families`, those the caller is offered a tool of (their role and scopes allow one); set once the list is built. */
+  readonly offeredFamilies?: ReadonlySet<FamilyName> | undefined
 }
 
 /** The scopes a tool needs instead of its operation's, and why (a rule of the service, not of the route). */

@@ -35,14 +35,14 @@ const whoami = tool({
   name: "whoami",
   title: "Who am I",
   description:
-    "Who this connection acts as: the organization, your member and role, the tool families offered, whether runs are allowed, and how search retrieves (lexical, or hybrid with an embedding model).",
+    "Who this connection acts as: the organization, your member and role, the tool families offered (those the address selects that your role and scopes give you a tool of), whether runs are allowed, and how search retrieves (lexical, or hybrid with an embedding model).",
   input: {},
   operation: null,
   noTwin: "the connection's own identity and offer, an MCP question with no REST operation",
   output: { schema: WhoamiAnswer },
   scopes: [],
   hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
-  handler: (_args, { principal, families, runsAllowed }) =>
+  handler: (_args, { principal, families, offeredFamilies, runsAllowed }) =>
     Effect.map(VectorSearch, (vectors) => ({
       organization: { id: principal.organization.id, slug: principal.organization.slug, name: principal.organization.name, plan: principal.organization.plan },
       member: principal.member ? { id: principal.member.id, email: principal.member.email, role: principal.member.role } : null,
@@ -52,7 +52,7 @@ const whoami = tool({
         ? { kind: "sign_in", sessionId: principal.signIn.sessionId, client: principal.signIn.clientName, address: principal.signIn.address }
         : { kind: "personal_key" },
       connectionId: principal.connectionId ?? null,
-      families: familyNames.filter((name) => families.has(name)),
+      families: familyNames.filter((name) => (offeredFamilies ?? families).has(name)),
       scopes: [...principal.scopes].sort(),
       runsAllowed,
       ...(runsAllowed ? {} : { runsRefusedBecause: "Runs from a connected client are refused on a free trial until the first payment (feature_not_available)." }),

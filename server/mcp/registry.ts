@@ -9,7 +9,7 @@ import { publishedItems } from "../builder/versions/items-repo.js"
 import { features } from "../features.js"
 import { ReadConnection } from "../platform/sql/read-connection.js"
 import { admits } from "../mcp-door/admits.js"
-import { familyDescriptions, familyNames } from "../mcp-door/family-names.js"
+import { familyDescriptions, type FamilyName, familyNames } from "../mcp-door/family-names.js"
 import type { FamilyTools } from "../mcp-door/family-tools.js"
 import type { CallContext, McpTool } from "../mcp-door/tool.js"
 import { coreTools } from "./core-tools.js"
@@ -86,14 +86,21 @@ export const listFingerprint = (call: CallContext) =>
  */
 export const toolsFor = (call: CallContext) =>
   Effect.map(
-    Effect.forEach(toolFamilies.filter((family) => call.families.has(family.name)), (family) => family.tools(call)),
+    Effect.forEach(toolFamilies.filter((family) => call.families.has(family.name)), (family) =>
+      Effect.map(family.tools(call), (tools) => ({ family: family.name, tools }))
+    ),
     (lists) => {
       const offered = new Map<string, McpTool>()
       const gatedOff = new Map<string, McpTool>()
-      for (const candidate of [...coreTools, ...lists.flat()]) {
-        if (admits(call.principal, candidate)) offered.set(candidate.name, candidate)
-        else if (candidate.gate !== undefined && admits(call.principal, { scopes: candidate.scopes })) gatedOff.set(candidate.name, candidate)
+      const offeredFamilies = new Set<FamilyName>()
+      for (const { family, tools } of [{ family: null, tools: coreTools }, ...lists]) {
+        for (const candidate of tools) {
+          if (admits(call.principal, candidate)) {
+            offered.set(candidate.name, candidate)
+            if (family !== null) offeredFamilies.add(family)
+          } else if (candidate.gate !== undefined && admits(call.principal, { scopes: candidate.scopes })) gatedOff.set(candidate.name, candidate)
+        }
       }
-      return { offered, gatedOff }
+      return { offered, gatedOff, offeredFamilies }
     }
   )

@@ -19,6 +19,7 @@ import type { McpSignInLive } from "./sign-in/feature.js"
 import { mapLegacyMessage } from "../mcp-door/names.js"
 import { pageReadOperation, pageResources, readPageResource } from "./resources.js"
 import { listFingerprint, toolsFor } from "./registry.js"
+import type { FamilyName } from "../mcp-door/family-names.js"
 import { type CallContext, type McpTool, toolEffect } from "../mcp-door/tool.js"
 
 /** The services MCP runs on: the server's core and MCP sign-in's (`McpSignInLive`). */
@@ -43,6 +44,8 @@ export class McpSession {
   private readonly registered = new Map<string, { readonly handle: RegisteredTool; readonly tool: McpTool }>()
   /** Tools the caller's scopes admit but an organization gate hides: called, they answer the gate's refusal. */
   private gatedOff = new Map<string, McpTool>()
+  /** The families the current caller is offered a tool of, as of the last list built for them. */
+  private offeredFamilies: ReadonlySet<FamilyName> | null = null
   /** When the connection last served a request (idle connections are closed). */
   lastUsed = Date.now()
 
@@ -72,7 +75,7 @@ export class McpSession {
 
   private current(): CallContext {
     if (this.call === null) throw new McpError(ErrorCode.InternalError, "The connection has no caller yet.")
-    return this.call
+    return this.offeredFamilies === null ? this.call : { ...this.call, offeredFamilies: this.offeredFamilies }
   }
 
   private run<A>(effect: Effect.Effect<A, never, McpServices>): Promise<A> {
@@ -101,8 +104,9 @@ export class McpSession {
     this.lastUsed = Date.now()
     if (fingerprint === undefined) fingerprint = await this.run(listFingerprint(call))
     if (fingerprint === this.listedFor) return
-    const { offered, gatedOff } = await this.run(toolsFor(call))
+    const { offered, gatedOff, offeredFamilies } = await this.run(toolsFor(call))
     this.gatedOff = gatedOff
+    this.offeredFamilies = offeredFamilies
     this.listedFor = fingerprint
     for (const [name, entry] of this.registered) {
       const next = offered.get(name)

@@ -43,3 +43,23 @@ describe("protocol errors", () => {
     expect((await viewer.listTools()).tools.length).toBeGreaterThan(0)
   })
 })
+
+describe("whoami.families", () => {
+  it("names the families the caller is offered a tool of, not every family the address selects", async () => {
+    const everything = await connect(server, await personalKey(server, "viewer-all@example.com", "viewer"))
+    const admin = await connect(server, await personalKey(server, "admin-all@example.com", "admin"))
+    try {
+      const offered = (await call(everything, "whoami")).body.families as Array<string>
+      expect(offered).toContain("knowledge")
+      expect(offered).not.toContain("authoring")
+      expect(offered).not.toContain("provisioning")
+      const adminFamilies = (await call(admin, "whoami")).body.families as Array<string>
+      expect(adminFamilies).toEqual(expect.arrayContaining(["authoring", "knowledge", "provisioning"]))
+      expect(adminFamilies.length).toBeGreaterThan(offered.length)
+      expect((await call(viewer, "whoami")).body.families).toEqual(["knowledge"])
+    } finally {
+      await everything.close()
+      await admin.close()
+    }
+  })
+})
