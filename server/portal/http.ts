@@ -22,7 +22,9 @@ import { PortalChat } from "./chat.js"
 import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from "../identity/sign-in/csrf.js"
 import { appsPage, chatPage } from "./pages/apps.js"
 import { markdownHtml } from "./pages/markdown.js"
-import { codePage, emailPage, forbiddenPage, notFoundPage, rateLimitedPage, wrongCodeText } from "./pages/sign-in.js"
+import { codePage, emailPage, forbiddenPage, notFoundPage, rateLimitedPage, tooLargePage, wrongCodeText } from "./pages/sign-in.js"
+import { hasUnsizedBody, readUnsizedBody } from "../http/body-limit.js"
+import { drainLimitBytes, maxRequestBodyBytes } from "../http/limits.js"
 import { makePortalAdmission } from "./admission.js"
 import type { RateLimited } from "../platform/errors.js"
 import type { PortalRow } from "./repo.js"
@@ -204,6 +206,14 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
           portalId = decodeURIComponent(match[1]!)
         } catch {
           return htmlResponse(notFoundPage(), 404)
+        }
+        // A body over the limit is answered with a page, after reading (and dropping) a body of
+        // reasonable size so the browser sees the answer instead of a reset, as the API does.
+        const declaredLength = Number(request.headers["content-length"] ?? 0)
+        const fits = declaredLength <= maxRequestBodyBytes && (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
+        if (!fits) {
+          if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
+          return HttpServerResponse.setHeader(htmlResponse(tooLargePage(maxRequestBodyBytes), 413), "connection", "close")
         }
         const portal = yield* signIn.portal(portalId)
         if (portal === null) return htmlResponse(notFoundPage(), 404)

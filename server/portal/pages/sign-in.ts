@@ -48,6 +48,13 @@ export const forbiddenPage = (): string =>
 /** The plain page of an unknown Portal or page. */
 export const notFoundPage = (): string => page("Not found", html`<main><h1>Not found</h1><p>There is no such page here.</p></main>`)
 
+/** The plain page of a form sent with a body over the server's request limit (nothing was done). */
+export const tooLargePage = (limitBytes: number): string =>
+  page(
+    "Too large",
+    html`<main><h1>Too large</h1><p>What you sent is over the ${String(limitBytes / 1_000_000)} MB this server takes in one request. Nothing was done. Send less, and try again.</p></main>`
+  )
+
 /** The plain page of a request over the person's request rate (nothing was done). */
 export const rateLimitedPage = (retryAfterSeconds: number): string =>
   page(
