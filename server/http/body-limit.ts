@@ -7,6 +7,7 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
+import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
 
 /** Whether the request streams a body of unknown length. */
 export const hasUnsizedBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
@@ -46,4 +47,18 @@ export const readUnsizedBody = (request: HttpServerRequest.HttpServerRequest, ma
     // The platform caches the body text here on first read; priming it hands over what we read.
     ;(request as unknown as { textEffect: Effect.Effect<string> }).textEffect = Effect.succeed(body.bytes.toString("utf8"))
     return true
+  })
+
+/**
+ * Whether the request's body is within the request limit (`maxRequestBodyBytes`), for every door
+ * that answers an oversized body itself (the API's middleware, the Portal): an unsized body is read
+ * within the limit (and becomes the request's text); a body declared over it, up to
+ * `drainLimitBytes`, is read and dropped first, so the client sees the 413 instead of a reset.
+ */
+export const bodyWithinLimit = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const declaredLength = Number(request.headers["content-length"] ?? 0)
+    const fits = declaredLength <= maxRequestBodyBytes && (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
+    if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
+    return fits
   })

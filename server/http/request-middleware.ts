@@ -8,14 +8,14 @@
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Layer, Option, ParseResult } from "effect"
 import { InvalidRequest, MethodNotAllowed, NotFound, PayloadTooLarge, ServerError } from "../platform/errors.js"
-import { hasUnsizedBody, readUnsizedBody } from "./body-limit.js"
+import { bodyWithinLimit, hasUnsizedBody } from "./body-limit.js"
 import { isApiFailure } from "../platform/request/error-catalog.js"
 import { errorResponse } from "./error-responses.js"
-import { drainLimitBytes, maxRequestBodyBytes } from "./limits.js"
+import { maxRequestBodyBytes } from "./limits.js"
 import { type DecodeIssue, describeIssues } from "../platform/request/decode.js"
 import { unreadableBody } from "./request-body.js"
 import { requestIdOf } from "./request-intake.js"
-import { allowedMethods, operationOf, type OperationShapes, operationShapes, requestDecodes, requestShapeProblem, targetSegments, withJsonRecognised } from "./request-shape.js"
+import { allowedMethods, operationOf, type OperationShapes, operationShapes, pathSegments, requestDecodes, requestShapeProblem, withJsonRecognised } from "./request-shape.js"
 import { nulTextRefusal } from "../platform/sql/text-refusal.js"
 import { jsonNestsDeeperThan, tooDeeplyNested } from "../platform/request/json-nesting.js"
 
@@ -93,7 +93,7 @@ const nestsTooDeeply = (request: HttpServerRequest.HttpServerRequest): Effect.Ef
  */
 const methodRefusal = (shapes: OperationShapes, request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse | null => {
   const method = request.method === "HEAD" ? "GET" : request.method
-  const segments = targetSegments(request.url)
+  const segments = pathSegments(request.url)
   if (operationOf(shapes, method, segments) !== undefined) return null
   const allowed = allowedMethods(shapes, segments)
   if (allowed.length === 0) return null
@@ -113,13 +113,7 @@ export const RequestMiddlewareLive = HttpApiBuilder.middleware(
         const incoming = yield* HttpServerRequest.HttpServerRequest
         const requestId = requestIdOf(incoming.source)
         const request = withSemicolonsInSegments(withJsonRecognised(incoming))
-        const declaredLength = Number(request.headers["content-length"] ?? 0)
-        const fits =
-          declaredLength <= maxRequestBodyBytes &&
-          (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
-        // A client still sending a body it declared too large would see a reset instead of the 413: a
-        // body of reasonable size is read and discarded first (a huge one is cut off).
-        if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
+        const fits = yield* bodyWithinLimit(request)
         const refusal = fits ? (requestShapeProblem(shapes, request) ?? ((yield* nestsTooDeeply(request)) ? tooDeeplyNested() : undefined)) : undefined
         const wrongMethod = fits ? methodRefusal(shapes, request) : null
         const response = wrongMethod !== null

@@ -121,9 +121,6 @@ export const allowedMethods = (shapes: OperationShapes, segments: ReadonlyArray<
   return [...methods].sort()
 }
 
-/** The path segments of a request target (its query left out). */
-export const targetSegments = (url: string): ReadonlyArray<string> => pathSegments(url)
-
 const describeTypes = (types: ReadonlyArray<string>) => types.join(" or ")
 
 /** What the shape checks read of a request: its method, target and headers (Effect's request or Node's). */
@@ -191,7 +188,8 @@ export const routedShapeProblem = (shape: OperationShape | undefined, request: R
   return bodyProblem(shape, request) ?? queryProblem(shape, request.url)
 }
 
-const pathSegments = (url: string) => {
+/** The path segments of a request target (its query left out). */
+export const pathSegments = (url: string) => {
   const query = url.indexOf("?")
   return splitPath(query < 0 ? url : url.slice(0, query))
 }

@@ -23,8 +23,8 @@ import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from ".
 import { appsPage, chatPage } from "./pages/apps.js"
 import { markdownHtml } from "./pages/markdown.js"
 import { codePage, emailPage, forbiddenPage, notFoundPage, rateLimitedPage, tooLargePage, wrongCodeText } from "./pages/sign-in.js"
-import { hasUnsizedBody, readUnsizedBody } from "../http/body-limit.js"
-import { drainLimitBytes, maxRequestBodyBytes } from "../http/limits.js"
+import { bodyWithinLimit } from "../http/body-limit.js"
+import { maxRequestBodyBytes } from "../http/limits.js"
 import { makePortalAdmission } from "./admission.js"
 import type { RateLimited } from "../platform/errors.js"
 import type { PortalRow } from "./repo.js"
@@ -207,12 +207,8 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
         } catch {
           return htmlResponse(notFoundPage(), 404)
         }
-        // A body over the limit is answered with a page, after reading (and dropping) a body of
-        // reasonable size so the browser sees the answer instead of a reset, as the API does.
-        const declaredLength = Number(request.headers["content-length"] ?? 0)
-        const fits = declaredLength <= maxRequestBodyBytes && (!hasUnsizedBody(request) || (yield* readUnsizedBody(request, maxRequestBodyBytes)))
-        if (!fits) {
-          if (declaredLength > maxRequestBodyBytes && declaredLength <= drainLimitBytes) yield* readUnsizedBody(request, 0)
+        // A body over the limit is answered with a page the browser sees, as the API answers 413.
+        if (!(yield* bodyWithinLimit(request))) {
           return HttpServerResponse.setHeader(htmlResponse(tooLargePage(maxRequestBodyBytes), 413), "connection", "close")
         }
         const portal = yield* signIn.portal(portalId)
