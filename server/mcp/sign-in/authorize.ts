@@ -29,7 +29,7 @@ const securityHeaders = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer"
+  "referrer-policy": "same-origin"
 }
 
 /** A checked authorization request. */
