@@ -28,6 +28,9 @@ import { McpSignInLive } from "./mcp/sign-in/feature.js"
 import { OAuthHttpLive } from "./mcp/sign-in/http.js"
 import { PortalHttpLive } from "./portal/http.js"
 import { withFrontBranches } from "./http/front-branch.js"
+import { originGuard } from "./http/origin-guard.js"
+import { type OriginPolicy, originPolicy } from "./http/origin-policy.js"
+import { guardedDoorOf } from "./origin-doors.js"
 import { withProtocolErrorEnvelopes } from "./http/protocol-errors.js"
 import { intake } from "./http/request-intake.js"
 import type { RequestLogOptions } from "./http/request-log.js"
@@ -52,6 +55,12 @@ export interface ServerOptions extends CoreOptions {
   readonly fastLane?: FastLaneOptions | undefined
   /** How long a request may take to arrive before a 408, in milliseconds (`requestArrivalMs`; tests shorten it). */
   readonly requestArrivalMs?: number | undefined
+  /**
+   * Browser origins allowed beside loopback ones and the server's own on the MCP, OAuth and Portal
+   * addresses (`svc serve --allowed-origins`; `origin-policy.ts`). An entry that is not an origin
+   * fails the start.
+   */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
 }
 
 /** A running server. */
@@ -73,16 +82,18 @@ export interface RunningServer {
 
 
 /**
- * The HTTP server: the MCP branch and the fast lane answer their requests straight from Node's
- * request (in front of everything else), then the API with its middleware and the Portal branch.
+ * The HTTP server: the origin guard first (`origin-guard.ts`, added before the layers add theirs),
+ * then the MCP branch and the fast lane answer their requests straight from Node's request (in
+ * front of everything else), then the API with its middleware and the Portal branch.
  */
-const HttpLive = (options: ServerOptions, backend: Backend) => {
+const HttpLive = (options: ServerOptions, backend: Backend, origins: OriginPolicy) => {
   const arrival = options.requestArrivalMs ?? requestArrivalMs
   const server = withProtocolErrorEnvelopes(
     createServer({ requestTimeout: arrival, connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(arrival / 4))) })
   )
   const sync = dataVersionSyncOf(backend)
   const front = withFrontBranches(server, (request, response) => intake(request, response, options.requestLog, sync))
+  front.add(originGuard(origins, guardedDoorOf))
   return HttpApiBuilder.serve().pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(McpBranchLive(front)),
@@ -109,6 +120,7 @@ const HttpLive = (options: ServerOptions, backend: Backend) => {
 
 /** Starts the whole service and resolves once it accepts connections. */
 export const startServer = async (options: ServerOptions): Promise<RunningServer> => {
+  const origins = originPolicy(options.host, options.allowedOrigins ?? [])
   const scope = Effect.runSync(Scope.make())
   try {
     // No tracer is exported, so spans (one per request, one per query) would only cost time.
@@ -129,7 +141,7 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
     }
     const demo = options.demo ? await Effect.runPromise(seedDemoOnce(boot.secret).pipe(Effect.provide(core))) : null
     const http = await Effect.runPromise(
-      Layer.buildWithScope(HttpLive(options, Context.get(core, DatabaseBackend)).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+      Layer.buildWithScope(HttpLive(options, Context.get(core, DatabaseBackend), origins).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )
     const address = Context.get(http, HttpServer.HttpServer).address
     const host = address._tag === "TcpAddress" ? address.hostname : "127.0.0.1"
