@@ -1,13 +1,14 @@
 /**
  * The analyzer's two ways of counting a candidate's query words (server/knowledge/search/analyzer.ts):
  * every word read and stemmed, or, in ASCII text, only the words a stem's prefix starts. Both must
- * count the same, on public text (the CISI collection) and on words Porter rewrites most.
+ * count the same, on public text (the CISI collection) and on words Porter rewrites most; and so
+ * must the snippets' matcher find and mark the same words.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { describe, expect, it } from "vitest"
-import { stemCounts, stemOf } from "../../server/knowledge/search/analyzer.js"
+import { stemCounts, stemMatcher, stemOf, wordPattern } from "../../server/knowledge/search/analyzer.js"
 
 const cisi = gunzipSync(readFileSync(join(import.meta.dirname, "../../fixtures/retrieval/cisi/docs.jsonl.gz")))
   .toString("utf8")
@@ -55,5 +56,43 @@ describe("stemCounts for a few stems", () => {
     expect(counts.get(stemOf("naive"))).toBe(2)
     expect(counts.get(stemOf("zurich"))).toBe(1)
     expect(counts.get(stemOf("東京"))).toBe(1)
+  })
+})
+
+describe("stemMatcher", () => {
+  /** The reference: every word read and stemmed. */
+  const firstOf = (text: string, stems: ReadonlySet<string>) => {
+    for (const match of text.matchAll(wordPattern)) if (stems.has(stemOf(match[0]))) return match.index
+    return -1
+  }
+  const markOf = (text: string, stems: ReadonlySet<string>) => text.replace(wordPattern, (word) => (stems.has(stemOf(word)) ? `[${word}]` : word))
+
+  it("finds and marks what reading every word would, on every CISI document, for one, two and many stems", () => {
+    let found = 0
+    for (let i = 0; i < cisi.length; i++) {
+      const text = `${cisi[i]!.title}\n${cisi[i]!.text}`
+      const own = [...stemCounts(text).keys()]
+      const other = [...stemCounts(cisi[(i * 7 + 3) % cisi.length]!.text).keys()]
+      for (const stems of [new Set([own[(i * 3) % own.length]!]), new Set([own.at(-1)!, other[0]!]), new Set([...own.filter((_, j) => j % 9 === i % 9), ...other.slice(0, 6)])]) {
+        const matcher = stemMatcher(stems)
+        const first = matcher.first(text)
+        expect(first).toBe(firstOf(text, stems))
+        expect(matcher.mark(text, (word) => `[${word}]`)).toBe(markOf(text, stems))
+        if (first >= 0) found++
+      }
+    }
+    expect(found).toBeGreaterThan(2_000)
+  })
+
+  it("matches words Porter rewrites, in any case, text with accents word by word, and nothing when no stem is asked", () => {
+    const text = "An UNHAPPY x-Happiness, 2happy; Café naïve HAPPY organization"
+    const stems = new Set([stemOf("happy"), stemOf("cafe"), stemOf("organizations")])
+    const matcher = stemMatcher(stems)
+    expect(matcher.first(text)).toBe(firstOf(text, stems))
+    expect(matcher.mark(text, (word) => `[${word}]`)).toBe("An UNHAPPY x-[Happiness], 2happy; [Café] naïve [HAPPY] [organization]")
+    const ascii = "unhappy, HAPPINESS and organizations"
+    expect(matcher.first(ascii)).toBe(ascii.indexOf("HAPPINESS"))
+    expect(stemMatcher(new Set()).first(ascii)).toBe(-1)
+    expect(stemMatcher(new Set()).mark(ascii, () => "x")).toBe(ascii)
   })
 })

@@ -109,3 +109,54 @@ describe.runIf(onSqlite)("common words in a large index", () => {
     expect(results.map((hit) => hit.id).sort()).toEqual([...rareIds].sort())
   })
 })
+
+// SQLite only: the passages are written straight into the data directory's SQLite file.
+describe.runIf(onSqlite)("a Knowledgebase holding a small part of the index", () => {
+  let crowded: string
+  let few: string
+  /** Passage ids by what they are, in id order. */
+  const ids: Record<"gaurFew" | "zebuFew" | "offGaur" | "crowdGaur", Array<string>> = { gaurFew: [], zebuFew: [], offGaur: [], crowdGaur: [] }
+
+  beforeAll(async () => {
+    crowded = await newKnowledgebase("Crowded")
+    few = await newKnowledgebase("Few")
+    const crowdSource = await readySource(server, crowded, { name: "Crowd", text: "Seed passage about oxen." })
+    const fewSource = await readySource(server, few, { name: "Few", text: "Seed passage about yaks." })
+    const offSource = await readySource(server, few, { name: "Off", text: "Seed passage about bison." })
+    const org = await organizationId(server)
+    const db = new Database(join(server.dataDir, "svc.sqlite"))
+    try {
+      const insert = db.prepare("INSERT INTO passages (source_id, seq, section, start_offset, end_offset, scope, text) VALUES (?, ?, NULL, 0, 0, ?, ?)")
+      const add = (source: string, kb: string, seq: number, text: string) => String(insert.run(source, seq, passageScope(org, [kb]), text).lastInsertRowid)
+      db.transaction(() => {
+        // FTS5 ranks these first: the word four times in four words, in a document that is switched off…
+        for (let i = 0; i < 5; i++) ids.offGaur.push(add(offSource.id, few, 10 + i, "gaur gaur gaur gaur"))
+        // …then the other Knowledgebase's, then the few the asked Knowledgebase can show.
+        for (let i = 0; i < 30; i++) ids.crowdGaur.push(add(crowdSource.id, crowded, 10 + i, "gaur gaur gaur herd"))
+        for (let i = 0; i < 200; i++) add(crowdSource.id, crowded, 100 + i, "zebu zebu zebu herd")
+        for (let i = 0; i < 60; i++) ids.gaurFew.push(add(fewSource.id, few, 10 + i, `a gaur grazes quietly in the tall grass near the river bank at dusk ${i}`))
+        for (let i = 0; i < 8; i++) ids.zebuFew.push(add(fewSource.id, few, 100 + i, `a zebu grazes quietly in the tall grass near the river bank at dawn ${i}`))
+      })()
+      db.prepare("UPDATE sources SET disabled = 1 WHERE id = ?").run(offSource.id)
+    } finally {
+      db.close()
+    }
+  })
+
+  const page = async (kb: string, query: string, limit: number) => {
+    const response = await server.request("POST", `/knowledgebases/${kb}/search`, { body: { query, kinds: ["documents"], limit, collapse: false } })
+    expect(response.status).toBe(200)
+    return (response.body.results as Array<{ id: string }>).map((hit) => hit.id)
+  }
+
+  it("fills a page from candidates past the first ones when the best belong elsewhere or to a document switched off", async () => {
+    // 95 passages hold the word; FTS5's best 50 hold 15 the asked Knowledgebase may show.
+    expect(await page(few, "gaur", 20)).toEqual(ids.gaurFew.slice(0, 20))
+    expect(await page(crowded, "gaur", 20)).toEqual(ids.crowdGaur.slice(0, 20))
+  })
+
+  it("asks the index within the Knowledgebase when none of the best candidates are in it", async () => {
+    // 208 passages hold the word; FTS5's best 150 are all the other Knowledgebase's.
+    expect(await page(few, "zebu", 10)).toEqual(ids.zebuFew)
+  })
+})

@@ -147,6 +147,42 @@ const asciiStemCounts = (text: string, only: ReadonlySet<string>): Map<string, n
   return counts
 }
 
+/** Finds the words of texts that stem to one set of stems (a query's), as the index matches them. */
+export interface StemMatcher {
+  /** Where the first such word of `text` starts, or -1. */
+  readonly first: (text: string) => number
+  /** `text` with each such word replaced by what `mark` makes of it. */
+  readonly mark: (text: string, mark: (word: string) => string) => string
+}
+
+/**
+ * A {@link StemMatcher} for `stems`, made once per query: in ASCII text only the words that
+ * start with a stem's search prefix (see `searchPrefixes`) are stemmed; other text word by word.
+ */
+export const stemMatcher = (stems: ReadonlySet<string>): StemMatcher => {
+  const prefixes = searchPrefixes(stems)
+  const asciiWords = prefixes.length > 0 ? new RegExp(`(?<![A-Za-z0-9])(?:${prefixes.join("|")})[A-Za-z0-9]*`, "gi") : null
+  const twoLetters = prefixesOf(stems)
+  const matches = (word: string) => stems.has(stemOf(word))
+  return {
+    first: (text) => {
+      if (stems.size === 0) return -1
+      if (asciiOnly.test(text)) {
+        if (asciiWords === null) return -1
+        for (const match of text.matchAll(asciiWords)) if (matches(match[0])) return match.index
+        return -1
+      }
+      for (const match of text.matchAll(wordPattern)) if (mayStemTo(match[0], twoLetters) && matches(match[0])) return match.index
+      return -1
+    },
+    mark: (text, mark) => {
+      if (stems.size === 0) return text
+      const words = asciiOnly.test(text) ? asciiWords : wordPattern
+      return words === null ? text : text.replace(words, (word) => (matches(word) ? mark(word) : word))
+    }
+  }
+}
+
 /** How often each stem occurs in `text`, stop words left out; with `only`, just those stems. */
 export const stemCounts = (text: string, only?: ReadonlySet<string>): Map<string, number> => {
   if (only !== undefined && asciiOnly.test(text)) return asciiStemCounts(text, only)

@@ -2,7 +2,7 @@
  * Pure helpers of Knowledgebase search: the words of a query, the FTS5 expression they make (each
  * word quoted, so no user text is ever read as FTS5 syntax), and highlighted snippets.
  */
-import { isStopWord, stemOf, wordPattern } from "./analyzer.js"
+import { isStopWord, stemMatcher, stemOf, wordPattern } from "./analyzer.js"
 
 /** The most words (stop words aside) a query contributes. */
 export const maxQueryTerms = 32
@@ -43,42 +43,46 @@ const stemsOf = (terms: ReadonlyArray<string>): Set<string> =>
       .map(stemOf)
   )
 
-/** Whether `text` holds a word of the query (by stem, as the index matches). */
-export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean => {
-  const stems = stemsOf(terms)
-  return stems.size > 0 && (text.match(wordPattern) ?? []).some((word) => stems.has(stemOf(word)))
+/** Whether texts hold a word of a query, and their snippets for it: the query's words read once. */
+export interface QueryMatcher {
+  /** Whether `text` holds a word of the query (by stem, as the index matches). */
+  readonly mentions: (text: string) => boolean
+  /** {@link snippetOf} `text` for the query. */
+  readonly snippet: (text: string) => string
 }
+
+/** A {@link QueryMatcher} for `terms` (a query's words), to use on many texts. */
+export const queryMatcher = (terms: ReadonlyArray<string>): QueryMatcher => {
+  const matcher = stemMatcher(stemsOf(terms))
+  const bold = (word: string) => `**${word}**`
+  return {
+    mentions: (text) => matcher.first(text) >= 0,
+    snippet: (text) => {
+      // The text's own strong markers go, so a highlight never nests in one (`**2-year **warranty****`).
+      const flat = text.replace(/\*\*|__/g, "").replace(/\s+/g, " ").trim()
+      const first = matcher.first(flat)
+      let start = first < 0 ? 0 : Math.max(0, first - Math.floor(snippetChars / 3))
+      if (start > 0) {
+        const space = flat.indexOf(" ", start)
+        if (space >= 0 && space < first) start = space + 1
+      }
+      let end = Math.min(flat.length, start + snippetChars)
+      if (end < flat.length) {
+        const space = flat.lastIndexOf(" ", end)
+        if (space > start + snippetChars / 2) end = space
+      }
+      return `${start > 0 ? "…" : ""}${matcher.mark(flat.slice(start, end), bold)}${end < flat.length ? "…" : ""}`
+    }
+  }
+}
+
+/** Whether `text` holds a word of the query (by stem, as the index matches). */
+export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean => queryMatcher(terms).mentions(text)
 
 /**
  * A short excerpt of `text` around the first word of the query it holds, with the matching words
- * in `**bold**` and no other strong markers (never a stop word: "to" or "the" is not what a reader looks for). Words match by stem, as the index's Porter stemmer does (`policies` finds
- * `policy`), never by a part of a longer word.
+ * in `**bold**` and no other strong markers (never a stop word: "to" or "the" is not what a reader
+ * looks for). Words match by stem, as the index's Porter stemmer does (`policies` finds `policy`),
+ * never by a part of a longer word. For many texts of one query, {@link queryMatcher}.
  */
-export const snippetOf = (text: string, terms: ReadonlyArray<string>): string => {
-  // The text's own strong markers go, so a highlight never nests in one (`**2-year **warranty****`).
-  const flat = text.replace(/\*\*|__/g, "").replace(/\s+/g, " ").trim()
-  const stems = stemsOf(terms)
-  const isMatch = (word: string) => stems.has(stemOf(word))
-  let first = -1
-  if (stems.size > 0) {
-    for (const word of flat.matchAll(wordPattern)) {
-      if (isMatch(word[0])) {
-        first = word.index
-        break
-      }
-    }
-  }
-  let start = first < 0 ? 0 : Math.max(0, first - Math.floor(snippetChars / 3))
-  if (start > 0) {
-    const space = flat.indexOf(" ", start)
-    if (space >= 0 && space < first) start = space + 1
-  }
-  let end = Math.min(flat.length, start + snippetChars)
-  if (end < flat.length) {
-    const space = flat.lastIndexOf(" ", end)
-    if (space > start + snippetChars / 2) end = space
-  }
-  const excerpt = flat.slice(start, end)
-  const marked = stems.size === 0 ? excerpt : excerpt.replace(wordPattern, (word) => (isMatch(word) ? `**${word}**` : word))
-  return `${start > 0 ? "…" : ""}${marked}${end < flat.length ? "…" : ""}`
-}
+export const snippetOf = (text: string, terms: ReadonlyArray<string>): string => queryMatcher(terms).snippet(text)

@@ -63,6 +63,18 @@ export const searchIndexRepo = (reader: Reads, dialect: "sqlite" | "pg") => {
          WHERE p.id IN (${placeholders(passageIds.length)}) AND s.status = 'ready' AND s.disabled = 0`,
         passageIds
       ),
+    /**
+     * Passages by id with their scope tokens and whether their document is searchable (ready and
+     * enabled), whatever their document's state: the first candidates' rows and scopes in one read.
+     */
+    passagesWithScopes: (passageIds: ReadonlyArray<number>) =>
+      rowsById<PassageRow & { readonly scope: string; readonly searchable: number }>(
+        `SELECT p.id, p.source_id, p.section, p.text, s.name, s.knowledgebase_id, p.scope,
+                (s.status = 'ready' AND s.disabled = 0) AS searchable
+         FROM passages p JOIN sources s ON s.id = p.source_id
+         WHERE p.id IN (${placeholders(passageIds.length)})`,
+        passageIds
+      ),
     /** SQLite: passages in `scope` holding a word, at most `limit`, ranked by FTS5's `bm25()` or in index order. */
     scopedPassageIds: (scope: string, words: ReadonlyArray<string>, ranked: boolean, limit: number) =>
       ids(`SELECT rowid FROM passages_fts WHERE passages_fts MATCH ? ORDER BY ${ranked ? "bm25(passages_fts, 1.0, 0.0), " : ""}rowid LIMIT ?`, [

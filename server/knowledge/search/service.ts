@@ -27,7 +27,7 @@ import { type Analyzed, analyze, type Candidate, type CandidateKind, expandedQue
 import type { SearchKind, SearchRequest, SearchResult } from "./domain.js"
 import { pgSearchIndex } from "./pg-index-repo.js"
 import { type PassageRow, searchIndexRepo } from "./repo.js"
-import { mentionsAny, queryTerms, queryWords, snippetOf } from "./query.js"
+import { queryMatcher, queryTerms, queryWords } from "./query.js"
 import { knowledgebaseScope, organizationScope } from "./scope.js"
 import { searchStatistics } from "./statistics.js"
 
@@ -123,10 +123,16 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
         const widened = limit * widening
         const ranked = yield* index.rankedPassageIds(words, widened)
         const token = ` ${scope} `
-        const scopes = yield* index.passageScopes(ranked)
-        const inScope = new Set(scopes.filter((row) => ` ${row.scope} `.includes(token)).map((row) => Number(row.id)))
-        const kept = ranked.filter((id) => inScope.has(id))
-        return kept.length >= limit || ranked.length < widened ? yield* passageRows(kept.slice(0, limit)) : yield* scoped(true)
+        const inScope = (row: { readonly scope: string }) => ` ${row.scope} `.includes(token)
+        // The best `limit` are read whole with their scopes: in a Knowledgebase holding most of the
+        // index, they are the answer, and no second read is needed.
+        const first = (yield* index.passagesWithScopes(ranked.slice(0, limit))).filter(inScope)
+        const searchable = first.filter((row) => Number(row.searchable) === 1)
+        if (first.length === limit || ranked.length <= limit) return searchable
+        const scopes = yield* index.passageScopes(ranked.slice(limit))
+        const laterInScope = new Set(scopes.filter(inScope).map((row) => Number(row.id)))
+        const more = ranked.slice(limit).filter((id) => laterInScope.has(id)).slice(0, limit - first.length)
+        return first.length + more.length >= limit || ranked.length < widened ? [...searchable, ...(yield* passageRows(more))] : yield* scoped(true)
       })
 
     const pageCandidates = (knowledgebaseIds: ReadonlyArray<string>, words: ReadonlyArray<string>, idfs: ReadonlyArray<number>, limit: number) =>
@@ -173,6 +179,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const terms = queryTerms(request.query)
           if (terms.length === 0) return yield* new InvalidRequest({ message: "query: give at least one word to search for." })
           const words = rankingTerms(terms)
+          const matcher = queryMatcher(terms)
           const stems = [...new Set(words.map(stemOf))]
           let scope: string | null = null
           let scopeIds: ReadonlyArray<string>
@@ -244,7 +251,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
                 kind: "page",
                 candidate: { kind: "page", title: row.title, body: row.markdown },
                 group: `page:${row.id}`,
-                excerptOf: () => (mentionsAny(row.markdown, terms) ? row.markdown : row.title),
+                excerptOf: () => (matcher.mentions(row.markdown) ? row.markdown : row.title),
                 score: 0,
                 result: {
                   kind: "page",
@@ -326,7 +333,7 @@ export class SearchService extends Effect.Service<SearchService>()("svc/SearchSe
           const found = ranked.slice(0, maxSearchDepth)
           const pageItems: Array<SearchResult> = found.slice(offset, offset + page.limit).map((item) => ({
             ...item.result,
-            snippet: snippetOf(item.excerptOf(), terms),
+            snippet: matcher.snippet(item.excerptOf()),
             score: round(item.score)
           }))
           const more = found.length > offset + page.limit && offset + page.limit < maxSearchDepth
