@@ -7,6 +7,7 @@ import { allFeatureServices } from "./feature-services.js"
 import { EmbeddingConfig, type EmbeddingSettings } from "./knowledge/embeddings/config.js"
 import { IngestionConfig, type IngestionSettings } from "./knowledge/sources/ingestion-config.js"
 import { AccountsService } from "./identity/service.js"
+import { ClientMetadataSettings, type ClientMetadataSettingsShape, defaultClientMetadataSettings } from "./identity/mcp-sign-in/client-metadata.js"
 import { AppClock } from "./platform/clock.js"
 import { mergeLayers } from "./platform/feature.js"
 import { IdempotencyStore } from "./platform/idempotency.js"
@@ -57,6 +58,8 @@ export interface CoreOptions {
   readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
   /** Instance registry settings over the defaults (tests shorten the heartbeat and so the lease). */
   readonly instances?: Partial<InstanceSettingsShape> | undefined
+  /** How MCP sign-in fetches client metadata documents, over the defaults (tests trust their own certificate authority); private addresses come from `allowPrivateUrls`. */
+  readonly clientMetadata?: Partial<Omit<ClientMetadataSettingsShape, "allowPrivate">> | undefined
 }
 
 /** The model settings of `options`: the environment's (or the tests' `model`), `defaultModel` over their default model. */
@@ -94,6 +97,7 @@ export const CoreLive = (
     Layer.provideMerge(modelConfigOf(options)),
     Layer.provideMerge(embeddingConfigOf(options)),
     Layer.provideMerge(RunSettings.layer(options.runs)),
+    Layer.provideMerge(Layer.succeed(ClientMetadataSettings, { ...defaultClientMetadataSettings, ...options.clientMetadata, allowPrivate: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(
       WebhookSettings.layer({
         ...options.webhooks,

@@ -21,6 +21,7 @@ import { requestIdOf } from "../http/request-intake.js"
 import { plainRequestPath, requestOrigin, requestUrl } from "../http/request-url.js"
 import { apiPrefix } from "../http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
+import { addressPath, mcpScope, scopesSupported } from "../identity/mcp-sign-in/domain.js"
 import { type FamilyName, parseFamilies } from "./families.js"
 import { readBody, sendJson, sendWebResponse } from "./node-io.js"
 import { listFingerprint } from "./registry.js"
@@ -50,18 +51,29 @@ const addressKey = (address: McpAddress) => (address.kind === "any" ? "*" : addr
 const resourceMetadata = (origin: string, resourcePath: string) => ({
   resource: `${origin}${resourcePath}`,
   authorization_servers: [origin],
+  scopes_supported: scopesSupported,
   bearer_methods_supported: ["header"],
   resource_name: "svc MCP server",
   resource_documentation: `${origin}${apiPrefix}/openapi.json`
 })
 
-/** Answers `error` as its REST envelope; a 401 names the address's metadata in `WWW-Authenticate`. */
+/** A message as a quoted-string parameter of `WWW-Authenticate` (printable ASCII, no quotes). */
+const headerText = (message: string) => message.replace(/[^\x20-\x7e]|"|\\/g, "")
+
+/**
+ * Answers `error` as its REST envelope. A 401 names the address's metadata in `WWW-Authenticate`;
+ * a 403 `insufficient_scope` (an organization key) carries the challenge of the MCP authorization
+ * spec: the scope a connection needs (`mcp`, a person's sign-in) and the same metadata.
+ */
 const sendFailure = (response: ServerResponse, error: ApiFailure, origin: string, address: McpAddress, requestId: string) => {
   const status = statusOfTag.get(error._tag) ?? 500
   const headers: Record<string, string> = { "x-request-id": requestId }
+  const metadata = `${origin}${protectedResourcePath}${addressPath(address)}`
   if (status === 401) {
-    const metadata = `${origin}${protectedResourcePath}${address.kind === "any" ? "/mcp" : `${apiPrefix}/orgs/${encodeURIComponent(address.slug)}/mcp`}`
-    headers["www-authenticate"] = `Bearer resource_metadata="${metadata}"${error.code === "unauthorized" ? "" : `, error="invalid_token", error_description="${error.message.replace(/[^\x20-\x7e]|"/g, "")}"`}`
+    headers["www-authenticate"] = `Bearer resource_metadata="${metadata}"${error.code === "unauthorized" ? "" : `, error="invalid_token", error_description="${headerText(error.message)}"`}`
+  }
+  if (error._tag === "InsufficientScope") {
+    headers["www-authenticate"] = `Bearer error="insufficient_scope", scope="${mcpScope}", resource_metadata="${metadata}", error_description="${headerText(error.message)}"`
   }
   if (error._tag === "RateLimited") headers["retry-after"] = String(error.retryAfterSeconds)
   if (error._tag === "PayloadTooLarge") headers["connection"] = "close"

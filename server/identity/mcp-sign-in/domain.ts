@@ -54,15 +54,57 @@ export const pkceMatches = (verifier: string, challenge: string): boolean => {
 
 const loopbackHosts = new Set(["127.0.0.1", "localhost", "[::1]"])
 
-/** Why a redirect URI may not be registered, or null: it must be https, or http on a loopback host, without a fragment. */
+/**
+ * Schemes that already mean something to a browser or the web, so never a native app's private-use
+ * scheme (RFC 8252 7.1): a code sent there would run as script, open a file or go to a server.
+ */
+const refusedSchemes = new Set(["javascript:", "data:", "vbscript:", "file:", "blob:", "about:", "filesystem:", "ftp:", "ws:", "wss:", "mailto:", "tel:", "sms:"])
+
+/** Whether a parsed redirect URI is http on a loopback host (RFC 8252 7.3: its port may vary per request). */
+const isLoopbackHttp = (url: URL): boolean => url.protocol === "http:" && loopbackHosts.has(url.hostname)
+
+/**
+ * Why a redirect URI may not be registered, or null. It must be https, http on a loopback host
+ * (RFC 8252 7.3), or a native app's private-use scheme (RFC 8252 7.1, `cursor://…`,
+ * `com.example.app:/cb`); never with a user name or password, never with a fragment.
+ */
 export const redirectUriProblem = (uri: string): string | null => {
   if (!URL.canParse(uri)) return `'${uri}' is not an absolute URL`
   const url = new URL(uri)
   if (url.hash !== "" || uri.includes("#")) return `'${uri}' has a fragment`
-  if (url.protocol === "https:") return null
-  if (url.protocol === "http:" && loopbackHosts.has(url.hostname)) return null
-  return `'${uri}' is neither https nor http on a loopback address (127.0.0.1, [::1], localhost)`
+  if (url.username !== "" || url.password !== "") return `'${uri}' carries a user name or password`
+  if (url.protocol === "https:" || isLoopbackHttp(url)) return null
+  if (url.protocol === "http:") return `'${uri}' is http on a host that is not a loopback address (127.0.0.1, [::1], localhost); use https`
+  if (refusedSchemes.has(url.protocol)) return `'${uri}' uses the scheme ${url.protocol.slice(0, -1)}, which is not a native app's private-use scheme`
+  return null
 }
+
+/**
+ * Whether the redirect URI of an authorization request matches one the client registered: the
+ * same string, or (RFC 8252 7.3, OAuth 2.1 8.4.2) both http on the same loopback host with the same
+ * path and query, whatever the ports.
+ */
+export const redirectUriMatches = (registered: string, requested: string): boolean => {
+  if (registered === requested) return true
+  if (!URL.canParse(registered) || !URL.canParse(requested)) return false
+  const a = new URL(registered)
+  const b = new URL(requested)
+  if (!isLoopbackHttp(a) || !isLoopbackHttp(b) || requested.includes("#") || b.username !== "" || b.password !== "") return false
+  return a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search
+}
+
+/** Where a redirect URI sends the approval, as the authorization page names it: its origin, or its scheme and host for a private-use scheme. */
+export const redirectTarget = (uri: string): string => {
+  const url = new URL(uri)
+  if (url.origin !== "null") return url.origin
+  return url.host === "" ? url.protocol : `${url.protocol}//${url.host}`
+}
+
+/** The one scope of MCP sign-in: connecting to the MCP server as oneself, with one's role's permissions. */
+export const mcpScope = "mcp"
+
+/** The scopes the protected-resource and authorization server metadata advertise. */
+export const scopesSupported: ReadonlyArray<string> = [mcpScope]
 
 /** OAuth error codes the token, revocation and registration endpoints answer (RFC 6749 5.2, RFC 7591 3.2.2). */
 export type OAuthErrorCode =

@@ -52,6 +52,17 @@ export class McpSignInRepo extends Effect.Service<McpSignInRepo>()("svc/McpSignI
             VALUES (${client.id}, ${client.name}, ${JSON.stringify(client.redirectUris)}, ${metadata}, ${at})`.pipe(writing(mcpOauthClientsWrites))
         ),
 
+      /**
+       * Records a client described by its metadata document (its id the document's URL), or brings
+       * its row up to date: sessions and codes name it, and the sessions list shows its name.
+       */
+      upsertDocumentClient: (client: OAuthClient, metadata: string, at: string) =>
+        Effect.orDie(
+          sql`INSERT INTO mcp_oauth_clients (id, name, redirect_uris, metadata, created_at)
+            VALUES (${client.id}, ${client.name}, ${JSON.stringify(client.redirectUris)}, ${metadata}, ${at})
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, metadata = excluded.metadata`.pipe(writing(mcpOauthClientsWrites))
+        ),
+
       /** A registered client, or null. */
       client: (id: string) =>
         Effect.orDie(

@@ -4,7 +4,8 @@
  * 10 minutes, kept as an HMAC under the server's sign-in secret, sent through the outbox), then the
  * workspace the member connects and the authorization code for the client. An address that may not
  * sign in (no active membership, or none in the workspace of a slug address) is sent nothing, and
- * the page answers alike. Knows nothing of HTTP.
+ * the page answers alike. A client named by its metadata document (a URL `client_id`) is resolved
+ * by `client-documents.ts` and recorded when it is issued a code. Knows nothing of HTTP.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -37,6 +38,14 @@ import {
   type Workspace
 } from "../../identity/mcp-sign-in/domain.js"
 import { McpSignInRepo } from "../../identity/mcp-sign-in/repo.js"
+import { isClientIdUrl } from "../../identity/mcp-sign-in/client-metadata.js"
+import { type ClientDocumentRefused, ClientDocuments, type DocumentClient } from "./client-documents.js"
+
+/** The client an authorization request names: a registered one, or one described by its metadata document (`document` set). */
+export interface AuthorizingClient {
+  readonly client: OAuthClient
+  readonly document: DocumentClient | null
+}
 
 /** A right code: the ticket that approves a workspace and the workspaces the member may choose from. */
 export interface VerifiedSignIn {
@@ -53,6 +62,7 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* McpSignInRepo
+    const documents = yield* ClientDocuments
     const outbox = yield* Outbox
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
@@ -74,8 +84,17 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
           return { client, issuedAt: Math.floor(at / 1000) }
         }),
 
-      /** A registered client, or null. */
+      /** A registered client (or one that was issued a code through its metadata document), or null. */
       client: (clientId: string) => repo.client(clientId),
+
+      /**
+       * The client an authorization request names: by its metadata document when the id is a URL
+       * (fetched or kept, refused when it cannot be used), else the registered one or null.
+       */
+      authorizingClient: (clientId: string): Effect.Effect<AuthorizingClient | null, ClientDocumentRefused> =>
+        isClientIdUrl(clientId)
+          ? Effect.map(documents.resolve(clientId), (document) => ({ client: document.client, document }))
+          : Effect.map(repo.client(clientId), (client) => (client === null ? null : { client, document: null })),
 
       /**
        * Asks for a code for `email` at the MCP address. Answers nothing either way: an address with
@@ -145,9 +164,10 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
       /**
        * Spends the ticket for the workspace of `memberId` and answers the authorization code for the
        * request; null when the ticket is unknown, spent or expired, was issued for another address,
-       * or the membership is not one the member may connect there.
+       * or the membership is not one the member may connect there. A client described by its
+       * metadata `document` is recorded (or brought up to date) with the code.
        */
-      approve: (ticket: string, memberId: string, address: McpAddress, request: AuthorizationRequest): Effect.Effect<string | null> =>
+      approve: (ticket: string, memberId: string, address: McpAddress, request: AuthorizationRequest, document: DocumentClient | null = null): Effect.Effect<string | null> =>
         inTransaction(
           Effect.gen(function* () {
             const now = clock.now()
@@ -157,6 +177,7 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
             const chosen = workspaces.find((workspace) => workspace.memberId === memberId)
             if (chosen === undefined) return null
             const code = newOpaqueCode()
+            if (document !== null) yield* repo.upsertDocumentClient(document.client, JSON.stringify(document.metadata), isoAt(now))
             yield* repo.insertAuthorizationCode({
               id: newId(),
               code_hash: tokenHash(code),
@@ -175,5 +196,5 @@ export class McpApproval extends Effect.Service<McpApproval>()("svc/McpApproval"
         )
     }
   }),
-  dependencies: [McpSignInRepo.Default, Outbox.Default]
+  dependencies: [McpSignInRepo.Default, Outbox.Default, ClientDocuments.Default]
 }) {}

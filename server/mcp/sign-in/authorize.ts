@@ -7,6 +7,9 @@
  * to the client as `error`. Every POST carries the CSRF token (the Portal's double-submit check).
  * The client and its redirect URI are the request's admission (`admission.ts`): refused with the
  * error page and counted by no one, else counted once against the request's address (429 over it).
+ * The client is a registered one or, for a URL `client_id`, the one its metadata document
+ * describes (`client-documents.ts`; a document that cannot be used gets the error page). A loopback
+ * redirect URI matches a registered one whatever its port (RFC 8252 7.3).
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -19,7 +22,15 @@ import { mcpAddressOf } from "../http.js"
 import type { RateLimited } from "../../platform/errors.js"
 import type { OAuthAdmission } from "./admission.js"
 import { McpApproval } from "./approval.js"
-import { addressPath, type AuthorizationRequest, isCodeChallenge, type OAuthClient } from "../../identity/mcp-sign-in/domain.js"
+import {
+  addressPath,
+  type AuthorizationRequest,
+  isCodeChallenge,
+  type OAuthClient,
+  redirectTarget,
+  redirectUriMatches
+} from "../../identity/mcp-sign-in/domain.js"
+import type { ClientDocumentRefused, DocumentClient } from "./client-documents.js"
 import { type AuthorizePageContext, authorizeErrorPage, signInCodePage, signInEmailPage, signInWrongCodeText, workspacePage } from "./pages.js"
 
 /** The path every sign-in cookie is scoped to. */
@@ -35,6 +46,8 @@ const securityHeaders = {
 /** A checked authorization request. */
 interface Checked {
   readonly client: OAuthClient
+  /** The client's metadata document, when its id is a URL. */
+  readonly document: DocumentClient | null
   readonly address: McpAddress
   readonly request: AuthorizationRequest
   readonly state: string | null
@@ -73,10 +86,21 @@ const wrongRedirect: PageOutcome = {
   message: "The redirect_uri of this request is not one the client registered, so the request is refused."
 }
 
-/** The redirect URI of the request (the client's only one when none is given), when the client registered it; else null. */
+/** The page of a URL client id whose metadata document cannot be used. */
+const unusableDocument = (refused: ClientDocumentRefused): PageOutcome => ({
+  kind: "page",
+  status: 400,
+  title: "Client metadata not usable",
+  message: `This connection request names its client by the URL ${refused.clientId}, whose metadata document cannot be used: ${refused.reason}. Nothing was done.`
+})
+
+/**
+ * The redirect URI of the request (the client's only one when none is given), when it matches one
+ * the client registered (the same, or on a loopback host with another port); else null.
+ */
 const redirectUriOf = (client: OAuthClient, params: URLSearchParams): string | null => {
   const redirectUri = params.get("redirect_uri") ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null)
-  return redirectUri !== null && client.redirectUris.includes(redirectUri) ? redirectUri : null
+  return redirectUri !== null && client.redirectUris.some((registered) => redirectUriMatches(registered, redirectUri)) ? redirectUri : null
 }
 
 /**
@@ -85,10 +109,14 @@ const redirectUriOf = (client: OAuthClient, params: URLSearchParams): string | n
  * page); then counted once against the address.
  */
 const admit = (admission: OAuthAdmission, request: HttpServerRequest.HttpServerRequest, params: URLSearchParams) =>
-  admission.client(request, params.get("client_id") ?? "", unknownClient, (client) => (redirectUriOf(client, params) === null ? wrongRedirect : null))
+  admission.authorizing<PageOutcome>(request, params.get("client_id") ?? "", {
+    unknown: unknownClient,
+    document: unusableDocument,
+    authorize: (client) => (redirectUriOf(client, params) === null ? wrongRedirect : null)
+  })
 
 /** Checks the admitted authorization request's other parameters in the order RFC 6749 4.1.2.1 asks. */
-const check = (client: OAuthClient, params: URLSearchParams, origin: string): Exclude<Outcome, PageOutcome> => {
+const check = (client: OAuthClient, document: DocumentClient | null, params: URLSearchParams, origin: string): Exclude<Outcome, PageOutcome> => {
   const redirectUri = redirectUriOf(client, params)!
   const state = params.get("state")
   const refuse = (error: string, description: string): Exclude<Outcome, PageOutcome> => ({ kind: "back", location: backTo(redirectUri, state, { error, error_description: description }) })
@@ -100,7 +128,7 @@ const check = (client: OAuthClient, params: URLSearchParams, origin: string): Ex
   const address = resource === null ? null : addressOfResource(resource, origin)
   if (address === null) return refuse("invalid_target", `resource must name an MCP address of this server: ${origin}/mcp or ${origin}/api/v1/orgs/<slug>/mcp.`)
   const request: AuthorizationRequest = { clientId: client.id, redirectUri, codeChallenge: challenge, resource: addressPath(address), scope: params.get("scope") }
-  return { kind: "ok", checked: { client, address, request, state } }
+  return { kind: "ok", checked: { client, document, address, request, state } }
 }
 
 const htmlAnswer = (body: string, status: number) => HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: securityHeaders })
@@ -125,7 +153,7 @@ export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL
       const refusal = admitted.left
       return "kind" in refusal ? htmlAnswer(authorizeErrorPage(refusal.title, refusal.message), refusal.status) : rateLimitedAnswer(refusal)
     }
-    const outcome = check(admitted.right.client, url.searchParams, origin)
+    const outcome = check(admitted.right.found.client, admitted.right.found.document, url.searchParams, origin)
     if (outcome.kind === "back") return see(outcome.location)
     const { checked } = outcome
     const cookies = parseCookies(request.headers["cookie"])
@@ -136,7 +164,8 @@ export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL
       csrf === existing ? response : HttpServerResponse.unsafeSetCookies(response, [[csrfCookie, csrf, cookieOptions(oauthPath, secure, csrfCookieSeconds)]])
     const context: AuthorizePageContext = { action: `${url.pathname}${url.search}`, csrf, clientName: checked.client.name,
       address: `${origin}${checked.request.resource}`,
-      sendsTo: new URL(checked.request.redirectUri).origin
+      sendsTo: redirectTarget(checked.request.redirectUri),
+      publishedBy: checked.document === null ? null : new URL(checked.client.id).host
     }
     const answer = (body: string, status = 200) => withCsrf(htmlAnswer(body, status))
     const approved = (code: string) => see(backTo(checked.request.redirectUri, checked.state, { code }))
@@ -156,11 +185,11 @@ export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL
       const verified = yield* approval.verifyCode(email, form.get("code") ?? "", checked.address)
       if (verified === null) return answer(signInCodePage(context, email, signInWrongCodeText), 400)
       if (verified.workspaces.length > 1) return answer(workspacePage(context, verified.ticket, verified.workspaces))
-      const code = yield* approval.approve(verified.ticket, verified.workspaces[0]!.memberId, checked.address, checked.request)
+      const code = yield* approval.approve(verified.ticket, verified.workspaces[0]!.memberId, checked.address, checked.request, checked.document)
       return code === null ? refused("The sign-in could not be completed. Start again from your MCP client.") : approved(code)
     }
     if (step === "workspace") {
-      const code = yield* approval.approve(form.get("ticket") ?? "", form.get("member") ?? "", checked.address, checked.request)
+      const code = yield* approval.approve(form.get("ticket") ?? "", form.get("member") ?? "", checked.address, checked.request, checked.document)
       return code === null ? refused("That choice has expired or is not one of your workspaces. Start again from your MCP client.") : approved(code)
     }
     if (step === "deny") return see(backTo(checked.request.redirectUri, checked.state, { error: "access_denied", error_description: "The member cancelled the connection." }))

@@ -4,6 +4,7 @@
  *
  * GET  /.well-known/oauth-authorization-server   metadata (RFC 8414)
  * POST /oauth/register                           dynamic client registration (RFC 7591); public clients only
+ *                                                (a client may also name itself by a metadata document URL: `client-documents.ts`)
  * GET|POST /oauth/authorize                      the sign-in pages (`authorize.ts`)
  * POST /oauth/token                              authorization_code (PKCE S256) and refresh_token (rotating)
  * POST /oauth/revoke                             token revocation (RFC 7009)
@@ -20,7 +21,7 @@ import type { RateLimited } from "../../platform/errors.js"
 import { makeOAuthAdmission, type OAuthAdmission } from "./admission.js"
 import { McpApproval } from "./approval.js"
 import { authorize } from "./authorize.js"
-import { addressPath, OAuthFailure, redirectUriProblem } from "../../identity/mcp-sign-in/domain.js"
+import { addressPath, OAuthFailure, redirectUriProblem, scopesSupported } from "../../identity/mcp-sign-in/domain.js"
 import { McpSessions, notThisClients } from "../../identity/mcp-sign-in/sessions.js"
 import { mcpAddressOf } from "../http.js"
 
@@ -43,6 +44,8 @@ export const authorizationServerMetadata = (origin: string) => ({
   code_challenge_methods_supported: ["S256"],
   token_endpoint_auth_methods_supported: ["none"],
   revocation_endpoint_auth_methods_supported: ["none"],
+  scopes_supported: scopesSupported,
+  client_id_metadata_document_supported: true,
   service_documentation: `${origin}/api/v1/openapi.json`
 })
 

@@ -18,10 +18,12 @@ export interface AuthorizePageContext {
   readonly address: string
   /** Where the approval is sent (the redirect URI's origin), so a member can tell a client that is not theirs. */
   readonly sendsTo: string
+  /** The host that publishes the client's metadata document, for a client named by one; else null. */
+  readonly publishedBy: string | null
 }
 
 const intro = (context: AuthorizePageContext) =>
-  html`<p><strong>${context.clientName}</strong> asks to connect to svc as you, at the MCP address <code>${context.address}</code>.
+  html`<p><strong>${context.clientName}</strong>${context.publishedBy === null ? "" : html` (described by <code>${context.publishedBy}</code>)`} asks to connect to svc as you, at the MCP address <code>${context.address}</code>.
 The approval is sent to <code>${context.sendsTo}</code>; continue only if you started this from your own MCP client.</p>`
 
 /** The email form. */

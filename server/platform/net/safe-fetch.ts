@@ -70,6 +70,8 @@ export interface SafeFetchOptions {
   readonly loopbackNames?: boolean
   /** Sends this instead of a GET (webhooks): the method, extra headers and the body. */
   readonly send?: { readonly method: "POST"; readonly headers: Readonly<Record<string, string>>; readonly body: string }
+  /** Certificate authorities (PEM) trusted for https instead of the system's; tests give their own. */
+  readonly ca?: string | undefined
 }
 
 export interface SafeFetchResult {
@@ -78,6 +80,8 @@ export interface SafeFetchResult {
   readonly status: number
   /** The Content-Type header as sent, or null. */
   readonly contentType: string | null
+  /** The Cache-Control header as sent, or null. */
+  readonly cacheControl: string | null
   readonly bytes: Uint8Array
   /** Redirects followed. */
   readonly redirects: number
@@ -204,7 +208,7 @@ export const safeFetch = async (url: string | URL, options: SafeFetchOptions): P
     )
   }
 
-  const baseConnect = buildConnector({ lookup: checkedLookup, timeout: timeoutMs })
+  const baseConnect = buildConnector({ lookup: checkedLookup, timeout: timeoutMs, ...(options.ca === undefined ? {} : { ca: options.ca }) })
   const connect: buildConnector.connector = (connectOptions, callback) => {
     const host = unbracket(connectOptions.hostname)
     if (!allowPrivate && isIP(host) !== 0 && !classify(host)) {
@@ -321,6 +325,7 @@ export const safeFetch = async (url: string | URL, options: SafeFetchOptions): P
         finalUrl: current,
         status: statusCode,
         contentType: headerValue(headers["content-type"]),
+        cacheControl: headerValue(headers["cache-control"]),
         bytes,
         redirects
       }
