@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { RunningServer } from "../../server/server.js"
 import { type CliError, describe, errnoCode, failure, usage } from "../errors.js"
-import { type DataDirOptions, parsePort, parsePositive, parseRetryDelays, resolveDatabase, resolveDataDir, withDataDir } from "../options.js"
+import { type DataDirOptions, parseList, parsePort, parsePositive, parseRetryDelays, resolveDatabase, resolveDataDir, withDataDir } from "../options.js"
 import { removeServerRecord, writeServerRecord } from "../server-file.js"
 import { output, progress } from "../output.js"
 import type { Block } from "../ui/blocks.js"
@@ -26,6 +26,22 @@ interface ServeOptions extends DataDirOptions {
   readonly rateLimit?: number
   readonly model?: string
   readonly embeddingModel?: string
+  readonly allowedOrigins?: string
+}
+
+/**
+ * The allowed origins: `--allowed-origins`, else `SVC_ALLOWED_ORIGINS`, else none; each entry
+ * serialized (`parseAllowedOrigin`), a bad one a usage error (exit 2) naming where it came from.
+ * Read before anything starts; the rule is loaded with the server, not at the CLI's start-up.
+ */
+const allowedOriginsOf = async (io: CliIo, options: ServeOptions): Promise<ReadonlyArray<string>> => {
+  const [source, list] = options.allowedOrigins !== undefined ? ["--allowed-origins", options.allowedOrigins] : ["SVC_ALLOWED_ORIGINS", io.env.SVC_ALLOWED_ORIGINS ?? ""]
+  const { parseAllowedOrigin } = await import("../../server/http/origin-policy.js")
+  return parseList(list).map((entry) => {
+    const origin = parseAllowedOrigin(entry)
+    if (origin === null) throw usage(`${source}: '${entry}' is not an origin: write each as scheme://host[:port] with http or https and nothing after the host, comma-separated.`)
+    return origin
+  })
 }
 
 /** The ready line of `svc serve --json`. */
@@ -39,7 +55,7 @@ export const readyJson = (server: RunningServer) => ({
 })
 
 /** The banner for people; `lostKey` adds how to get a key when the bootstrap key was never shown, `database` is the PostgreSQL URL already masked. */
-const banner = (server: RunningServer, lostKey: string | null, options: ServeOptions, database: string | undefined): Array<Block> => [
+const banner = (server: RunningServer, lostKey: string | null, options: ServeOptions, database: string | undefined, allowed: ReadonlyArray<string>): Array<Block> => [
   { kind: "title", text: "svc is running" },
   {
     kind: "fields",
@@ -48,7 +64,8 @@ const banner = (server: RunningServer, lostKey: string | null, options: ServeOpt
       ["MCP URL", server.mcpUrl],
       database === undefined ? ["Data dir", options.ephemeral ? `${server.dataDir} (removed at exit)` : server.dataDir] : ["Database", database],
       ["Organization", server.organization ? `${server.organization.slug} (${server.organization.id})` : "none"],
-      ...(options.rateLimit === undefined ? [] : [["Rate limit", `${options.rateLimit} requests per minute per key (local testing)`] as const])
+      ...(options.rateLimit === undefined ? [] : [["Rate limit", `${options.rateLimit} requests per minute per key (local testing)`] as const]),
+      ...(allowed.length === 0 ? [] : [["Allowed origins", allowed.join(", ")] as const])
     ]
   },
   ...(server.bootstrapKey === null
@@ -138,6 +155,7 @@ const ephemeralDirectory = (options: ServeOptions): string | undefined => {
 }
 
 const serve = async (io: CliIo, options: ServeOptions) => {
+  const allowedOrigins = await allowedOriginsOf(io, options)
   const ephemeral = ephemeralDirectory(options)
   const stop = stopRequested(io)
   const dataDir = ephemeral ?? resolveDataDir(io, options.dataDir)
@@ -164,6 +182,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         requestsPerMinute: options.rateLimit,
         defaultModel: options.model,
         embeddingModel: options.embeddingModel,
+        allowedOrigins,
         requestLog: options.quiet
           ? undefined
           : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
@@ -180,7 +199,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
     if (modelNotice !== null) progress(io, modelNotice)
     const embeddingNotice = unreachableEmbeddingNotice(io, options)
     if (embeddingNotice !== null) progress(io, embeddingNotice)
-    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options, database === undefined ? undefined : maskedDatabaseUrl(database)) })
+    await output(io, options, server, { json: readyJson, human: (s) => banner(s, lostKey, options, database === undefined ? undefined : maskedDatabaseUrl(database), allowedOrigins) })
     if (options.json && lostKey !== null) progress(io, lostKey)
     if (server.bootstrapKey !== null || lostKey !== null) recordShown(dataDir)
     await stop.stopped
@@ -208,6 +227,10 @@ export const serveCommand = (program: Command, io: CliIo): void => {
       .option("--ephemeral", "keep the data in a temporary directory removed at exit (for CI); not with --data-dir or --database")
       .option("--model <name>", "the default model of Agents, Flow steps and Apps that name none (default: $SVC_MODEL, else builtin)")
       .option("--embedding-model <name>", "the embedding model that makes search hybrid (default: $SVC_EMBEDDING_MODEL, else none: lexical search)")
+      .option(
+        "--allowed-origins <origins>",
+        "browser origins allowed on /mcp, OAuth and the Portals beside loopback ones and the server's own, comma-separated, e.g. https://app.example (default: $SVC_ALLOWED_ORIGINS, else none)"
+      )
       .option("--rate-limit <n>", "requests per minute per key, a local-testing knob (default: 120, the spec's figure)", parsePositive)
       .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)
