@@ -23,11 +23,19 @@ export const dedicatedToolsMax = 10
 /** The longest tool name MCP clients commonly accept. */
 const toolNameMax = 64
 
-/** `agent_<name>`: the name lower-cased, runs of other characters as `_`, unique within the list. */
+/**
+ * `agent_<name>`: the name lower-cased, runs of other characters as `_`, at most 64 characters,
+ * unique within the list: a name taken already ends in `_` and the start of the item's id, as much
+ * of it as makes the name unique (the whole id at most).
+ */
 export const itemToolName = (prefix: string, name: string, id: string, taken: Set<string>): string => {
   const base = name.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "") || "item"
-  let candidate = `${prefix}_${base}`.slice(0, toolNameMax)
-  if (taken.has(candidate)) candidate = `${candidate.slice(0, toolNameMax - 9)}_${id.slice(0, 8)}`
+  const full = `${prefix}_${base}`
+  let candidate = full.slice(0, toolNameMax)
+  for (let length = 8; taken.has(candidate) && length < id.length + 4; length += 4) {
+    const suffix = id.slice(0, length)
+    candidate = `${full.slice(0, toolNameMax - suffix.length - 1)}_${suffix}`
+  }
   taken.add(candidate)
   return candidate
 }
