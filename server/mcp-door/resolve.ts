@@ -2,9 +2,10 @@
  * Id arguments also take the object's exact name (or slug): an id passes through untouched (the
  * service answers `not_found` as REST does); a name matching one object becomes its id; a name two
  * objects share is refused listing both with their ids; a name matching nothing is `not_found`
- * naming up to five near matches.
+ * naming up to five near matches. The ids a call's arguments resolve to are noted for the call
+ * (`resolvedArguments`), so what its answer names can be linked (`resource-links.ts`).
  */
-import { Effect } from "effect"
+import { Effect, FiberRef } from "effect"
 import { InvalidRequest, NotFound } from "../platform/errors.js"
 
 /** Something an id argument may name. */
@@ -57,6 +58,23 @@ const described = (items: ReadonlyArray<Named>) => items.map((item) => `'${item.
  * object in messages (`Knowledgebase`, `page`).
  */
 export const resolveId = <E, R>(
+  kind: string,
+  argument: string,
+  given: string,
+  candidates: Effect.Effect<ReadonlyArray<Named>, E, R>
+): Effect.Effect<string, E | NotFound | InvalidRequest, R> =>
+  Effect.tap(idNamedBy(kind, argument, given, candidates), (id) => noteResolved(argument, id))
+
+/**
+ * The ids each id argument of the call at hand resolved to, by argument name (`knowledgebaseId`),
+ * as the tool's handler resolved them; a tool call starts with none (`Effect.locally`).
+ */
+export const resolvedArguments = FiberRef.unsafeMake<ReadonlyMap<string, ReadonlySet<string>>>(new Map())
+
+const noteResolved = (argument: string, id: string) =>
+  FiberRef.update(resolvedArguments, (known) => new Map(known).set(argument, new Set([...(known.get(argument) ?? []), id])))
+
+const idNamedBy = <E, R>(
   kind: string,
   argument: string,
   given: string,

@@ -6,8 +6,8 @@
  * become MCP tool results: the value as `structuredContent` and as JSON text, or `isError: true`
  * with the REST error envelope `{error:{code,message}}`.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Exit } from "effect"
+import type { CallToolResult, ResourceLink } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, Exit, FiberRef } from "effect"
 import type * as z from "zod/v4"
 import type { ApiScope, Gate, Principal } from "../identity/domain.js"
 import { type ApiFailure, ServerError } from "../platform/errors.js"
@@ -17,6 +17,8 @@ import { project } from "../platform/pagination.js"
 import type { FamilyName } from "./family-names.js"
 import type { JsonSchema, Operation, OperationHints } from "./operation.js"
 import { declaredSchema, type DeclaredOutput, type Derivation, restBody } from "./output.js"
+import { resourceLinks } from "./resource-links.js"
+import { resolvedArguments } from "./resolve.js"
 
 /** Who is calling and what they asked for, fresh on every request. */
 export interface CallContext {
@@ -212,10 +214,11 @@ export const camelReply = <A extends object>(answer: A): Record<string, unknown>
  * A tool's value as its MCP result: `structuredContent`, the value itself (checked by clients against
  * the tool's `outputSchema`), and the same value as one JSON text for clients older than structured
  * results. Every answer is thus sent twice; the text is what the tools answered before, kept so that
- * no client loses it (docs/decisions.md: MCP, a door of the feature registry).
+ * no client loses it (docs/decisions.md: MCP, a door of the feature registry). `links`, the pages
+ * and sources the value names (`resource-links.ts`), follow the text.
  */
-export const valueResult = (value: unknown): CallToolResult => ({
-  content: [{ type: "text", text: JSON.stringify(value) }],
+export const valueResult = (value: unknown, links: ReadonlyArray<ResourceLink> = []): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }, ...links],
   structuredContent: value as Record<string, unknown>
 })
 
@@ -225,9 +228,12 @@ export const errorResult = (error: ApiFailure): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(envelopeBody(error)) }]
 })
 
-/** The tool result of a finished effect: its value, its expected failure, or `server_error` for a defect. */
-export const resultOfExit = (exit: Exit.Exit<unknown, unknown>): { result: CallToolResult; defect: Cause.Cause<unknown> | null } => {
-  if (Exit.isSuccess(exit)) return { result: valueResult(exit.value), defect: null }
+/** The tool result of a finished effect: its value (with `links`), its expected failure, or `server_error` for a defect. */
+export const resultOfExit = (
+  exit: Exit.Exit<unknown, unknown>,
+  links: ReadonlyArray<ResourceLink> = []
+): { result: CallToolResult; defect: Cause.Cause<unknown> | null } => {
+  if (Exit.isSuccess(exit)) return { result: valueResult(exit.value, links), defect: null }
   const failure = Cause.failureOption(exit.cause)
   if (failure._tag === "Some" && isApiFailure(failure.value)) return { result: errorResult(failure.value), defect: null }
   const refusal = nulTextRefusal(exit.cause)
@@ -238,12 +244,22 @@ export const resultOfExit = (exit: Exit.Exit<unknown, unknown>): { result: CallT
   }
 }
 
-/** Runs a tool's effect to its MCP result; never fails (a defect is logged and answered `server_error`). */
-export const toolEffect = <R>(effect: Effect.Effect<unknown, ApiFailure, R>, name: string): Effect.Effect<CallToolResult, never, R> =>
-  Effect.flatMap(Effect.exit(effect), (exit) => {
-    const { result, defect } = resultOfExit(exit)
-    return defect === null ? Effect.succeed(result) : Effect.as(Effect.logError(`MCP tool ${name} failed`, defect), result)
-  })
+/**
+ * Runs a tool's effect to its MCP result; never fails (a defect is logged and answered `server_error`).
+ * With `answers`, the tool's output schema, a value carries links to the pages and sources it names.
+ */
+export const toolEffect = <R>(effect: Effect.Effect<unknown, ApiFailure, R>, name: string, answers?: JsonSchema): Effect.Effect<CallToolResult, never, R> =>
+  Effect.locally(
+    Effect.flatMap(Effect.exit(effect), (exit) =>
+      Effect.flatMap(FiberRef.get(resolvedArguments), (resolved) => {
+        const links = answers !== undefined && Exit.isSuccess(exit) ? resourceLinks(answers, exit.value, resolved) : []
+        const { result, defect } = resultOfExit(exit, links)
+        return defect === null ? Effect.succeed(result) : Effect.as(Effect.logError(`MCP tool ${name} failed`, defect), result)
+      })
+    ),
+    resolvedArguments,
+    new Map()
+  )
 
 /** A page of a service as MCP lists answer it: `{items, nextCursor}`, each item cut to `fields` when given. */
 export const itemsPage = <A extends object>(

@@ -3,13 +3,16 @@
  * transport passes on, `refresh` sets the caller (authenticated again for that request) and brings
  * the registered tools in line with what the caller may use now: a role change, other families or
  * a newly published item show on the next request. Tool calls run on the service's runtime with the
- * caller of the request at hand, counted against the key's rate limit like a REST request.
+ * caller of the request at hand, counted against the key's rate limit like a REST request. The
+ * kinds of resource (`resources.ts`, `item-resources.ts`) are registered once; each read and each
+ * completion of their templates' variables (`completion/complete`, hence the `completions`
+ * capability) is answered for the caller at hand and counted the same way.
  */
 import { McpServer, ResourceTemplate, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, isJSONRPCRequest, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, type Layer, Runtime } from "effect"
-import { FeatureNotAvailable } from "../platform/errors.js"
+import { FeatureNotAvailable, NotFound } from "../platform/errors.js"
 import { envelopeBody, isApiFailure } from "../platform/request/error-catalog.js"
 import { type AdmissionFailure, admitPrincipal } from "../identity/admission.js"
 import type { RateLimiter, RequestRate } from "../platform/rate-limiter.js"
@@ -17,7 +20,9 @@ import type * as z from "zod/v4"
 import type { CoreServices } from "../core.js"
 import type { McpSignInLive } from "./sign-in/feature.js"
 import { mapLegacyMessage } from "../mcp-door/names.js"
-import { pageReadOperation, pageResources, readPageResource } from "./resources.js"
+import { agentResourceKind, appResourceKind, flowResourceKind } from "./item-resources.js"
+import { readable, type ResourceKind, type TemplateValues, type VariableCompletion } from "./resource-kind.js"
+import { pageResourceKind, sourceResourceKind } from "./resources.js"
 import { listFingerprint, toolsFor } from "./registry.js"
 import type { FamilyName } from "../mcp-door/family-names.js"
 import { type CallContext, type McpTool, toolEffect } from "../mcp-door/tool.js"
@@ -34,6 +39,16 @@ const instructions =
 /** The refusal of a run on a trial (spec: Availability). */
 const runRefused = () =>
   new FeatureNotAvailable({ message: "Runs from a connected client are refused on a free trial until the first payment." })
+
+/** The kinds of resource every connection registers (each offered with its families). */
+const resourceKinds: ReadonlyArray<ResourceKind> = [pageResourceKind, sourceResourceKind, agentResourceKind, flowResourceKind, appResourceKind]
+
+/** A failed read or completion as a JSON-RPC error carrying the REST envelope: `not_found` is -32002 (resource not found), others -32600. */
+const protocolError = (cause: Cause.Cause<unknown>): McpError => {
+  const failure = Cause.failureOption(cause)
+  const envelope = failure._tag === "Some" && isApiFailure(failure.value) ? envelopeBody(failure.value) : { error: { code: "server_error", message: "The read failed on the server." } }
+  return new McpError(envelope.error.code === "not_found" ? -32002 : ErrorCode.InvalidRequest, `${envelope.error.code}: ${envelope.error.message}`, envelope)
+}
 
 /** A connection and the tools registered on it. */
 export class McpSession {
@@ -54,23 +69,49 @@ export class McpSession {
     private readonly runtime: Runtime.Runtime<McpServices>
   ) {
     this.server = new McpServer(serverInfo, { capabilities: { tools: { listChanged: true }, resources: { listChanged: true } }, instructions })
+    for (const kind of resourceKinds) this.registerKind(kind)
+  }
+
+  /** Registers a kind of resource: its template, listing (when it lists), reads and completions, each for the caller at hand. */
+  private registerKind(kind: ResourceKind): void {
+    const { list } = kind
+    const complete = Object.fromEntries(
+      Object.entries(kind.complete).map(([variable, completion]) => [
+        variable,
+        (value: string, context?: { arguments?: Record<string, string> }) => this.complete(kind, completion, value, context?.arguments ?? {})
+      ])
+    )
+    const listed =
+      list === undefined ? undefined : async () => ({ resources: this.call === null || !readable(this.call, kind) ? [] : [...(await this.run(list(this.call)))] })
     this.server.registerResource(
-      "page",
-      new ResourceTemplate("svc://knowledgebases/{knowledgebaseId}/pages/{pageId}", {
-        list: async () => ({ resources: this.call === null ? [] : await this.run(pageResources(this.call)) })
-      }),
-      { title: "Knowledgebase page", description: "A page of a Knowledgebase, as markdown.", mimeType: "text/markdown" },
+      kind.name,
+      new ResourceTemplate(kind.template, { list: listed, complete }),
+      { title: kind.title, description: kind.description, mimeType: kind.mimeType },
       async (uri, variables) => {
         const call = this.current()
+        const values = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(value)]))
+        const refused = new NotFound({ message: `${kind.title} resources need the ${kind.families.join(" or ")} family (\`?tools=${kind.families[0]}\`).` })
         const exit = await Runtime.runPromiseExit(this.runtime)(
-          Effect.andThen(this.admission(call, pageReadOperation.scopes, false, pageReadOperation.gate), readPageResource(call, String(variables["knowledgebaseId"]), String(variables["pageId"])))
+          Effect.andThen(this.admission(call, kind.operation.scopes, false, kind.operation.gate), readable(call, kind) ? kind.read(call, values) : Effect.fail(refused))
         )
-        if (Exit.isSuccess(exit)) return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: exit.value.text }] }
-        const failure = Cause.failureOption(exit.cause)
-        const envelope = failure._tag === "Some" && isApiFailure(failure.value) ? envelopeBody(failure.value) : { error: { code: "server_error", message: "The read failed on the server." } }
-        throw new McpError(envelope.error.code === "not_found" ? -32002 : ErrorCode.InvalidRequest, `${envelope.error.code}: ${envelope.error.message}`, envelope)
+        if (Exit.isSuccess(exit)) return { contents: [{ uri: uri.href, mimeType: kind.mimeType, text: exit.value }] }
+        throw protocolError(exit.cause)
       }
     )
+  }
+
+  /**
+   * Completes a variable of a kind's template for the caller at hand: nothing when the caller may not
+   * read that kind (no request counted), else one request of the key's rate, then the ids it may read.
+   */
+  private async complete(kind: ResourceKind, completion: VariableCompletion, value: string, others: TemplateValues): Promise<Array<string>> {
+    const call = this.current()
+    if (!readable(call, kind)) return []
+    const exit = await Runtime.runPromiseExit(this.runtime)(
+      Effect.andThen(this.admission(call, kind.operation.scopes, false, kind.operation.gate), completion(call, value, others))
+    )
+    if (Exit.isSuccess(exit)) return [...exit.value]
+    throw protocolError(exit.cause)
   }
 
   private current(): CallContext {
@@ -92,7 +133,7 @@ export class McpSession {
   /** Calls a tool for the current caller; always a tool result. */
   private invoke(tool: McpTool, args: unknown) {
     const call = this.current()
-    return this.run(toolEffect(Effect.andThen(this.admission(call, tool.scopes, tool.run, tool.gate), tool.handler(args ?? {}, call)), tool.name))
+    return this.run(toolEffect(Effect.andThen(this.admission(call, tool.scopes, tool.run, tool.gate), tool.handler(args ?? {}, call)), tool.name, tool.outputSchema))
   }
 
   /**
