@@ -4,7 +4,7 @@
  * providers accept; MCP 2025-11-25 allows 1 to 128 of `[A-Za-z0-9._-]`, checked too with the SDK's
  * own validator), and are unique. Per-item names are cut to fit, whatever the item is called; over
  * a real server, an admin offered every family gets such names for Agents whose long names share
- * their first 100 characters.
+ * their first 91 characters.
  */
 import { validateToolName } from "@modelcontextprotocol/sdk/shared/toolNameValidation.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
