@@ -103,6 +103,26 @@ describe("completion/complete", () => {
     expect((await complete(member, flowTemplate, "flowId", "")).completion.values).toEqual([])
   })
 
+  it("completes published Flows, and Apps once the organization's apps gate lets them be read", async () => {
+    const publish = async (kind: "flows" | "apps", body: Record<string, unknown>) => {
+      const made = await server.request("POST", `/${kind}`, { body })
+      expect({ status: made.status, body: made.body }).toMatchObject({ status: 201 })
+      const id = (made.body.flow ?? made.body.app).id as string
+      expect((await server.request("POST", `/${kind}/${id}/publish`)).status).toBe(200)
+      return id
+    }
+    const flowId = await publish("flows", { name: "Intake flow", questions: [], steps: [{ type: "template", name: "greeting", template: "Hello" }] })
+    expect((await complete(member, flowTemplate, "flowId", "in")).completion.values).toEqual([flowId])
+    const flowRead = await member.readResource({ uri: `svc://flows/${flowId}` })
+    expect(JSON.parse((flowRead.contents[0] as { text: string }).text)).toEqual((await server.request("GET", `/flows/${flowId}`)).body)
+
+    await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("default", { enable: ["apps"] })))
+    const appId = await publish("apps", { name: "Help desk", agentIds: [agentId] })
+    expect((await complete(member, appTemplate, "appId", "desk")).completion.values).toEqual([appId])
+    await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("default", { disable: ["apps"] })))
+    expect((await complete(member, appTemplate, "appId", "desk")).completion.values).toEqual([])
+  })
+
   it("gives nothing of another organization, nor of a kind the key's scopes or the address's families leave out", async () => {
     await server.createOrganization("other")
     await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("other", { enable: ["mcp"] })))
