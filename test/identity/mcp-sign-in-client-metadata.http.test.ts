@@ -4,7 +4,7 @@
  * fetches the document from a local https server (the test certificate authority trusted through
  * the server's `clientMetadata.ca`, loopback reachable through `allowPrivateUrls`), keeps it as
  * its `Cache-Control` says, and refuses URLs and documents that break the rules with the error
- * page, nothing written. A server with the default settings fetches nothing on a loopback address.
+ * page, nothing written (each request counted against its address first). A server with the default settings fetches nothing on a loopback address.
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { writtenRows } from "../support/admission.js"
 import { sql } from "../support/fixtures.js"
+import { onSqlite } from "../support/postgres.js"
 import { type DocumentServer, startDocumentServer } from "../support/https-documents.js"
 import { call } from "../support/mcp.js"
 import { startTestServer, type TestServer } from "../support/server.js"
@@ -59,8 +60,8 @@ const publish = (path: string, body: unknown, headers: Record<string, string> = 
 }
 
 /** The authorization page for `clientId` on `on`: status, title, HTML, the error page's text and redirect. */
-const authorizePage = async (clientId: string, on: TestServer = server) => {
-  const response = await fetch(authorizationUrl(on, clientId, "/mcp", pkcePair().challenge), { redirect: "manual" })
+const authorizePage = async (clientId: string, on: TestServer = server, extra: Record<string, string> = {}) => {
+  const response = await fetch(authorizationUrl(on, clientId, "/mcp", pkcePair().challenge, extra), { redirect: "manual" })
   const html = await response.text()
   const text = (/<p>([^<]*)<\/p>/.exec(html)?.[1] ?? "").replaceAll("&#39;", "'").replaceAll("&quot;", '"').replaceAll("&amp;", "&")
   return { status: response.status, title: /<h1>([^<]*)<\/h1>/.exec(html)?.[1] ?? "", html, text, location: response.headers.get("location") }
@@ -98,10 +99,16 @@ describe("the MCP SDK's client named by its metadata document", () => {
     expect(web.hits("/sdk/client.json")).toBe(1)
   })
 
-  it("the page names the host that publishes the document beside the client's name", async () => {
+  it("the page names the host that publishes the document beside the client's name, and warns when the approval goes to this computer", async () => {
     const page = await authorizePage(publish("/named/client.json", documentOf(`${web.origin}/named/client.json`, { client_name: "Named one" })))
     expect(page.status).toBe(200)
     expect(page.html).toContain(`<strong>Named one</strong> (described by <code>${new URL(web.origin).host}</code>)`)
+    expect(page.html).toContain("Any program on your computer can say it is Named one")
+    const https = await authorizePage(publish("/web/client.json", documentOf(`${web.origin}/web/client.json`, { redirect_uris: ["https://client.example/cb"] })), server, {
+      redirect_uri: "https://client.example/cb"
+    })
+    expect(https.status).toBe(200)
+    expect(https.html).not.toContain("Any program on your computer")
   })
 
   it("a second sign-in brings the client's row up to date with the document, and the token endpoint needs no fetch", async () => {
@@ -194,6 +201,7 @@ describe("URLs and documents that cannot be used", () => {
       [at("/slow.json"), "could not be fetched", true]
     ]
     const before = await written()
+    const countedBefore = (await writtenRows(server, [])).counted
     for (const [clientId, says, fetched] of cases) {
       const asked = web.requests.length
       const page = await authorizePage(clientId)
@@ -203,6 +211,8 @@ describe("URLs and documents that cannot be used", () => {
     }
     expect(web.hits("/x/client.json")).toBe(0)
     expect(await written()).toEqual(before)
+    // Each was counted against the address before anything was fetched (PostgreSQL's limiter keeps one row per counted request).
+    if (!onSqlite) expect((await writtenRows(server, [])).counted).toBe(countedBefore! + cases.length)
   })
 
   it("a redirect URI the document does not list is refused as for a registered client", async () => {

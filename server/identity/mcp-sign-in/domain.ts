@@ -93,6 +93,9 @@ export const redirectUriMatches = (registered: string, requested: string): boole
   return a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search
 }
 
+/** Whether a redirect URI is http on a loopback host: the approval goes to a program on the member's own computer. */
+export const isLoopbackRedirect = (uri: string): boolean => URL.canParse(uri) && isLoopbackHttp(new URL(uri))
+
 /** Where a redirect URI sends the approval, as the authorization page names it: its origin, or its scheme and host for a private-use scheme. */
 export const redirectTarget = (uri: string): string => {
   const url = new URL(uri)

@@ -27,6 +27,7 @@ import {
   type AuthorizationRequest,
   isCodeChallenge,
   type OAuthClient,
+  isLoopbackRedirect,
   redirectTarget,
   redirectUriMatches
 } from "../../identity/mcp-sign-in/domain.js"
@@ -165,7 +166,8 @@ export const authorize = (request: HttpServerRequest.HttpServerRequest, url: URL
     const context: AuthorizePageContext = { action: `${url.pathname}${url.search}`, csrf, clientName: checked.client.name,
       address: `${origin}${checked.request.resource}`,
       sendsTo: redirectTarget(checked.request.redirectUri),
-      publishedBy: checked.document === null ? null : new URL(checked.client.id).host
+      publishedBy: checked.document === null ? null : new URL(checked.client.id).host,
+      sendsToLoopback: isLoopbackRedirect(checked.request.redirectUri)
     }
     const answer = (body: string, status = 200) => withCsrf(htmlAnswer(body, status))
     const approved = (code: string) => see(backTo(checked.request.redirectUri, checked.state, { code }))

@@ -20,11 +20,24 @@ export interface AuthorizePageContext {
   readonly sendsTo: string
   /** The host that publishes the client's metadata document, for a client named by one; else null. */
   readonly publishedBy: string | null
+  /** Whether the approval goes to a loopback address (a program on the member's computer). */
+  readonly sendsToLoopback: boolean
 }
+
+/**
+ * The warning for a client named by a metadata document whose approval goes to this computer: any
+ * program can publish, or point at, a well-known client's document and listen on a loopback port
+ * (the MCP spec's "Localhost Redirect URI Risks").
+ */
+const loopbackWarning = (context: AuthorizePageContext) =>
+  context.publishedBy === null || !context.sendsToLoopback
+    ? ""
+    : html`
+<p class="notice">Any program on your computer can say it is ${context.clientName}: continue only if you started this connection yourself, just now.</p>`
 
 const intro = (context: AuthorizePageContext) =>
   html`<p><strong>${context.clientName}</strong>${context.publishedBy === null ? "" : html` (described by <code>${context.publishedBy}</code>)`} asks to connect to svc as you, at the MCP address <code>${context.address}</code>.
-The approval is sent to <code>${context.sendsTo}</code>; continue only if you started this from your own MCP client.</p>`
+The approval is sent to <code>${context.sendsTo}</code>; continue only if you started this from your own MCP client.</p>${loopbackWarning(context)}`
 
 /** The email form. */
 export const signInEmailPage = (context: AuthorizePageContext): string =>
