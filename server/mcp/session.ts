@@ -34,7 +34,7 @@ export type McpServices = CoreServices | Layer.Layer.Success<typeof McpSignInLiv
 export const serverInfo = { name: "svc", version: "0.1.0" } as const
 
 const instructions =
-  "svc: Agents, Flows, Apps and Knowledgebases as tools. Start with `whoami`; `search_docs` explains the service. Id arguments also take exact names."
+  "svc: Agents, Flows, Apps and Knowledgebases as tools. Start with `whoami`; `search_docs` explains the service. Id arguments also take exact names. Pages, sources and published Agents, Flows and Apps are also resources (svc://…), whose ids complete."
 
 /** The refusal of a run on a trial (spec: Availability). */
 const runRefused = () =>

@@ -57,6 +57,7 @@ afterAll(async () => {
 describe("completion/complete", () => {
   it("is declared, beside a template for each kind of resource", async () => {
     expect(member.getServerCapabilities()?.completions).toEqual({})
+    expect(member.getInstructions()).toContain("also resources (svc://…), whose ids complete")
     const templates = (await member.listResourceTemplates()).resourceTemplates
     expect(templates.map((template) => template.uriTemplate).sort()).toEqual([agentTemplate, appTemplate, flowTemplate, pageTemplate, sourceTemplate].sort())
     expect(templates.find((template) => template.uriTemplate === sourceTemplate)).toMatchObject({ name: "source", mimeType: "application/json" })
