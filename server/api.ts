@@ -13,6 +13,7 @@ export { apiPrefix } from "./http/contract.js"
 export const Api = joinContracts(features.map((feature) => feature.contract))
   .annotate(OpenApi.Title, "svc External API")
   .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/license/mit" })
   .annotate(
     OpenApi.Description,
     "Agents, Flows, Apps, Knowledgebases and end-user provisioning. Every request carries `Authorization: Bearer <API_KEY>`; every response carries `X-Request-Id`; every error is `{error:{code,message}}`."

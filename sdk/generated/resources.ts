@@ -33,7 +33,7 @@ export type AgentsUpdateDraftBody = NonNullable<operations["agents.updateDraft"]
 /** The answer of `agents.publish`. */
 export type AgentsPublishResponse = operations["agents.publish"]["responses"][200]["content"]["application/json"]
 
-/** The `agents` operations. */
+/** Agents: list, create, edit the draft, publish, read and delete. */
 export class AgentsResource extends Resource {
   /**
    * List Agents
@@ -83,6 +83,8 @@ export class AgentsResource extends Resource {
 
   /**
    * Read an Agent's draft
+   *
+   * The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `agents:write`.
    *
    * `GET /agents/{id}/draft` (scope `agents:write`).
    */
@@ -138,7 +140,7 @@ export type AppsUpdateDraftBody = NonNullable<operations["apps.updateDraft"]["re
 /** The answer of `apps.publish`. */
 export type AppsPublishResponse = operations["apps.publish"]["responses"][200]["content"]["application/json"]
 
-/** The `apps` operations. */
+/** Apps: list, create, edit the draft, publish, read and delete. */
 export class AppsResource extends Resource {
   /**
    * List Apps
@@ -188,6 +190,8 @@ export class AppsResource extends Resource {
 
   /**
    * Read an App's draft
+   *
+   * The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `apps:write`.
    *
    * `GET /apps/{id}/draft` (scope `apps:write`).
    */
@@ -243,7 +247,7 @@ export type FlowsUpdateDraftBody = NonNullable<operations["flows.updateDraft"]["
 /** The answer of `flows.publish`. */
 export type FlowsPublishResponse = operations["flows.publish"]["responses"][200]["content"]["application/json"]
 
-/** The `flows` operations. */
+/** Flows: list, create, edit the draft, publish, read and delete. */
 export class FlowsResource extends Resource {
   /**
    * List Flows
@@ -293,6 +297,8 @@ export class FlowsResource extends Resource {
 
   /**
    * Read a Flow's draft
+   *
+   * The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `flows:write`.
    *
    * `GET /flows/{id}/draft` (scope `flows:write`).
    */
@@ -352,7 +358,7 @@ export type KnowledgebasesSearchBody = NonNullable<operations["knowledgebases.se
 /** The answer of `knowledgebases.review`. */
 export type KnowledgebasesReviewResponse = operations["knowledgebases.review"]["responses"][200]["content"]["application/json"]
 
-/** The `knowledgebases` operations. */
+/** Knowledgebases: list, create, read, export, search, the changes feed and review items. */
 export class KnowledgebasesResource extends Resource {
   /**
    * List Knowledgebases
@@ -468,7 +474,7 @@ export type PagesRevisionsItem = PagesRevisionsResponse["revisions"][number]
 /** The query parameters of `pages.revisions`. */
 export type PagesRevisionsParams = QueryParams<NonNullable<operations["pages.revisions"]["parameters"]["query"]>>
 
-/** The `pages` operations. */
+/** A Knowledgebase's pages and folders: list, create, read, edit, append, move and revisions. */
 export class PagesResource extends Resource {
   /**
    * List pages and folders
@@ -518,6 +524,8 @@ export class PagesResource extends Resource {
 
   /**
    * Append to a page
+   *
+   * Adds `text` to the end of the page. Live at once (200), or 202 `pending_review` when the organization reviews agent writes: the live page is then untouched until a person approves.
    *
    * `POST /knowledgebases/{id}/pages/{pageId}/append` (scope `knowledge:write`).
    */
@@ -570,7 +578,7 @@ export type SourcesMoveResponse = operations["sources.move"]["responses"][200]["
 /** The request body of `sources.move`. */
 export type SourcesMoveBody = NonNullable<operations["sources.move"]["requestBody"]>["content"]["application/json"]
 
-/** The `sources` operations. */
+/** A Knowledgebase's sources: upload, list, read and file them. */
 export class SourcesResource extends Resource {
   /**
    * List sources
@@ -659,7 +667,7 @@ export type RunsListMessagesItem = RunsListMessagesResponse["messages"][number]
 /** The query parameters of `runs.listMessages`. */
 export type RunsListMessagesParams = QueryParams<NonNullable<operations["runs.listMessages"]["parameters"]["query"]>>
 
-/** The `runs` operations. */
+/** Talking to an Agent (its published version or its draft), and the executions and conversations runs leave. */
 export class RunsResource extends Resource {
   /**
    * Talk to an Agent
@@ -766,7 +774,7 @@ export type FlowRunsRunFlowDraftResponse = operations["flowRuns.runFlowDraft"]["
 /** The request body of `flowRuns.runFlowDraft`. */
 export type FlowRunsRunFlowDraftBody = NonNullable<operations["flowRuns.runFlowDraft"]["requestBody"]>["content"]["application/json"]
 
-/** The `flowRuns` operations. */
+/** Running a Flow: its published version, or its draft to try it. */
 export class FlowRunsResource extends Resource {
   /**
    * Run a Flow
@@ -832,7 +840,7 @@ export type AppRunsAppTransactionResponse = operations["appRuns.appTransaction"]
 /** The request body of `appRuns.appTransaction`. */
 export type AppRunsAppTransactionBody = NonNullable<operations["appRuns.appTransaction"]["requestBody"]>["content"]["application/json"]
 
-/** The `appRuns` operations. */
+/** Running an App: a conversation, its draft, or its Transaction Service. */
 export class AppRunsResource extends Resource {
   /**
    * Talk to an App
@@ -903,7 +911,7 @@ export type TierPlansListItem = TierPlansListResponse["tierPlans"][number]
 /** The query parameters of `tierPlans.list`. */
 export type TierPlansListParams = QueryParams<NonNullable<operations["tierPlans.list"]["parameters"]["query"]>>
 
-/** The `tierPlans` operations. */
+/** The tier plans end users can be given. */
 export class TierPlansResource extends Resource {
   /**
    * List tier plans
@@ -927,7 +935,7 @@ export type PortalsListItem = PortalsListResponse["portals"][number]
 /** The query parameters of `portals.list`. */
 export type PortalsListParams = QueryParams<NonNullable<operations["portals.list"]["parameters"]["query"]>>
 
-/** The `portals` operations. */
+/** The Portals where end users sign in. */
 export class PortalsResource extends Resource {
   /**
    * List Portals
@@ -969,7 +977,7 @@ export type EndUsersAdjustBonusCreditsBody = NonNullable<operations["endUsers.ad
 /** The answer of `endUsers.removeGrant`. */
 export type EndUsersRemoveGrantResponse = operations["endUsers.removeGrant"]["responses"][200]["content"]["application/json"]
 
-/** The `endUsers` operations. */
+/** End users: provision, list, read, revoke, delete, and their plans and bonus credits. */
 export class EndUsersResource extends Resource {
   /**
    * List end users
@@ -1096,7 +1104,7 @@ export type UserGroupsAddGrantBody = NonNullable<operations["userGroups.addGrant
 /** The answer of `userGroups.removeGrant`. */
 export type UserGroupsRemoveGrantResponse = operations["userGroups.removeGrant"]["responses"][200]["content"]["application/json"]
 
-/** The `userGroups` operations. */
+/** User groups of end users: their members and the access granted to them. */
 export class UserGroupsResource extends Resource {
   /**
    * List user groups
@@ -1191,6 +1199,8 @@ export class UserGroupsResource extends Resource {
   /**
    * Remove a grant from a user group
    *
+   * Removes one grant from the group: its members no longer get what that grant gave through this group. A grant id the group does not have is `not_found`. Answers `{ok: true}`.
+   *
    * `DELETE /user-groups/{groupId}/grants/{grantId}` (scope `end_users:write`).
    */
   removeGrant(groupId: operations["userGroups.removeGrant"]["parameters"]["path"]["groupId"], grantId: operations["userGroups.removeGrant"]["parameters"]["path"]["grantId"], options?: RequestOptions): Promise<UserGroupsRemoveGrantResponse> {
@@ -1213,7 +1223,7 @@ export type PortalAdmissionsAdmitBody = NonNullable<operations["portalAdmissions
 /** The answer of `portalAdmissions.remove`. */
 export type PortalAdmissionsRemoveResponse = operations["portalAdmissions.remove"]["responses"][200]["content"]["application/json"]
 
-/** The `portalAdmissions` operations. */
+/** Which user groups each Portal admits. */
 export class PortalAdmissionsResource extends Resource {
   /**
    * List the groups a Portal admits
@@ -1252,32 +1262,32 @@ export class PortalAdmissionsResource extends Resource {
 
 /** The client core with one property per resource. */
 export class SvcResources extends ApiClient {
-  /** The `agents` operations. */
+  /** Agents: list, create, edit the draft, publish, read and delete. */
   readonly agents: AgentsResource = new AgentsResource(this)
-  /** The `apps` operations. */
+  /** Apps: list, create, edit the draft, publish, read and delete. */
   readonly apps: AppsResource = new AppsResource(this)
-  /** The `flows` operations. */
+  /** Flows: list, create, edit the draft, publish, read and delete. */
   readonly flows: FlowsResource = new FlowsResource(this)
-  /** The `knowledgebases` operations. */
+  /** Knowledgebases: list, create, read, export, search, the changes feed and review items. */
   readonly knowledgebases: KnowledgebasesResource = new KnowledgebasesResource(this)
-  /** The `pages` operations. */
+  /** A Knowledgebase's pages and folders: list, create, read, edit, append, move and revisions. */
   readonly pages: PagesResource = new PagesResource(this)
-  /** The `sources` operations. */
+  /** A Knowledgebase's sources: upload, list, read and file them. */
   readonly sources: SourcesResource = new SourcesResource(this)
-  /** The `runs` operations. */
+  /** Talking to an Agent (its published version or its draft), and the executions and conversations runs leave. */
   readonly runs: RunsResource = new RunsResource(this)
-  /** The `flowRuns` operations. */
+  /** Running a Flow: its published version, or its draft to try it. */
   readonly flowRuns: FlowRunsResource = new FlowRunsResource(this)
-  /** The `appRuns` operations. */
+  /** Running an App: a conversation, its draft, or its Transaction Service. */
   readonly appRuns: AppRunsResource = new AppRunsResource(this)
-  /** The `tierPlans` operations. */
+  /** The tier plans end users can be given. */
   readonly tierPlans: TierPlansResource = new TierPlansResource(this)
-  /** The `portals` operations. */
+  /** The Portals where end users sign in. */
   readonly portals: PortalsResource = new PortalsResource(this)
-  /** The `endUsers` operations. */
+  /** End users: provision, list, read, revoke, delete, and their plans and bonus credits. */
   readonly endUsers: EndUsersResource = new EndUsersResource(this)
-  /** The `userGroups` operations. */
+  /** User groups of end users: their members and the access granted to them. */
   readonly userGroups: UserGroupsResource = new UserGroupsResource(this)
-  /** The `portalAdmissions` operations. */
+  /** Which user groups each Portal admits. */
   readonly portalAdmissions: PortalAdmissionsResource = new PortalAdmissionsResource(this)
 }

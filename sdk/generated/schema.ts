@@ -57,7 +57,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an Agent's draft */
+        /**
+         * Read an Agent's draft
+         * @description The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `agents:write`.
+         */
         get: operations["agents.getDraft"];
         put?: never;
         post?: never;
@@ -146,7 +149,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an App's draft */
+        /**
+         * Read an App's draft
+         * @description The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `apps:write`.
+         */
         get: operations["apps.getDraft"];
         put?: never;
         post?: never;
@@ -235,7 +241,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a Flow's draft */
+        /**
+         * Read a Flow's draft
+         * @description The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `flows:write`.
+         */
         get: operations["flows.getDraft"];
         put?: never;
         post?: never;
@@ -450,7 +459,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Append to a page */
+        /**
+         * Append to a page
+         * @description Adds `text` to the end of the page. Live at once (200), or 202 `pending_review` when the organization reviews agent writes: the live page is then untouched until a person approves.
+         */
         post: operations["pages.append"];
         delete?: never;
         options?: never;
@@ -1073,7 +1085,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a grant from a user group */
+        /**
+         * Remove a grant from a user group
+         * @description Removes one grant from the group: its members no longer get what that grant gave through this group. A grant id the group does not have is `not_found`. Answers `{ok: true}`.
+         */
         delete: operations["userGroups.removeGrant"];
         options?: never;
         head?: never;

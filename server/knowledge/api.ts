@@ -33,6 +33,7 @@ const ChangeList = Schema.Struct({
 
 /** `/knowledgebases` */
 export class KnowledgeApi extends HttpApiGroup.make("knowledgebases")
+  .annotate(OpenApi.Description, "Knowledgebases: list, create, read, export, search, the changes feed and review items.")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases")
       .setUrlParams(listQuery({ fields: FieldsParam }))

@@ -24,6 +24,7 @@ const DraftResponse = Schema.Struct({ agent: AgentDraft }).annotations({ identif
 
 /** `/agents` */
 export class AgentsApi extends HttpApiGroup.make("agents")
+  .annotate(OpenApi.Description, "Agents: list, create, edit the draft, publish, read and delete.")
   .add(
     HttpApiEndpoint.get("list", "/agents")
       .setUrlParams(
@@ -86,6 +87,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .addSuccess(DraftResponse)
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read an Agent's draft")
+      .annotate(OpenApi.Description, "The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `agents:write`.")
       .pipe(scope("agents:write"))
   )
   .add(

@@ -25,6 +25,7 @@ const DraftResponse = Schema.Struct({ app: AppDraft }).annotations({ identifier:
 
 /** `/apps`: answers 403 `api_disabled` until the organization's `apps` gate is on. */
 export class AppsApi extends HttpApiGroup.make("apps")
+  .annotate(OpenApi.Description, "Apps: list, create, edit the draft, publish, read and delete.")
   .add(
     HttpApiEndpoint.get("list", "/apps")
       .setUrlParams(
@@ -90,6 +91,7 @@ export class AppsApi extends HttpApiGroup.make("apps")
       .addSuccess(DraftResponse)
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read an App's draft")
+      .annotate(OpenApi.Description, "The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `apps:write`.")
       .pipe(scope("apps:write"))
   )
   .add(

@@ -27,6 +27,7 @@ const DraftResponse = Schema.Struct({ flow: FlowDraft }).annotations({ identifie
 
 /** `/flows` */
 export class FlowsApi extends HttpApiGroup.make("flows")
+  .annotate(OpenApi.Description, "Flows: list, create, edit the draft, publish, read and delete.")
   .add(
     HttpApiEndpoint.get("list", "/flows")
       .setUrlParams(
@@ -89,6 +90,7 @@ export class FlowsApi extends HttpApiGroup.make("flows")
       .addSuccess(DraftResponse)
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read a Flow's draft")
+      .annotate(OpenApi.Description, "The draft as it stands, edited or not since the last publish. A draft is authoring: it needs `flows:write`.")
       .pipe(scope("flows:write"))
   )
   .add(

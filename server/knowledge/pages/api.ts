@@ -36,6 +36,7 @@ const PendingReview = Schema.Struct({ ...PageWrite.fields, status: Schema.Litera
 
 /** `/knowledgebases/{id}/pages...` */
 export class PagesApi extends HttpApiGroup.make("pages")
+  .annotate(OpenApi.Description, "A Knowledgebase's pages and folders: list, create, read, edit, append, move and revisions.")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases/:id/pages")
       .setPath(Schema.Struct({ id: Schema.String }))
@@ -112,6 +113,10 @@ export class PagesApi extends HttpApiGroup.make("pages")
       .addSuccess(PendingReview, { status: 202 })
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Append to a page")
+      .annotate(
+        OpenApi.Description,
+        "Adds `text` to the end of the page. Live at once (200), or 202 `pending_review` when the organization reviews agent writes: the live page is then untouched until a person approves."
+      )
       .pipe(scope("knowledge:write"))
   )
   .add(

@@ -20,6 +20,7 @@ const SourceList = Schema.Struct({
 
 /** `/knowledgebases/{id}/sources...` */
 export class SourcesApi extends HttpApiGroup.make("sources")
+  .annotate(OpenApi.Description, "A Knowledgebase's sources: upload, list, read and file them.")
   .add(
     HttpApiEndpoint.get("list", "/knowledgebases/:id/sources")
       .setPath(Schema.Struct({ id: Schema.String }))

@@ -15,6 +15,7 @@ const admitted = (created: boolean, identifier: string) =>
 
 /** `/portals/{id}/admissions`: answers 403 `groups_disabled` until the organization's `groups` gate is on. */
 export class PortalAdmissionsApi extends HttpApiGroup.make("portalAdmissions")
+  .annotate(OpenApi.Description, "Which user groups each Portal admits.")
   .add(
     HttpApiEndpoint.get("list", "/portals/:id/admissions")
       .setPath(PortalPath)

@@ -24,6 +24,7 @@ const Ok = Schema.Struct({ ok: Schema.Literal(true) }).annotations({ identifier:
 
 /** `/end-users` */
 export class EndUsersApi extends HttpApiGroup.make("endUsers")
+  .annotate(OpenApi.Description, "End users: provision, list, read, revoke, delete, and their plans and bonus credits.")
   .add(
     HttpApiEndpoint.post("provision", "/end-users")
       .setHeaders(IdempotencyHeaders)

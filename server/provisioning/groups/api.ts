@@ -33,6 +33,7 @@ const MemberRemoved = Schema.Struct({ ok: Schema.Literal(true), removed: Schema.
 
 /** `/user-groups`: answers 403 `groups_disabled` until the organization's `groups` gate is on. */
 export class UserGroupsApi extends HttpApiGroup.make("userGroups")
+  .annotate(OpenApi.Description, "User groups of end users: their members and the access granted to them.")
   .add(
     HttpApiEndpoint.post("create", "/user-groups")
       .setHeaders(IdempotencyHeaders)
@@ -143,6 +144,10 @@ export class UserGroupsApi extends HttpApiGroup.make("userGroups")
       .addSuccess(Ok)
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Remove a grant from a user group")
+      .annotate(
+        OpenApi.Description,
+        "Removes one grant from the group: its members no longer get what that grant gave through this group. A grant id the group does not have is `not_found`. Answers `{ok: true}`."
+      )
       .pipe(scope("end_users:write"))
   )
   .middleware(Authentication)

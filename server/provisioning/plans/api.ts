@@ -9,6 +9,7 @@ import { TierPlan } from "./domain.js"
 
 /** `/tier-plans` */
 export class TierPlansApi extends HttpApiGroup.make("tierPlans")
+  .annotate(OpenApi.Description, "The tier plans end users can be given.")
   .add(
     HttpApiEndpoint.get("list", "/tier-plans")
       .setUrlParams(listQuery({}))

@@ -9,6 +9,7 @@ import { Portal } from "./domain.js"
 
 /** `/portals` */
 export class PortalsApi extends HttpApiGroup.make("portals")
+  .annotate(OpenApi.Description, "The Portals where end users sign in.")
   .add(
     HttpApiEndpoint.get("list", "/portals")
       .setUrlParams(listQuery({}))

@@ -16,6 +16,7 @@ const routingNote =
 
 /** `/apps/{id}/conversation`, `/apps/{id}/draft/run`, `/apps/{id}/transaction`: 403 `api_disabled` until the `apps` gate is on. */
 export class AppRunsApi extends HttpApiGroup.make("appRuns")
+  .annotate(OpenApi.Description, "Running an App: a conversation, its draft, or its Transaction Service.")
   .add(
     HttpApiEndpoint.post("appConversation", "/apps/:id/conversation")
       .setPath(IdPath)

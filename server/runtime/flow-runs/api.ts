@@ -24,6 +24,7 @@ const runEndpoint = <const Name extends string, const Path extends `/${string}`>
 
 /** `/flows/{id}/run`, `/flows/{id}/draft/run` */
 export class FlowRunsApi extends HttpApiGroup.make("flowRuns")
+  .annotate(OpenApi.Description, "Running a Flow: its published version, or its draft to try it.")
   .add(
     runEndpoint("runFlow", "/flows/:id/run")
       .annotate(OpenApi.Summary, "Run a Flow")

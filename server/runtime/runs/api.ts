@@ -14,6 +14,7 @@ const streamNote =
 
 /** `/agents/{id}/conversation`, `/agents/{id}/draft/run`, `/executions/{id}` (and its `cancel`), `/conversations/{id}` */
 export class RunsApi extends HttpApiGroup.make("runs")
+  .annotate(OpenApi.Description, "Talking to an Agent (its published version or its draft), and the executions and conversations runs leave.")
   .add(
     HttpApiEndpoint.post("agentConversation", "/agents/:id/conversation")
       .setPath(IdPath)
