@@ -2,7 +2,8 @@
  * Test harness: a real server on an ephemeral port over a temp SQLite file (or, with
  * `SVC_TEST_BACKEND=pg`, its own PostgreSQL database cloned from the migrated template), a
  * hand-driven clock, admin access to the same database, and a small HTTP helper over real sockets.
- * `SVC_TEST_LOG=1` prints the servers' error logs.
+ * `SVC_TEST_LOG=1` prints the servers' error logs; `SVC_RECORD_RESPONSES=<dir>` records every answer
+ * `request` receives (response-recorder.ts).
  */
 import { Effect, LogLevel } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -13,6 +14,7 @@ import type { Role } from "../../server/identity/domain.js"
 import { AccountsService, type KeyRequest } from "../../server/identity/service.js"
 import { type RunningServer, type ServerOptions, startServer } from "../../server/server.js"
 import { createTestDatabase, testBackend } from "./postgres.js"
+import { recordResponse } from "./response-recorder.js"
 
 /** The PostgreSQL database of each data directory a test server ran on (a restart finds it again). */
 const databases = new Map<string, { readonly url: string; readonly drop: () => Promise<void> }>()
@@ -116,8 +118,10 @@ export const startTestServer = async (
       body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body)
       headers["content-type"] ??= "application/json"
     }
-    const response = await fetch(`${server.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    const url = new URL(`${server.baseUrl}${path}`)
+    const response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }) })
     const text = await response.text()
+    recordResponse(url, method, response.status, response.headers, text)
     let parsed: unknown = undefined
     try {
       parsed = text ? JSON.parse(text) : undefined
