@@ -10,6 +10,7 @@ import { Headers, HttpApi, HttpMethod, type HttpServerRequest } from "@effect/pl
 import { Effect, Option, Schema, SchemaAST } from "effect"
 import { InvalidRequest } from "../platform/errors.js"
 import { isJsonMediaType, parseMediaType } from "./media-type.js"
+import { decodedSegment } from "./request-url.js"
 
 type AnySchema = Schema.Schema<unknown, unknown, never>
 
@@ -223,7 +224,8 @@ export const requestDecodes = (shapes: ReadonlyArray<OperationShape>, request: H
     const segments = pathSegments(request.url)
     const shape = operationOf(shapes, request.method, segments)
     if (shape === undefined) return false
-    const values = segments.filter((_, index) => shape.segments[index] === null).map((value) => decodeURIComponent(value))
+    const values = segments.filter((_, index) => shape.segments[index] === null).map((value) => decodedSegment(value))
+    if (values.includes(null)) return false
     const path = Object.fromEntries(shape.parameterNames.map((name, index) => [name, values[index]]))
     const checks = [
       decodes(shape.schemas.path, () => path),

@@ -40,3 +40,12 @@ export const plainRequestPath = (target: string | undefined): string | null => {
   const query = target.indexOf("?")
   return query < 0 ? target : target.slice(0, query)
 }
+
+/** A percent-encoded path segment decoded, or null when its escapes are malformed (`%zz`, a lone `%E2`). */
+export const decodedSegment = (segment: string): string | null => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return null
+  }
+}

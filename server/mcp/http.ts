@@ -18,7 +18,7 @@ import { envelopeBody, isApiFailure, statusOfTag } from "../platform/request/err
 import type { FrontBranches } from "../http/front-branch.js"
 import { drainLimitBytes, maxRequestBodyBytes } from "../http/limits.js"
 import { requestIdOf } from "../http/request-intake.js"
-import { plainRequestPath, requestOrigin, requestUrl } from "../http/request-url.js"
+import { decodedSegment, plainRequestPath, requestOrigin, requestUrl } from "../http/request-url.js"
 import { apiPrefix } from "../http/contract.js"
 import { type McpAddress, authenticateMcp, runsAllowedFor } from "./auth.js"
 import { addressPath, mcpScope, scopesSupported } from "../identity/mcp-sign-in/domain.js"
@@ -38,11 +38,12 @@ export const connectionsPerKeyMax = 50
 
 const workspacePattern = new RegExp(`^${apiPrefix}/orgs/([^/]+)/mcp/?$`)
 
-/** The MCP address a path names, or null. */
+/** The MCP address a path names, or null (a slug whose escapes are malformed names none). */
 export const mcpAddressOf = (path: string): McpAddress | null => {
   if (path === "/mcp" || path === "/mcp/") return { kind: "any" }
   const match = workspacePattern.exec(path)
-  return match ? { kind: "workspace", slug: decodeURIComponent(match[1]!) } : null
+  const slug = match ? decodedSegment(match[1]!) : null
+  return slug === null ? null : { kind: "workspace", slug }
 }
 
 const addressKey = (address: McpAddress) => (address.kind === "any" ? "*" : address.slug)

@@ -30,7 +30,7 @@ import type { RateLimited } from "../platform/errors.js"
 import type { PortalRow } from "./repo.js"
 import { PortalSignIn, type SignedIn } from "./service.js"
 import { cameOverHttps, cookieOptions, type CookieToSet, csrfCookieSeconds, parseCookies, portalPath, sessionCookie, sessionTtlMs } from "../identity/sign-in/cookies.js"
-import { plainRequestPath, requestUrl } from "../http/request-url.js"
+import { decodedSegment, plainRequestPath, requestUrl } from "../http/request-url.js"
 
 const portalPattern = /^\/portals\/([^/]+)(\/.*)?$/
 
@@ -169,7 +169,9 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
           }
           if (appMatch !== null) {
             if (signedIn === null) return signedOutPage(visit, hadSession)
-            return yield* chatTurn(visit, signedIn, decodeURIComponent(appMatch[1]!), form)
+            const appId = decodedSegment(appMatch[1]!)
+            if (appId === null) return answer(visit, notFoundPage(), 404)
+            return yield* chatTurn(visit, signedIn, appId, form)
           }
           return answer(visit, notFoundPage(), 404)
         }
@@ -182,7 +184,9 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
         if (appMatch !== null) {
           const { signedIn, hadSession } = yield* signedInOf(visit)
           if (signedIn === null) return signedOutPage(visit, hadSession)
-          const app = yield* Effect.either(chat.app(signedIn, decodeURIComponent(appMatch[1]!)))
+          const appId = decodedSegment(appMatch[1]!)
+          if (appId === null) return answer(visit, notFoundPage(), 404)
+          const app = yield* Effect.either(chat.app(signedIn, appId))
           if (app._tag === "Left") return answer(visit, notFoundPage(), 404)
           const conversationId = visit.url.searchParams.get("conversation")
           if (conversationId === null) return answer(visit, chatPage(signedIn, visit.csrf, app.right, { conversationId: null, messages: [], error: null }))
@@ -201,12 +205,8 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
         const url = requestUrl(request)
         const match = portalPattern.exec(url.pathname)
         if (match === null) return yield* app
-        let portalId: string
-        try {
-          portalId = decodeURIComponent(match[1]!)
-        } catch {
-          return htmlResponse(notFoundPage(), 404)
-        }
+        const portalId = decodedSegment(match[1]!)
+        if (portalId === null) return htmlResponse(notFoundPage(), 404)
         // A body over the limit is answered with a page the browser sees, as the API answers 413.
         if (!(yield* bodyWithinLimit(request))) {
           return HttpServerResponse.setHeader(htmlResponse(tooLargePage(maxRequestBodyBytes), 413), "connection", "close")

@@ -1,6 +1,6 @@
 /**
- * Requests at the edges of what a path or a body may be (issue 23): a `;` in a path segment, and
- * JSON bodies nested thousands of levels deep. Each is answered 400 or 404 with the error envelope,
+ * Requests at the edges of what a path or a body may be (issue 23): a `;` in a path segment,
+ * malformed percent escapes, and JSON bodies nested thousands of levels deep. Each is answered 400 or 404 with the error envelope,
  * never 500, the same by a server with the fast lane and one without, and writes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -60,6 +60,19 @@ describe("a ';' in a path segment", () => {
     expect([(await withLane.request("GET", "/knowledgebases")).body, (await withoutLane.request("GET", "/knowledgebases")).body]).toEqual(
       before.map((response) => response.body)
     )
+  })
+})
+
+describe("a path segment whose percent escapes are malformed", () => {
+  it.each([
+    ["POST", "/orgs/%zz/mcp"],
+    ["GET", "/orgs/%E2/mcp"],
+    ["GET", "/agents/%zz"],
+    ["GET", "/knowledgebases/%E2%82/pages"]
+  ])("%s %s: 404 with the envelope, whichever door serves it, and the server goes on", async (method, path) => {
+    const answer = await both((server) => server.request(method, path, method === "POST" ? { body: { jsonrpc: "2.0", id: 1, method: "ping" } } : {}))
+    expectError(answer, 404, "not_found")
+    for (const server of [withLane, withoutLane]) expect((await server.request("GET", "/knowledgebases")).status).toBe(200)
   })
 })
 
