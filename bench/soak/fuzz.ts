@@ -67,6 +67,29 @@ const oversized = (path: string, key: string): SoakRequest => ({
   body: JSON.stringify({ name: "x".repeat(4_600_000) })
 })
 
+/** Segments no id is spelled with: malformed and odd escapes, dot segments, `;`, `~`, empty. */
+const oddSegments = ["%ZZ", "%E2", "%E2%82", "%00", "%2F", "..", ".", ";x=1", "x;y", "~", ""]
+
+/**
+ * Requests to the doors in front of the API router with odd segments where a name goes: an MCP
+ * workspace address and a Portal. Their refusals are JSON-RPC errors or pages, not the envelope,
+ * so only a 5xx or a dropped connection breaks the rule ({@link frontDoorRuleBroken}).
+ */
+const frontDoorRequests = (key: string): Array<SoakRequest> =>
+  oddSegments.flatMap((segment): Array<SoakRequest> => [
+    {
+      method: "POST",
+      path: `/api/v1/orgs/${segment}/mcp`,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })
+    },
+    { method: "GET", path: `/portals/${segment}/apps/${segment}` }
+  ])
+
+/** The rule for {@link frontDoorRequests}: answered, and never with a 5xx. */
+const frontDoorRuleBroken = (answer: SoakAnswer): string | null =>
+  !answer.ok ? `dropped connection (${answer.error})` : answer.status >= 500 ? `${answer.status}` : null
+
 /** Runs the fuzz part against a fresh server. */
 export const runFuzz = async (server: Child<SoakReady>, options: FuzzOptions): Promise<FuzzResult> => {
   const orgs = server.ready.organizations
@@ -104,6 +127,7 @@ export const runFuzz = async (server: Child<SoakReady>, options: FuzzOptions): P
         for (const request of fc.sample(arbitrary, { numRuns: perRound, seed: options.seed + round * 1_000 + index })) batch.push({ name, request })
       })
       if (round % 20 === 0) batch.push({ name: "POST /knowledgebases (oversized)", request: oversized("/api/v1/knowledgebases", orgs.a.orgKey) })
+      if (round % 20 === 10) for (const request of frontDoorRequests(orgs.a.personalKey)) batch.push({ name: `${request.method} front door`, request })
       let next = 0
       const worker = async () => {
         while (next < batch.length) {
@@ -113,7 +137,7 @@ export const runFuzz = async (server: Child<SoakReady>, options: FuzzOptions): P
           const status = answer.ok ? String(answer.status) : "dropped"
           statuses[status] = (statuses[status] ?? 0) + 1
           if (process.env.SOAK_FUZZ_TRACE && answer.ok && answer.status === 400) console.error(name, "|", String(answer.json?.error?.message).slice(0, 90))
-          const why = ruleBroken(request, answer)
+          const why = name.endsWith("front door") ? frontDoorRuleBroken(answer) : ruleBroken(request, answer)
           if (why === null) continue
           failureCount++
           const kind = `${name} ${why.split(" ")[0]}`
@@ -126,7 +150,8 @@ export const runFuzz = async (server: Child<SoakReady>, options: FuzzOptions): P
     const cpuAfter = procCpuMs(server.ready.pid)
     const minimized: Array<FuzzFailure> = []
     for (const failure of [...failures.values()].slice(0, 25)) {
-      minimized.push({ ...failure, request: await minimize(client, failure.request, (request, answer) => ruleBroken(request, answer) !== null) })
+      const broken = failure.operation.endsWith("front door") ? (_: SoakRequest, answer: SoakAnswer) => frontDoorRuleBroken(answer) : ruleBroken
+      minimized.push({ ...failure, request: await minimize(client, failure.request, (request, answer) => broken(request, answer) !== null) })
     }
     return {
       requests: sent,
