@@ -222,7 +222,7 @@ export const serveCommand = (program: Command, io: CliIo): void => {
       .description("run the API server (first start creates organization 'default' and prints its key once)")
       .option("--host <host>", "address to listen on (default: 127.0.0.1)")
       .option("--port <port>", "port to listen on, 0 for any free port (default: 8787)", parsePort)
-      .option("--allow-private-urls", "let url sources reach loopback and private addresses, and webhooks private networks (they reach loopback without it)")
+      .option("--allow-private-urls", "let url sources and MCP clients' metadata documents reach loopback and private addresses, and webhooks private networks (they reach loopback without it)")
       .option("--demo", "seed demo content into organization 'default' (once per data directory; later starts say it is there)")
       .option("--ephemeral", "keep the data in a temporary directory removed at exit (for CI); not with --data-dir or --database")
       .option("--model <name>", "the default model of Agents, Flow steps and Apps that name none (default: $SVC_MODEL, else builtin)")
