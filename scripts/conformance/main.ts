@@ -12,7 +12,7 @@
  * `tools/conformance/` (their own lockfile) on first use.
  */
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { type CheckResult, failed, passed } from "./check.js"
@@ -63,6 +63,7 @@ const sweep = (document: unknown): Array<CheckResult> => {
     return [failed("Ajv 2020 loads the served document", String(error))]
   }
   const given = process.env.SVC_RECORDED_RESPONSES
+  if (given && !existsSync(given)) return [...checks, failed("Sweep", `SVC_RECORDED_RESPONSES names ${given}, which does not exist: nothing was recorded`)]
   const recording = given ? { dir: given } : recordTestRun()
   if ("ok" in recording) return [...checks, recording]
   try {

@@ -22,13 +22,14 @@ export const requiredScenarios = [
   "resources-list",
   "server-sse-polling",
   "server-sse-multiple-streams",
-  "dns-rebinding-protection",
-  "completion-complete"
+  "dns-rebinding-protection"
 ] as const
 
 const suiteTools = "it calls the suite's own test tool"
 /** Scenarios that do not apply to a product server, and why. */
 export const inapplicableScenarios: Readonly<Record<string, string>> = {
+  "completion-complete":
+    "it asks for completions of the suite's own prompt test_prompt_with_arguments; svc has no prompts, and 2025-11-25 answers an invalid prompt name with -32602, as svc does (its completions of resource template variables are tested in test/mcp/)",
   "logging-set-level": "svc declares no `logging` capability (it sends no log messages); -32601 is the answer the spec gives",
   "tools-call-simple-text": `${suiteTools} test_simple_text`,
   "tools-call-image": `${suiteTools} test_image_content`,
