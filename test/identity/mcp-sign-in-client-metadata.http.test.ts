@@ -9,9 +9,7 @@
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/identity/service.js"
 import { writtenRows } from "../support/admission.js"
 import { sql } from "../support/fixtures.js"
 import { onSqlite } from "../support/postgres.js"
@@ -19,17 +17,14 @@ import { type DocumentServer, startDocumentServer } from "../support/https-docum
 import { call } from "../support/mcp.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { testCaCertificate } from "../support/test-tls.js"
-import { authorizationUrl, initializeWith, pkcePair, redirectUrl, signIn, TestOAuthProvider, tokenRequest } from "./sign-in-support.js"
+import { authorizationUrl, initializeWith, pkcePair, redirectUrl, signIn, startSignInServer, TestOAuthProvider, tokenRequest } from "./sign-in-support.js"
 
 let server: TestServer
 let web: DocumentServer
 
 beforeAll(async () => {
   web = await startDocumentServer()
-  server = await startTestServer({ server: { allowPrivateUrls: true, clientMetadata: { ca: testCaCertificate, timeoutMs: 1_000 } } })
-  await server.createOrganization("acme")
-  await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("acme", { enable: ["mcp"] })))
-  await server.addMember("ada@example.com", "member", "acme")
+  server = await startSignInServer(["ada@example.com"], { server: { allowPrivateUrls: true, clientMetadata: { ca: testCaCertificate, timeoutMs: 1_000 } } })
 })
 afterAll(async () => {
   await server.stop()

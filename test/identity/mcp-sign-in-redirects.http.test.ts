@@ -9,21 +9,16 @@ import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { OAuthClientMetadata } from "@modelcontextprotocol/sdk/shared/auth.js"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountsService } from "../../server/identity/service.js"
 import { writtenRows } from "../support/admission.js"
 import { call } from "../support/mcp.js"
-import { startTestServer, type TestServer } from "../support/server.js"
-import { authorizationUrl, Browser, initializeWith, pkcePair, registerClient, signIn, TestOAuthProvider, tokenRequest } from "./sign-in-support.js"
+import type { TestServer } from "../support/server.js"
+import { authorizationUrl, Browser, initializeWith, pkcePair, registerClient, signIn, startSignInServer, TestOAuthProvider, tokenRequest } from "./sign-in-support.js"
 
 let server: TestServer
 
 beforeAll(async () => {
-  server = await startTestServer()
-  await server.createOrganization("acme")
-  await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("acme", { enable: ["mcp"] })))
-  await server.addMember("ada@example.com", "member", "acme")
+  server = await startSignInServer()
 })
 afterAll(() => server.stop())
 

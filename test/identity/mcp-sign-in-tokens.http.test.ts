@@ -7,19 +7,16 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectFailure, removeDataDirs, svc, svcJson } from "../cli/helpers.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import type { TestServer } from "../support/server.js"
 import { call } from "../support/mcp.js"
-import { codeByHand, connectSignedIn, exchange, initializeWith, tokenRequest } from "./sign-in-support.js"
+import { codeByHand, connectSignedIn, exchange, initializeWith, startSignInServer, tokenRequest } from "./sign-in-support.js"
 
 let server: TestServer
 
 const hour = 60 * 60_000
 
 beforeAll(async () => {
-  server = await startTestServer()
-  await server.createOrganization("acme")
-  await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("acme", { enable: ["mcp"] })))
-  for (const email of ["cy@example.com", "dee@example.com", "eve@example.com", "fay@example.com"]) await server.addMember(email, "member", "acme")
+  server = await startSignInServer(["cy@example.com", "dee@example.com", "eve@example.com", "fay@example.com"])
 })
 afterAll(async () => {
   await server.stop()

@@ -12,7 +12,17 @@ import { Effect } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { expect } from "vitest"
 import { Outbox } from "../../server/provisioning/outbox/service.js"
-import type { TestServer } from "../support/server.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+import { AccountsService } from "../../server/identity/service.js"
+
+/** A test server with organization `acme`, its `mcp` gate on, and `members` in it with the role member. */
+export const startSignInServer = async (members: ReadonlyArray<string> = ["ada@example.com"], options?: Parameters<typeof startTestServer>[0]): Promise<TestServer> => {
+  const server = await startTestServer(options)
+  await server.createOrganization("acme")
+  await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("acme", { enable: ["mcp"] })))
+  for (const email of members) await server.addMember(email, "member", "acme")
+  return server
+}
 
 /** Where the test client says it wants the code sent (never requested: the helper reads the redirect). */
 export const redirectUrl = "http://127.0.0.1:9/callback"

@@ -11,16 +11,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
-import { startTestServer, type TestServer } from "../support/server.js"
-import { initializeWith, TestOAuthProvider } from "../identity/sign-in-support.js"
+import type { TestServer } from "../support/server.js"
+import { initializeWith, startSignInServer, TestOAuthProvider } from "../identity/sign-in-support.js"
 
 let server: TestServer
 
 beforeAll(async () => {
-  server = await startTestServer()
-  await server.createOrganization("acme")
-  await server.admin(Effect.flatMap(AccountsService, (accounts) => accounts.setOrganization("acme", { enable: ["mcp"] })))
-  await server.addMember("ada@example.com", "member", "acme")
+  server = await startSignInServer()
 })
 afterAll(() => server.stop())
 
