@@ -47,7 +47,10 @@ const recordTestRun = (): { dir: string } | CheckResult => {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, SVC_RECORD_RESPONSES: dir }
   })
-  if (run.status !== 0) return failed("Recorded test run", `vitest exited ${run.status}: the HTTP test files must pass to be recorded`)
+  if (run.status !== 0) {
+    rmSync(dir, { recursive: true, force: true })
+    return failed("Recorded test run", `vitest exited ${run.status}: the HTTP test files must pass to be recorded`)
+  }
   console.log(`recorded the HTTP test files in ${Math.round((Date.now() - started) / 1000)} s`)
   return { dir }
 }
