@@ -6,18 +6,10 @@
  * not start: its one test prints a line saying so and why, and checks that no chromium is there.
  */
 import { type Browser, chromium } from "playwright-core"
-import { existsSync } from "node:fs"
-import { delimiter, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { findChromium } from "../support/chromium.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { admit, createPortal, endUser, grant, latestCode, plan, pools, publishedApp, subscribe } from "./support.js"
-
-/** The system chromium: Debian's `/usr/bin/chromium`, else `chromium` or `chromium-browser` on the PATH. */
-const findChromium = (): string | undefined => {
-  const onPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "")
-  const candidates = ["/usr/bin/chromium", ...onPath.flatMap((dir) => [join(dir, "chromium"), join(dir, "chromium-browser")])]
-  return candidates.find((file) => existsSync(file))
-}
 
 const chromiumPath = findChromium()
 
