@@ -3,7 +3,9 @@
  * HTTP with a bearer header to a running `svc serve`, and over stdio to `svc mcp` (the key in
  * `SVC_API_KEY`, the data directory in `SVC_DATA_DIR`). Each transport lists the tools (with
  * `--strict`: no error-severity schema portability problem), calls `whoami` and `search_docs`,
- * and lists the resources. The Inspector runs on Node 22.19 or later (tools.ts).
+ * calls `get_execution` for a run that does not exist (an `isError` result naming `not_found`:
+ * what the conformance suite's `tools-call-error` asks of its own test tool), and lists the
+ * resources. The Inspector runs on Node 22.19 or later (tools.ts).
  */
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -24,6 +26,12 @@ interface Answer {
   readonly json: any
   readonly stderr: string
 }
+
+/** The Inspector CLI's exit status for a tool result with `isError: true`. */
+const toolIsErrorExit = 5
+
+/** An execution id no run has. */
+const absentId = "00000000-0000-4000-8000-000000000000"
 
 /** The email of the member whose key the checks use (svc-process.ts). */
 const memberEmail = "conformance@svc.local"
@@ -59,10 +67,10 @@ export const runInspector = (options: { mcpUrl: string; key: string; dataDir: st
   const checks: Array<CheckResult> = []
   try {
     for (const transport of transports) {
-      const check = (what: string, args: ReadonlyArray<string>, judge: (json: any) => string | undefined) => {
+      const check = (what: string, args: ReadonlyArray<string>, judge: (json: any) => string | undefined, exitStatus = 0) => {
         const name = `MCP Inspector (${transport.name}): ${what}`
         const answer = inspect(transport, args)
-        if (answer.status !== 0) return checks.push(failed(name, `exit ${answer.status}: ${answer.stderr}`))
+        if (answer.status !== exitStatus) return checks.push(failed(name, `exit ${answer.status}: ${answer.stderr}`))
         const problem = answer.json === undefined ? "no JSON answer" : judge(answer.json)
         checks.push(problem === undefined ? passed(name, "ok") : failed(name, problem))
       }
@@ -78,6 +86,17 @@ export const runInspector = (options: { mcpUrl: string; key: string; dataDir: st
       )
       check("tools/call search_docs", ["--method", "tools/call", "--tool-name", "search_docs", "--tool-arg", "query=personal keys"], (json) =>
         json.isError !== true && Array.isArray(json.content) && json.content.length > 0 ? undefined : `unexpected answer: ${JSON.stringify(json).slice(0, 300)}`
+      )
+      // The assertion of the suite's tools-call-error, on a tool of svc's own that runs and fails:
+      // the Inspector prints the result and exits 5 for a result with `isError: true`.
+      check(
+        "tools/call of a tool that fails",
+        ["--method", "tools/call", "--tool-name", "get_execution", "--tool-arg", `executionId=${absentId}`],
+        (json) =>
+          json.isError === true && typeof json.content?.[0]?.text === "string" && json.content[0].text.includes("not_found")
+            ? undefined
+            : `expected an isError result naming not_found: ${JSON.stringify(json).slice(0, 300)}`,
+        toolIsErrorExit
       )
       check("resources/list", ["--method", "resources/list"], (json) => (Array.isArray(json.resources) ? undefined : `no resources array: ${JSON.stringify(json).slice(0, 300)}`))
     }
