@@ -59,7 +59,8 @@ export const queryMatcher = (terms: ReadonlyArray<string>): QueryMatcher => {
     mentions: (text) => matcher.first(text) >= 0,
     snippet: (text) => {
       // The text's own strong markers go, so a highlight never nests in one (`**2-year **warranty****`).
-      const flat = text.replace(/\*\*|__/g, "").replace(/\s+/g, " ").trim()
+      const unmarked = text.includes("**") || text.includes("__") ? text.replace(/\*\*|__/g, "") : text
+      const flat = unmarked.replace(/\s+/g, " ").trim()
       const first = matcher.first(flat)
       let start = first < 0 ? 0 : Math.max(0, first - Math.floor(snippetChars / 3))
       if (start > 0) {
