@@ -56,10 +56,13 @@ const onUnsupportedExpectation = (request: IncomingMessage, response: ServerResp
   response.writeHead(417, headersOf(body)).end(body)
 }
 
+/** Errors that mean the client closed the connection: nobody is left to answer (the request is logged 499). */
+const clientLeft = new Set(["ECONNRESET", "HPE_INVALID_EOF_STATE"])
+
 const onClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
   // As Node does: answer only when nothing of another response was written on this connection yet.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage
-  if (error.code !== "ECONNRESET" && socket.writable && inFlight?.headersSent !== true) {
+  if (!clientLeft.has(error.code ?? "") && socket.writable && inFlight?.headersSent !== true) {
     const answer = answerOf(error)
     if (inFlight) noteAnsweredInPlace(inFlight, answer.status)
     socket.end(rawResponse(answer), () => socket.destroy())

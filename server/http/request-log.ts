@@ -49,7 +49,7 @@ const pathOf = (url: string): string => url.replace(/[?#].*$/s, "") || "/"
 
 /**
  * The request line of a request (written by its intake, `request-intake.ts`, whichever door
- * answers it), with the `requestId` its answer carries (`started`: when the request came, by `performance.now()`): written when the answer is sent, or with 499 when the client went away before it. Nothing when `options`
+ * answers it), with the `requestId` its answer carries (`started`: when the request came, by `performance.now()`): written when the answer is sent, or with 499 when the client went away before it (also while its request was still arriving: `protocol-errors.ts`). Nothing when `options`
  * is undefined.
  */
 export const logNodeRequest = (

@@ -214,4 +214,37 @@ describe("a request body that stops arriving", () => {
       await slow.stop()
     }
   })
+
+  it("whose client leaves before the arrival time is logged 499, nothing written", async () => {
+    const lines: Array<string> = []
+    const slow = await startTestServer({
+      server: { ingestionWorker: false, requestArrivalMs: 30_000, requestLog: { format: "json", write: (line) => void lines.push(line) } }
+    })
+    try {
+      const before = JSON.stringify((await slow.request("GET", "/knowledgebases")).body)
+      const { connect } = await import("node:net")
+      const target = new URL(slow.baseUrl)
+      const received = await new Promise<string>((resolve) => {
+        const socket = connect(Number(target.port), target.hostname)
+        let text = ""
+        socket.write(
+          `POST /api/v1/knowledgebases HTTP/1.1\r\nhost: ${target.host}\r\nauthorization: Bearer ${slow.key}\r\n` +
+            `content-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`
+        )
+        const trickle = setInterval(() => socket.writable && socket.write(" "), 100)
+        setTimeout(() => {
+          clearInterval(trickle)
+          socket.destroy()
+        }, 600)
+        socket.on("data", (chunk) => void (text += chunk.toString()))
+        socket.on("close", () => resolve(text))
+        socket.on("error", () => undefined)
+      })
+      expect(received).toBe("")
+      await expect.poll(() => lines.map((line) => JSON.parse(line)).filter((entry) => entry.method === "POST").map((entry) => entry.status)).toEqual([499])
+      expect(JSON.stringify((await slow.request("GET", "/knowledgebases")).body)).toBe(before)
+    } finally {
+      await slow.stop()
+    }
+  })
 })
