@@ -77,9 +77,6 @@ export const queryMatcher = (terms: ReadonlyArray<string>): QueryMatcher => {
   }
 }
 
-/** Whether `text` holds a word of the query (by stem, as the index matches). */
-export const mentionsAny = (text: string, terms: ReadonlyArray<string>): boolean => queryMatcher(terms).mentions(text)
-
 /**
  * A short excerpt of `text` around the first word of the query it holds, with the matching words
  * in `**bold**` and no other strong markers (never a stop word: "to" or "the" is not what a reader
