@@ -174,32 +174,47 @@ describe("a method no operation of a known path has", () => {
   })
 })
 
+/**
+ * Sends `POST /knowledgebases` whose declared 100-byte body trickles a space at a time, and
+ * answers what came back once the connection closed: the server's cut, or (with `leaveAfterMs`)
+ * the client's own leaving.
+ */
+const trickledPost = async (server: TestServer, options: { readonly everyMs: number; readonly leaveAfterMs?: number }): Promise<string> => {
+  const { connect } = await import("node:net")
+  const target = new URL(server.baseUrl)
+  return new Promise<string>((resolve) => {
+    const socket = connect(Number(target.port), target.hostname)
+    let received = ""
+    socket.write(
+      `POST /api/v1/knowledgebases HTTP/1.1\r\nhost: ${target.host}\r\nauthorization: Bearer ${server.key}\r\n` +
+        `content-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`
+    )
+    const trickle = setInterval(() => socket.writable && socket.write(" "), options.everyMs)
+    if (options.leaveAfterMs !== undefined) setTimeout(() => socket.destroy(), options.leaveAfterMs)
+    socket.on("data", (chunk) => void (received += chunk.toString()))
+    socket.on("close", () => {
+      clearInterval(trickle)
+      resolve(received)
+    })
+    socket.on("error", () => undefined)
+  })
+}
+
+/** A server whose request log lines are kept, and whose requests have `requestArrivalMs` to arrive. */
+const loggedServer = async (requestArrivalMs: number) => {
+  const lines: Array<string> = []
+  const server = await startTestServer({ server: { ingestionWorker: false, requestArrivalMs, requestLog: { format: "json", write: (line) => void lines.push(line) } } })
+  const postStatuses = () => lines.map((line) => JSON.parse(line)).filter((entry) => entry.method === "POST").map((entry) => entry.status)
+  return { server, postStatuses }
+}
+
 describe("a request body that stops arriving", () => {
   it("is cut with 408 after the arrival time, logged 408, nothing written", async () => {
-    const lines: Array<string> = []
-    const slow = await startTestServer({
-      server: { ingestionWorker: false, requestArrivalMs: 1_000, requestLog: { format: "json", write: (line) => void lines.push(line) } }
-    })
+    const { server: slow, postStatuses } = await loggedServer(1_000)
     try {
       const before = JSON.stringify((await slow.request("GET", "/knowledgebases")).body)
-      const { connect } = await import("node:net")
-      const target = new URL(slow.baseUrl)
       const started = Date.now()
-      const answer = await new Promise<string>((resolve) => {
-        const socket = connect(Number(target.port), target.hostname)
-        let received = ""
-        socket.write(
-          `POST /api/v1/knowledgebases HTTP/1.1\r\nhost: ${target.host}\r\nauthorization: Bearer ${slow.key}\r\n` +
-            `content-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`
-        )
-        const trickle = setInterval(() => socket.writable && socket.write(" "), 200)
-        socket.on("data", (chunk) => void (received += chunk.toString()))
-        socket.on("close", () => {
-          clearInterval(trickle)
-          resolve(received)
-        })
-        socket.on("error", () => undefined)
-      })
+      const answer = await trickledPost(slow, { everyMs: 200 })
       const waited = Date.now() - started
       expect(waited).toBeGreaterThanOrEqual(1_000)
       expect(waited).toBeLessThan(10_000)
@@ -208,7 +223,7 @@ describe("a request body that stops arriving", () => {
       expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
         error: { code: "invalid_request", message: "The request did not arrive in time." }
       })
-      await expect.poll(() => lines.map((line) => JSON.parse(line)).filter((entry) => entry.method === "POST").map((entry) => entry.status)).toEqual([408])
+      await expect.poll(postStatuses).toEqual([408])
       expect(JSON.stringify((await slow.request("GET", "/knowledgebases")).body)).toBe(before)
     } finally {
       await slow.stop()
@@ -216,32 +231,11 @@ describe("a request body that stops arriving", () => {
   })
 
   it("whose client leaves before the arrival time is logged 499, nothing written", async () => {
-    const lines: Array<string> = []
-    const slow = await startTestServer({
-      server: { ingestionWorker: false, requestArrivalMs: 30_000, requestLog: { format: "json", write: (line) => void lines.push(line) } }
-    })
+    const { server: slow, postStatuses } = await loggedServer(30_000)
     try {
       const before = JSON.stringify((await slow.request("GET", "/knowledgebases")).body)
-      const { connect } = await import("node:net")
-      const target = new URL(slow.baseUrl)
-      const received = await new Promise<string>((resolve) => {
-        const socket = connect(Number(target.port), target.hostname)
-        let text = ""
-        socket.write(
-          `POST /api/v1/knowledgebases HTTP/1.1\r\nhost: ${target.host}\r\nauthorization: Bearer ${slow.key}\r\n` +
-            `content-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`
-        )
-        const trickle = setInterval(() => socket.writable && socket.write(" "), 100)
-        setTimeout(() => {
-          clearInterval(trickle)
-          socket.destroy()
-        }, 600)
-        socket.on("data", (chunk) => void (text += chunk.toString()))
-        socket.on("close", () => resolve(text))
-        socket.on("error", () => undefined)
-      })
-      expect(received).toBe("")
-      await expect.poll(() => lines.map((line) => JSON.parse(line)).filter((entry) => entry.method === "POST").map((entry) => entry.status)).toEqual([499])
+      expect(await trickledPost(slow, { everyMs: 100, leaveAfterMs: 600 })).toBe("")
+      await expect.poll(postStatuses).toEqual([499])
       expect(JSON.stringify((await slow.request("GET", "/knowledgebases")).body)).toBe(before)
     } finally {
       await slow.stop()
