@@ -9,6 +9,10 @@ export interface ConversationRow {
   readonly target_id: string
   readonly created_at: string
   readonly updated_at: string
+  /** The API key of the caller that created it (null before migration 0023). */
+  readonly started_by_key_id: string | null
+  /** The member of that key, for a personal key or an MCP sign-in (else null). */
+  readonly started_by_member_id: string | null
 }
 
 /** A message row. */

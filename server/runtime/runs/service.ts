@@ -220,7 +220,9 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               target_kind: run.conversation.targetKind,
               target_id: run.targetId,
               created_at: at,
-              updated_at: at
+              updated_at: at,
+              started_by_key_id: run.actor.key.id,
+              started_by_member_id: run.actor.member?.id ?? null
             })
           }
           const history = conversationId === null || isNew ? [] : yield* historyTx(conversationId)

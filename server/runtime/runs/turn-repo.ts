@@ -24,14 +24,12 @@ export interface NewMessage {
 
 /** Stores a new conversation. */
 export function* insertConversationTx(row: ConversationRow): TxBody<void> {
-  yield* txRun("INSERT INTO conversations (id, organization_id, target_kind, target_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)", [
-    row.id,
-    row.organization_id,
-    row.target_kind,
-    row.target_id,
-    row.created_at,
-    row.updated_at
-  ], conversationsWrites)
+  yield* txRun(
+    `INSERT INTO conversations (id, organization_id, target_kind, target_id, created_at, updated_at, started_by_key_id, started_by_member_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [row.id, row.organization_id, row.target_kind, row.target_id, row.created_at, row.updated_at, row.started_by_key_id, row.started_by_member_id],
+    conversationsWrites
+  )
 }
 
 /** Marks a conversation changed. */
