@@ -17,7 +17,7 @@ import { defineConfig } from "vitest/config"
  */
 const onPostgres = process.env.SVC_TEST_PG_ALL
   ? ["test/**/*.test.ts"]
-  : ["platform", "identity", "knowledge", "builder", "runtime", "provisioning", "portal", "webhooks", "mcp", "cli", "sdk", "docs"].map(
+  : ["platform", "identity", "knowledge", "builder", "runtime", "provisioning", "portal", "webhooks", "mcp", "cli", "sdk", "docs", "scaling"].map(
       (dir) => `test/${dir}/**/*.test.ts`
     )
 const backendFree = process.env.SVC_TEST_PG_ALL
@@ -71,8 +71,8 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "docs/readme.test.ts"
     ].map((file) => `test/${file}`)
 
-/** Tests of many instances on one database and of PostgreSQL's read pool: PostgreSQL only. */
-const pgOnly = ["platform/instance-recovery.http.test.ts", "platform/many-instances.http.test.ts", "platform/pg-read-connection.test.ts"].map(
+/** Tests of many instances on one database and of PostgreSQL's read pool (`scaling/pg-*`: issue 24): PostgreSQL only. */
+const pgOnly = ["platform/instance-recovery.http.test.ts", "platform/many-instances.http.test.ts", "platform/pg-read-connection.test.ts", "scaling/pg-*.test.ts"].map(
   (file) => `test/${file}`
 )
 

@@ -1,13 +1,13 @@
 /**
  * Sliding-window rate limits per key: a log of the last N request times per bucket, so the window is
  * exact (no fixed-window bursts) and memory is bounded by the limit. On PostgreSQL the log is a
- * table shared by every instance (`pg-rate-limiter.ts`), so a key's limit holds across them.
+ * row per bucket of an unlogged table shared by every instance, one statement a take
+ * (`pg-rate-limiter.ts`), so a key's limit holds across them.
  */
-import { SqlClient } from "@effect/sql"
-import { Context, Effect } from "effect"
+import { Context, Effect, Schedule } from "effect"
 import { AppClock } from "./clock.js"
 import { RateLimited } from "./errors.js"
-import { pgTake } from "./pg-rate-limiter.js"
+import { pgSweep, pgTake } from "./pg-rate-limiter.js"
 import { DatabaseBackend } from "./sql/dialect.js"
 
 /** A named limit: `limit` requests per `windowMs`. */
@@ -29,9 +29,15 @@ export const exportRate: RateLimit = { name: "exports", limit: 3, windowMs: 60_0
 
 /** In-memory sliding-window limiter, one log per (limit, key). */
 export class RateLimiter extends Effect.Service<RateLimiter>()("svc/RateLimiter", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const clock = yield* AppClock
-    const shared = (yield* DatabaseBackend).dialect === "pg" ? pgTake(yield* SqlClient.SqlClient) : null
+    const backend = yield* DatabaseBackend
+    const shared = backend.dialect === "pg" ? pgTake(backend.pool) : null
+    if (backend.dialect === "pg") {
+      // Idle buckets go once a minute, never in a request (`pg-rate-limiter.ts`).
+      const sweep = pgSweep(backend.pool)
+      yield* Effect.forkScoped(Effect.repeat(Effect.suspend(() => sweep(clock.now())), Schedule.spaced("1 minute")).pipe(Effect.delay("1 minute")))
+    }
     const logs = new Map<string, Array<number>>()
     let checks = 0
 

@@ -1,37 +1,57 @@
 /**
  * The PostgreSQL form of `PRAGMA data_version`: a counter that changes after this instance commits
- * a write and whenever any other instance or process (another `svc serve`, the CLI) commits one.
+ * a write and whenever any other instance or process (another `svc serve`, the CLI) commits one,
+ * and that counting a request against the shared rate limit never moves (`pg-rate-limiter.ts`).
  *
  * - Own writes: every pooled connection's statements are watched; a statement that is not a read
- *   (anything but `SELECT`/`BEGIN`/`SHOW`, so `COMMIT` included) bumps the counter when it completes,
- *   before the request that made it can answer.
- * - Other writers: a statement-level trigger on every table calls `pg_notify` on one channel (one
- *   notification per transaction, PostgreSQL folds duplicates), delivered at commit to a dedicated
- *   listening connection that bumps the counter.
- * - Before each request (`syncDataVersion`, run by the HTTP server): the cluster's transaction
- *   snapshot (`pg_current_snapshot()`), which changes whenever a transaction that wrote commits
- *   (it leaves the in-progress list, or the horizon moves past it). A notification can arrive a
- *   moment after a commit's acknowledgement; this reading cannot, so a key revoked through any
- *   instance fails on the very next request to every other. It also moves for writes to other
- *   databases of the cluster, which only costs cache misses.
+ *   (anything but `SELECT`/`BEGIN`/`SHOW`/`SET`/savepoints, so `COMMIT` included) bumps the
+ *   counter when it completes, before the request that made it can answer. The rate limiter's
+ *   statements (named `rateLimitStatement…`) are let by.
+ * - Every instance's commits: the sequence `svc_data_version`, advanced (`nextval`) on the same
+ *   connection right after each `COMMIT` of a transaction that wrote (and after each write made
+ *   outside a transaction), before that `COMMIT` is reported done, so before the request that
+ *   wrote can answer. Read before each request (`syncDataVersion`, run by the HTTP server, one
+ *   `SELECT last_value`): a key revoked through any instance fails on the very next request to
+ *   every other. A sequence is not transactional, so advancing it takes no lock a writer could
+ *   wait on; advanced only after the commit is visible, a reader that sees the new value also
+ *   sees the commit. (`pg_current_snapshot()`, read here before, moved with every rate-limit take,
+ *   which commits too: every cache missed on every request.)
+ * - Other writers (psql, an older svc, a process that died between its COMMIT and its `nextval`):
+ *   a statement-level trigger on every table but the limiter's calls `pg_notify` on one channel
+ *   (one notification per transaction, PostgreSQL folds duplicates), delivered at commit to a
+ *   dedicated listening connection that bumps the counter, a moment after the commit.
  * - While the listening connection is down, every reading is new, so nothing cached is served.
  */
 import { Effect, type Scope } from "effect"
 import pg from "pg"
+import { rateLimitStatement } from "../pg-rate-limiter.js"
 
 /** The notification channel of committed writes. */
 export const dataChangedChannel = "svc_data_changed"
 
+/** The sequence every instance advances after each of its commits that wrote. */
+export const dataVersionSequence = "svc_data_version"
+
 /** Statements that never change data. */
-const readOnlyStatement = /^\s*(SELECT|BEGIN|SHOW|LISTEN|UNLISTEN|SET)\b/i
+const readOnlyStatement = /^\s*(SELECT|SHOW|LISTEN|UNLISTEN|SET|SAVEPOINT|RELEASE|ROLLBACK\s+TO)\b/i
+const beginStatement = /^\s*(BEGIN|START\s+TRANSACTION)\b/i
+const commitStatement = /^\s*(COMMIT|END)\b/i
+const rollbackStatement = /^\s*(ROLLBACK|ABORT)\b/i
+const advanceStatement = { name: "svc_data_version_advance", text: `SELECT nextval('${dataVersionSequence}')` }
+const readStatement = { name: "svc_data_version_read", text: `SELECT last_value AS v FROM ${dataVersionSequence}` }
 
 const statementText = (first: unknown): string | undefined =>
   typeof first === "string" ? first : typeof (first as { text?: unknown } | null)?.text === "string" ? (first as { text: string }).text : undefined
 
+const isRateLimitStatement = (first: unknown): boolean => {
+  const name = (first as { name?: unknown } | null)?.name
+  return typeof name === "string" && name.startsWith(rateLimitStatement)
+}
+
 /** The counter and the hooks that move it. */
 export interface DataVersionTracker {
   readonly dataVersion: () => number
-  /** Moves the counter if the cluster's transaction snapshot changed since the last call. */
+  /** Moves the counter if any instance committed a write since the last call (the shared sequence moved). */
   readonly sync: Effect.Effect<void>
   /** Watches a pooled client's statements (install on the pool's `connect` event). */
   readonly watch: (client: pg.PoolClient) => void
@@ -47,20 +67,63 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
     }
     const watch = (client: pg.PoolClient) => {
       const query = client.query.bind(client) as (...args: Array<unknown>) => unknown
+      /** Whether a transaction is open on this connection, and whether it wrote. */
+      let inTransaction = false
+      let wrote = false
+      /** Advances the shared sequence on this connection, then goes on (`nextval` failing changes nothing but a miss). */
+      const advance = (then: () => unknown) => query(advanceStatement, () => then())
       ;(client as { query: unknown }).query = (...args: Array<unknown>) => {
         const text = statementText(args[0])
-        if (text === undefined || readOnlyStatement.test(text)) return query(...args)
+        if (text === undefined || readOnlyStatement.test(text) || isRateLimitStatement(args[0])) return query(...args)
+        if (beginStatement.test(text)) {
+          inTransaction = true
+          wrote = false
+          return query(...args)
+        }
+        if (rollbackStatement.test(text)) {
+          inTransaction = false
+          wrote = false
+          return query(...args)
+        }
+        // A write, or the COMMIT of a transaction: advanced after it when it made a write visible.
+        const committing = commitStatement.test(text)
+        const advances = committing ? wrote : !inTransaction
+        if (committing) {
+          // A transaction that only read changes nothing.
+          if (!wrote) {
+            inTransaction = false
+            return query(...args)
+          }
+          inTransaction = false
+          wrote = false
+        } else if (inTransaction) {
+          wrote = true
+        }
         const last = args.length - 1
         const callback = args[last]
         if (typeof callback === "function") {
           args[last] = (...results: Array<unknown>) => {
             bump()
-            return (callback as (...a: Array<unknown>) => unknown)(...results)
+            const done = () => (callback as (...a: Array<unknown>) => unknown)(...results)
+            return advances && results[0] == null ? advance(done) : done()
           }
           return query(...args)
         }
         const result = query(...args)
-        if (result instanceof Promise) return result.finally(bump)
+        if (result instanceof Promise) {
+          return result.then(
+            (value) =>
+              new Promise((resolve) => {
+                bump()
+                if (advances) advance(() => resolve(value))
+                else resolve(value)
+              }),
+            (error) => {
+              bump()
+              throw error
+            }
+          )
+        }
         return result
       }
     }
@@ -89,13 +152,13 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
         await listener?.end().catch(() => undefined)
       })
     )
-    let snapshot = ""
+    let seen: string | undefined
     const sync = Effect.promise(() =>
-      pool.query({ name: "svc_snapshot", text: "SELECT pg_current_snapshot()::text AS s" }).then(
+      pool.query(readStatement).then(
         (result) => {
-          const current = String(result.rows[0]?.s ?? "")
-          if (current !== snapshot) {
-            snapshot = current
+          const current = String(result.rows[0]?.v ?? "")
+          if (current !== seen) {
+            seen = current
             bump()
           }
         },

@@ -9,7 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
 import pg from "pg"
 import { DatabaseBackend } from "./dialect.js"
-import { dataChangedChannel, trackDataVersion } from "./pg-data-version.js"
+import { dataChangedChannel, dataVersionSequence, trackDataVersion } from "./pg-data-version.js"
 import { pgMigrationClient } from "./pg-ddl.js"
 
 /** `int8` (counts, sums, identity keys) and `numeric` read as numbers; every value the service keeps fits. */
@@ -39,13 +39,18 @@ const installChangeNotifications = (sql: SqlClient.SqlClient) =>
   Effect.gen(function* () {
     yield* sql.unsafe(`CREATE OR REPLACE FUNCTION svc_data_changed() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_notify('${dataChangedChannel}', ''); RETURN NULL; END $$`)
-    // The shared rate-limit log (pg-rate-limiter.ts); counting a request changes no data, so no notification.
-    yield* sql`CREATE TABLE IF NOT EXISTS rate_limit_hits (bucket TEXT NOT NULL, at BIGINT NOT NULL)`
-    const [index] = yield* sql<{ found: string | null }>`SELECT to_regclass('rate_limit_hits_bucket')::text AS found`
-    if (!index?.found) yield* sql`CREATE INDEX IF NOT EXISTS rate_limit_hits_bucket ON rate_limit_hits (bucket, at)`
+    // The shared rate-limit buckets (pg-rate-limiter.ts): unlogged (no WAL, emptied after a crash,
+    // which only restarts every window); counting a request changes no data, so no notification.
+    yield* sql`CREATE UNLOGGED TABLE IF NOT EXISTS rate_limit_buckets (
+      bucket TEXT PRIMARY KEY, times BIGINT[] NOT NULL, counts BIGINT[] NOT NULL, last_at BIGINT NOT NULL)`
+    // The log of one row per request that it replaced.
+    const [old] = yield* sql<{ found: string | null }>`SELECT to_regclass('rate_limit_hits')::text AS found`
+    if (old?.found) yield* sql`DROP TABLE IF EXISTS rate_limit_hits`
+    // The data version's counter, moved after each commit that wrote (pg-data-version.ts).
+    yield* sql.unsafe(`CREATE SEQUENCE IF NOT EXISTS ${dataVersionSequence}`)
     const tables = yield* sql<{ name: string }>`SELECT c.relname AS name FROM pg_class c
       JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_hits', 'schema_migrations')
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_buckets', 'schema_migrations')
         AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'svc_data_changed')`
     for (const { name } of tables) {
       yield* sql.unsafe(`CREATE OR REPLACE TRIGGER svc_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${pg.escapeIdentifier(name)}
