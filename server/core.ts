@@ -21,6 +21,7 @@ import { CacheVersions } from "./platform/sql/cache-versions.js"
 import { ReadConnection } from "./platform/sql/read-connection.js"
 import { ModelConfig, type ModelSettings } from "./platform/model-config.js"
 import { RunSettings, type RunSettingsShape } from "./runtime/runs/settings.js"
+import { traceExportLayer } from "./platform/otel.js"
 import { WebhookSettings, type WebhookSettingsShape } from "./webhooks/domain.js"
 
 /** What the core is built from. */
@@ -54,6 +55,8 @@ export interface CoreOptions {
   readonly embedding?: Partial<EmbeddingSettings> | undefined
   /** Run settings over the defaults (tests shorten the 15 s keep-alive of streamed replies). */
   readonly runs?: Partial<RunSettingsShape> | undefined
+  /** The OpenTelemetry collector finished executions' traces are exported to over OTLP/HTTP (`svc serve --otel-endpoint`); none exports nothing. */
+  readonly otelEndpoint?: string | undefined
   /** Webhook delivery settings over the defaults (tests poll often); retry delays come from `webhookRetryDelays`. */
   readonly webhooks?: Partial<Omit<WebhookSettingsShape, "retryDelaysSeconds" | "allowPrivateUrls">> | undefined
   /** Instance registry settings over the defaults (tests shorten the heartbeat and so the lease). */
@@ -97,6 +100,7 @@ export const CoreLive = (
     Layer.provideMerge(modelConfigOf(options)),
     Layer.provideMerge(embeddingConfigOf(options)),
     Layer.provideMerge(RunSettings.layer(options.runs)),
+    Layer.provideMerge(traceExportLayer(options.otelEndpoint)),
     Layer.provideMerge(Layer.succeed(ClientMetadataSettings, { ...defaultClientMetadataSettings, ...options.clientMetadata, allowPrivate: options.allowPrivateUrls ?? false })),
     Layer.provideMerge(
       WebhookSettings.layer({

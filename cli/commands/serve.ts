@@ -27,6 +27,7 @@ interface ServeOptions extends DataDirOptions {
   readonly model?: string
   readonly embeddingModel?: string
   readonly allowedOrigins?: string
+  readonly otelEndpoint?: string
 }
 
 /**
@@ -183,6 +184,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         defaultModel: options.model,
         embeddingModel: options.embeddingModel,
         allowedOrigins,
+        otelEndpoint: options.otelEndpoint ?? io.env.SVC_OTEL_ENDPOINT,
         requestLog: options.quiet
           ? undefined
           : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
@@ -231,6 +233,7 @@ export const serveCommand = (program: Command, io: CliIo): void => {
         "--allowed-origins <origins>",
         "browser origins allowed on /mcp, OAuth and the Portals beside loopback ones and the server's own, comma-separated, e.g. https://app.example (default: $SVC_ALLOWED_ORIGINS, else none)"
       )
+      .option("--otel-endpoint <url>", "export each execution's trace to this OpenTelemetry collector over OTLP/HTTP, e.g. http://127.0.0.1:4318 (default: $SVC_OTEL_ENDPOINT, else none)")
       .option("--rate-limit <n>", "requests per minute per key, a local-testing knob (default: 120, the spec's figure)", parsePositive)
       .option("--quiet", "log no line per request (with --json, request lines are JSON Lines on stderr)")
       .option("--webhook-retry-delays <s1,s2,s3>", "seconds before webhook attempts 2, 3 and 4 (default: 10,60,300)", parseRetryDelays)

@@ -6,6 +6,8 @@
  * text (`quote.ts`: no search or page markers, nothing nested), the question's words that are not
  * stop words in bold. History and instructions do not change its answer: the
  * same message and the same search answers give the same reply, word for word.
+ * In an execution's trace its model call lists the one message it reads (the user's) and no token
+ * counts: it has no tokenizer, and an estimate would read as a count.
  */
 import { Effect } from "effect"
 import type { RunFailed } from "../platform/errors.js"
@@ -13,6 +15,7 @@ import { builtinModel } from "../platform/model-config.js"
 import { type ModelImplementation, type ToolCall, type TurnRequest, type TurnResult, type TurnSink, type TurnStep, timedStep } from "./model.js"
 import { escapeMarkdown, highlightedMarkdown, highlightStems, plainTextOf } from "./quote.js"
 import { decodeSearchToolOutput, maxSearchQueryChars, type SearchToolPassage, searchToolName } from "./search-tool.js"
+import { traced, tracedMessages, tracedText } from "./trace.js"
 
 export { routeByDescription, type RouteChoice, type RouteMember } from "./route.js"
 
@@ -81,7 +84,13 @@ const runTurn = (request: TurnRequest, onEvent: TurnSink): Effect.Effect<TurnRes
             const args = { query }
             yield* onEvent({ type: "tool", name: search.name, arguments: args })
             toolsCalled.push({ name: search.name, arguments: args })
-            const answer = yield* timedStep("tool", search.name, steps, onEvent, search.run(args))
+            const answer = yield* timedStep(
+              "tool",
+              search.name,
+              steps,
+              onEvent,
+              traced("tool", search.name, () => ({ arguments: args }), search.run(args), (result) => ({ result: tracedText(result) }))
+            )
             return (yield* decodeSearchToolOutput(answer)).passages
           })
   return timedStep(
@@ -89,12 +98,18 @@ const runTurn = (request: TurnRequest, onEvent: TurnSink): Effect.Effect<TurnRes
     builtinModel,
     steps,
     onEvent,
-    Effect.gen(function* () {
-      const paragraphs = replyParagraphs(request.message, yield* found)
-      const deltas = paragraphs.map((paragraph, i) => (i < paragraphs.length - 1 ? `${paragraph}\n\n` : paragraph))
-      for (const text of deltas) yield* onEvent({ type: "delta", text })
-      return deltas.join("")
-    })
+    traced(
+      "model",
+      builtinModel,
+      () => ({ model: builtinModel, provider: "builtin", messages: tracedMessages([{ role: "user", text: request.message }]), tokensIn: null, tokensOut: null }),
+      Effect.gen(function* () {
+        const paragraphs = replyParagraphs(request.message, yield* found)
+        const deltas = paragraphs.map((paragraph, i) => (i < paragraphs.length - 1 ? `${paragraph}\n\n` : paragraph))
+        for (const text of deltas) yield* onEvent({ type: "delta", text })
+        return deltas.join("")
+      }),
+      (reply) => ({ reply: tracedText(reply), toolCalls: toolsCalled.map((call) => ({ name: call.name, arguments: call.arguments })) })
+    )
   ).pipe(Effect.map((reply) => ({ reply, toolsCalled, steps })))
 }
 

@@ -11,6 +11,9 @@
  * reason is an answer cut short and fails the run. The time budget is a deadline: a timer aborts
  * the model call in flight when it passes, a retry that would wait past it is not made, and a
  * tool's run is limited to what is left. Interrupting the turn aborts the request in flight.
+ * Each model call and tool call is a span of the execution's trace (`trace.ts`): the messages sent,
+ * the tokens the provider counted (`usage`, asked of streams with `stream_options.include_usage`),
+ * the reply and the calls asked for; a tool's arguments and result.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -31,6 +34,7 @@ import {
   timedStep
 } from "./model.js"
 import { makeOpenAiClient } from "../platform/model-fetch.js"
+import { traced, tracedMessages, tracedText } from "./trace.js"
 import { classifyProviderError, describeStreamError } from "../platform/provider-errors.js"
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam
@@ -51,11 +55,37 @@ interface ModelCall {
   readonly overBudget: () => boolean
 }
 
-/** What one model call answered. */
+/** What one model call answered, and the tokens the provider counted (null when it reported none). */
 interface ModelAnswer {
   readonly text: string
   readonly calls: ReadonlyArray<StreamedCall>
+  readonly usage: TokenUsage | null
 }
+
+/** Tokens a provider counted for one call. */
+interface TokenUsage {
+  readonly input: number
+  readonly output: number
+}
+
+/** The tokens of a completion or of a stream's last chunk (`stream_options.include_usage`), if reported. */
+const usageOf = (usage: OpenAI.Completions.CompletionUsage | null | undefined): TokenUsage | null =>
+  usage === null || usage === undefined ? null : { input: usage.prompt_tokens, output: usage.completion_tokens }
+
+/** A tool call's arguments as a trace shows them: parsed when they are JSON, else as sent. */
+const argumentsForTrace = (text: string): unknown => {
+  try {
+    return text.trim() === "" ? {} : JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** A message sent, as a trace shows it. */
+const tracedMessage = (message: Message) => ({
+  role: message.role === "developer" || message.role === "function" ? ("system" as const) : message.role,
+  text: typeof message.content === "string" ? message.content : message.content === null || message.content === undefined ? "" : JSON.stringify(message.content)
+})
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }))
@@ -120,7 +150,8 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
     const calls = (choice.message.tool_calls ?? []).flatMap((call, index) =>
       call.type === "function" ? [{ id: call.id === "" ? `call_${index}` : call.id, name: call.function.name, arguments: call.function.arguments }] : []
     )
-    return text === "" ? Effect.succeed({ text, calls }) : Effect.as(onEvent({ type: "delta", text }), { text, calls })
+    const answer = { text, calls, usage: usageOf(completion.usage) }
+    return text === "" ? Effect.succeed(answer) : Effect.as(onEvent({ type: "delta", text }), answer)
   }
 
   /**
@@ -132,6 +163,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
       const iterator = stream[Symbol.asyncIterator]()
       let text = ""
       let finished = false
+      let usage: TokenUsage | null = null
       const calls = new Map<number, { id: string; name: string; arguments: string }>()
       for (;;) {
         const next = yield* Effect.tryPromise({
@@ -139,6 +171,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           catch: (error) => (call.overBudget() ? overBudget() : providerFailed(`broke off its answer (${describeStreamError(error, apiKey)})`))
         })
         if (next.done === true) break
+        if (next.value.usage !== null && next.value.usage !== undefined) usage = usageOf(next.value.usage)
         const choice = next.value.choices[0]
         if (choice === undefined) continue
         if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = true
@@ -161,7 +194,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
       if (call.overBudget()) return yield* Effect.fail(overBudget())
       if (!finished) return yield* Effect.fail(providerFailed("broke off its answer (the stream ended before a finish reason)"))
       const ordered = [...calls.entries()].sort(([a], [b]) => a - b)
-      return { text, calls: ordered.map(([index, call]) => ({ ...call, id: call.id === "" ? `call_${index}` : call.id })) }
+      return { text, calls: ordered.map(([index, call]) => ({ ...call, id: call.id === "" ? `call_${index}` : call.id })), usage }
     })
 
   /**
@@ -189,7 +222,8 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
             (completion) => answerOf(completion, onEvent)
           )
         : Effect.flatMap(
-            open(() => client.chat.completions.create(body, { signal: call.signal }), call),
+            // The last chunk then carries the call's token counts, for the execution's trace.
+            open(() => client.chat.completions.create({ ...body, stream_options: { include_usage: true } }, { signal: call.signal }), call),
             (stream) => consume(stream, onEvent, call)
           )
       return answer.pipe(
@@ -230,7 +264,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
 
       /** Runs one call the model asked for; what the model gets back (a result or what was wrong). */
       const answerCall = (call: StreamedCall): Effect.Effect<string, RunFailed> =>
-        Effect.gen(function* () {
+        traced("tool", call.name, () => ({ arguments: argumentsForTrace(call.arguments) }), Effect.gen(function* () {
           const tool = tools.get(call.name)
           if (tool === undefined) return `Error: there is no tool named "${call.name}".`
           let args: unknown
@@ -244,7 +278,7 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           yield* onEvent({ type: "tool", name: call.name, arguments: args })
           toolsCalled.push({ name: call.name, arguments: args })
           return yield* timedStep("tool", call.name, steps, onEvent, withinBudget(tool.run(args), deadline))
-        })
+        }), (result) => ({ result: tracedText(result) }))
 
       let reply = ""
       for (let step = 1; step <= settings.maxSteps; step += 1) {
@@ -254,7 +288,24 @@ export const makeOpenAiImplementation = (settings: ModelSettings & { readonly ba
           stream: true,
           ...(offered.length === 0 ? {} : { tools: offered })
         }
-        const answer = yield* timedStep("model", request.model, steps, onEvent, callModel(body, onEvent, deadline, whole))
+        const answer = yield* timedStep(
+          "model",
+          request.model,
+          steps,
+          onEvent,
+          traced(
+            "model",
+            request.model,
+            () => ({ model: request.model, provider: "openai", messages: tracedMessages(body.messages.map(tracedMessage)) }),
+            callModel(body, onEvent, deadline, whole),
+            (answer) => ({
+              tokensIn: answer.usage?.input ?? null,
+              tokensOut: answer.usage?.output ?? null,
+              reply: tracedText(answer.text),
+              toolCalls: answer.calls.map((call) => ({ name: call.name, arguments: argumentsForTrace(call.arguments) }))
+            })
+          )
+        )
         reply += answer.text
         if (answer.calls.length === 0) return { reply, toolsCalled, steps }
         if (step === settings.maxSteps) break

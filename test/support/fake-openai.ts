@@ -35,6 +35,11 @@ export interface FakeResponse {
   readonly parts?: ReadonlyArray<FakePart>
   /** Default `tool_calls` when a part is a tool call, else `stop`. */
   readonly finish?: "stop" | "tool_calls" | "length"
+  /**
+   * Token counts reported as the API does: in a whole answer's `usage`, and in a streamed one as a
+   * last chunk without choices when the request asked for it (`stream_options.include_usage`).
+   */
+  readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number }
 }
 
 /** A request the server received. */
@@ -128,7 +133,8 @@ const respondWhole = async (res: ServerResponse, response: FakeResponse, model: 
         message: { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text, ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }) },
         finish_reason: response.finish ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
       }
-    ]
+    ],
+    ...(response.usage === undefined ? {} : { usage: { ...response.usage, total_tokens: response.usage.prompt_tokens + response.usage.completion_tokens } })
   })
   res.writeHead(200, { "content-type": "application/json", ...response.headers })
   res.end(cut === "end" ? body.slice(0, Math.floor(body.length / 2)) : body)
@@ -182,6 +188,10 @@ export const startFakeOpenAi = async (script: FakeScript): Promise<FakeOpenAi> =
     }
     if (closed) return
     send(chunk(model, {}, response.finish ?? (calledTool ? "tool_calls" : "stop")))
+    if (response.usage !== undefined && seen.body?.stream_options?.include_usage === true) {
+      const usage = { ...response.usage, total_tokens: response.usage.prompt_tokens + response.usage.completion_tokens }
+      send({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model, choices: [], usage })
+    }
     res.end("data: [DONE]\n\n")
   }
 

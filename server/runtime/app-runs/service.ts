@@ -4,9 +4,9 @@
  * an Agent or a Flow at its pinned version; the execution, its credit, the conversation and its
  * lock, and streaming are `RunService`'s, exactly as for Agent runs. Knows nothing of HTTP.
  */
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import type { Principal } from "../../identity/domain.js"
-import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, RunFailed } from "../../platform/errors.js"
+import { InsufficientCredits, InvalidRequest, NotFound, type RunCancelled, type RunFailed } from "../../platform/errors.js"
 import { AppRepo, type AppContractColumns } from "../../builder/apps/repo.js"
 import { parseAppDefinition, type AppVersionDefinition } from "../../builder/apps/definition.js"
 import { reportedProblems } from "../../builder/flows/problems.js"
@@ -23,7 +23,7 @@ import { agentMembersOf, flowMembersOf, type Member } from "./members.js"
 import { AppRunRepo } from "./repo.js"
 import { schemaProblems } from "./schema-check.js"
 import { noMembers, supervise, type SupervisorDeps } from "./supervisor.js"
-import { builtinOutput, modelOutput, transactionInstructions } from "./transaction-output.js"
+import { checkedOutput, transactionInstructions } from "./transaction-output.js"
 
 /** An App conversation turn that passed its checks and may run. */
 export interface PreparedAppTurn {
@@ -198,15 +198,8 @@ export class AppRunService extends Effect.Service<AppRunService>()("svc/AppRunSe
                   },
                   sink
                 )
-                const shaped = deps.provider === "builtin" ? builtinOutput(outputSchema, result.reply) : modelOutput(result.reply)
-                if (Either.isLeft(shaped)) return yield* new RunFailed({ message: shaped.left })
-                const wrong = schemaProblems("output", outputSchema, shaped.right)
-                if (wrong.length > 0) {
-                  return yield* new RunFailed({
-                    message: `The reply does not match the App's output schema: ${reportedProblems(wrong).join("; ")}. Nothing was charged.`
-                  })
-                }
-                return { ...result, output: shaped.right } satisfies ExecutionResult & { output: Record<string, unknown> }
+                const output = yield* checkedOutput(deps.provider, outputSchema, result.reply)
+                return { ...result, output } satisfies ExecutionResult & { output: Record<string, unknown> }
               })
           )
           return { executionId: answer.executionId, output: answer.result.output }

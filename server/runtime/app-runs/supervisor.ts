@@ -7,7 +7,10 @@
  * reply, streamed as it comes. On an OpenAI-compatible model the members are offered as tools
  * (`ask_<name>` taking `{message}`, `flow_<name>` taking the Flow's inputs) and the model routes
  * and answers from what they said; the members' own text is not streamed, their tool calls and
- * steps are recorded.
+ * steps are recorded. In an execution's trace, the member's tool span starts with a `route` span
+ * holding the decision (the member, and how it was chosen: by the words of its description, as
+ * the first that can take the message, or by the model calling its tool); the member's own run
+ * follows as the tool span's children.
  */
 import { Effect } from "effect"
 import type { Principal } from "../../identity/domain.js"
@@ -16,6 +19,7 @@ import type { CheckedFlow } from "../../builder/flows/definition.js"
 import { RunFailed } from "../../platform/errors.js"
 import { type ChatTurn, type ModelTool, timedStep, type ToolCall, type TurnResult, type TurnSink } from "../model.js"
 import { routeByDescription } from "../route.js"
+import { traced, tracedText, type TracedRoute } from "../trace.js"
 import { flowToolParameters } from "../flow-runs/tools.js"
 import type { ExecutionResult, ExecutionStepRecord } from "../runs/service.js"
 import { builtinFlowArguments, type Member } from "./members.js"
@@ -83,6 +87,15 @@ export const builtinRoute = (
   return { member, matched: choice === null ? [] : choice.matched, flowArguments }
 }
 
+/** The `route` span of the decision to ask `member` (an instant: the decision is already made). */
+const routeDecision = (member: Member, by: TracedRoute["by"], matched: ReadonlyArray<string>) =>
+  traced(
+    "route",
+    member.name,
+    () => ({ route: { member: { kind: member.kind, id: member.id, name: member.name, version: member.version }, by, matched } }),
+    Effect.void
+  )
+
 /** Refuses a message no member can take on the `builtin` model (only Flows whose questions free text cannot answer). */
 const noMemberTakes = () =>
   new RunFailed({
@@ -110,11 +123,7 @@ export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: 
       const args = { message: input.message, member: member.id, version: member.version, matched }
       calls.push({ name: member.tool, arguments: args })
       yield* sink({ type: "tool", name: member.tool, arguments: args })
-      const reply = yield* timedStep(
-        "tool",
-        member.tool,
-        steps,
-        sink,
+      const memberRun =
         member.kind === "agent"
           ? Effect.map(
               deps.agentReply(input.actor, member.definition, input.history, input.message, memberSink(sink, steps, calls, true)),
@@ -123,6 +132,18 @@ export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: 
           : Effect.tap(deps.flowReply(input.actor, member.name, member.flow, route.flowArguments, recorder), (output) =>
               sink({ type: "delta", text: output })
             )
+      const reply = yield* timedStep(
+        "tool",
+        member.tool,
+        steps,
+        sink,
+        traced(
+          "tool",
+          member.tool,
+          () => ({ arguments: args }),
+          Effect.zipRight(routeDecision(member, matched.length === 0 ? "first" : "description", matched), memberRun),
+          (output) => ({ result: tracedText(output) })
+        )
       )
       return { reply, toolsCalled: calls, steps }
     }
@@ -133,7 +154,7 @@ export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: 
             description: `Ask ${member.name}${member.description === "" ? "" : `: ${member.description}`}`,
             parameters: askParameters,
             run: (args) =>
-              Effect.map(
+              Effect.zipRight(routeDecision(member, "model", []), Effect.map(
                 deps.agentReply(
                   input.actor,
                   member.definition,
@@ -142,13 +163,13 @@ export const supervise = (deps: SupervisorDeps, input: SupervisedMessage, sink: 
                   memberSink(sink, steps, calls, false)
                 ),
                 (answer) => answer.reply
-              )
+              ))
           }
         : {
             name: member.tool,
             description: member.description === "" ? `Runs the Flow "${member.name}" and answers its output.` : member.description,
             parameters: flowToolParameters(member.flow),
-            run: (args) => deps.flowReply(input.actor, member.name, member.flow, args, recorder)
+            run: (args) => Effect.zipRight(routeDecision(member, "model", []), deps.flowReply(input.actor, member.name, member.flow, args, recorder))
           }
     )
     const answer = yield* deps.runTurn(

@@ -4,9 +4,13 @@
  * ```json fence around it is allowed). On `builtin`, which writes no JSON, the mapping is fixed:
  * an output schema with exactly one required property whose type is `string` gets the member's
  * reply text there; any other schema cannot be filled. Either way the object is then validated
- * against the output schema before it is returned.
+ * against the output schema before it is returned: a `validation` span of the execution's trace.
  */
-import { Either } from "effect"
+import { Effect, Either } from "effect"
+import { reportedProblems } from "../../builder/flows/problems.js"
+import { RunFailed } from "../../platform/errors.js"
+import { annotateSpan, traced } from "../trace.js"
+import { schemaProblems } from "./schema-check.js"
 
 /** The Supervisor's extra instructions for a transaction on a language model. */
 export const transactionInstructions = (outputSchema: Record<string, unknown>): string =>
@@ -43,4 +47,35 @@ export const modelOutput = (reply: string): Either.Either<Record<string, unknown
     // answered below
   }
   return Either.left(`The reply is not a JSON object: ${JSON.stringify(reply.slice(0, 200))}.`)
+}
+
+/**
+ * The output object of a transaction whose Supervisor replied `reply` on `provider`, valid under
+ * `outputSchema`; else `run_failed` naming what is wrong. Recorded as the `validation` span
+ * `output` of the execution's trace, with its problems.
+ */
+export const checkedOutput = (
+  provider: "builtin" | "openai",
+  outputSchema: Record<string, unknown>,
+  reply: string
+): Effect.Effect<Record<string, unknown>, RunFailed> => {
+  const refused = (problems: ReadonlyArray<string>, message: string) =>
+    Effect.zipRight(
+      annotateSpan(() => ({ validation: { schema: "output", valid: false, problems } })),
+      Effect.fail(new RunFailed({ message }))
+    )
+  return traced(
+    "validation",
+    "output",
+    () => ({ validation: { schema: "output", valid: true, problems: [] } }),
+    Effect.suspend(() => {
+      const shaped = provider === "builtin" ? builtinOutput(outputSchema, reply) : modelOutput(reply)
+      if (Either.isLeft(shaped)) return refused([shaped.left], shaped.left)
+      const problems = schemaProblems("output", outputSchema, shaped.right)
+      if (problems.length > 0) {
+        return refused(problems, `The reply does not match the App's output schema: ${reportedProblems(problems).join("; ")}. Nothing was charged.`)
+      }
+      return Effect.succeed(shaped.right)
+    })
+  )
 }

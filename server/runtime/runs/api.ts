@@ -51,13 +51,21 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(IdPath)
       .setUrlParams(
         Schema.Struct({
-          view: Schema.optional(Schema.Literal("summary").annotations({ description: "`summary` leaves out tool arguments.", message: () => 'must be "summary"' }))
+          view: Schema.optional(
+            Schema.Literal("summary", "full").annotations({
+              description: "`summary` leaves out tool arguments; `full` adds `trace`, each step in order with its timing (model calls, tool calls and their results, an App's routing, a transaction's validation).",
+              message: () => 'must be "summary" or "full"'
+            })
+          )
         }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
       )
       .addSuccess(Schema.Struct({ execution: Execution }).annotations({ identifier: "ExecutionResponse" }))
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read an execution")
-      .annotate(OpenApi.Description, "What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.")
+      .annotate(
+        OpenApi.Description,
+        "What ran and at which version, its steps and tools called, credits, timings and outcome; with `view=full` also its `trace`. Any `:execute` scope."
+      )
       .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
   )
   .add(

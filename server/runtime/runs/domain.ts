@@ -1,6 +1,7 @@
 /** Runs as the contract shows them: the conversation body and answer, executions, conversations and messages. */
 import { Schema } from "effect"
 import { DateTime, Uuid } from "../../platform/schema.js"
+import { ExecutionTrace } from "./trace-schema.js"
 
 /** Longest user message a turn takes. */
 export const maxMessageChars = 32_000
@@ -66,7 +67,8 @@ export const Execution = Schema.Struct({
   creditsCharged: Schema.Int,
   startedAt: DateTime,
   finishedAt: Schema.NullOr(DateTime),
-  error: Schema.NullOr(Schema.String)
+  error: Schema.NullOr(Schema.String),
+  trace: Schema.optional(Schema.NullOr(ExecutionTrace).annotations({ description: "Only with `view=full`." }))
 }).annotations({ identifier: "Execution" })
 export type Execution = typeof Execution.Type
 

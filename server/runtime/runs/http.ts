@@ -29,7 +29,7 @@ export const RunsHttpLive = serveGroup(RunsContract, "runs", (handlers) =>
       .handle("agentDraftRun", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (actor) => agentTurn(actor, path.id, payload, true)))
       .handle("getExecution", ({ path, urlParams }) =>
         Effect.map(
-          Effect.flatMap(CurrentPrincipal, (actor) => runs.execution(actor, path.id, urlParams.view === "summary")),
+          Effect.flatMap(CurrentPrincipal, (actor) => runs.execution(actor, path.id, urlParams.view === "summary", urlParams.view === "full")),
           (execution) => ({ execution })
         )
       )

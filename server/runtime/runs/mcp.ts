@@ -91,7 +91,8 @@ const runAgent = tool({
 
 const getExecution = tool({
   name: "get_execution",
-  description: "An execution: what ran, steps, tools called (without their arguments in the default summary view; `view: \"full\"` includes them), credits, timings.",
+  description:
+    "An execution: what ran, steps, tools called (without their arguments in the default summary view; `view: \"full\"` includes them and the trace: each model call, tool call with its result, routing and validation in order, with timings), credits, timings.",
   input: { executionId: operationArgument(executionOperation, "id").describe("The execution's id (REST's `id` path parameter)."), view: z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.") },
   operation: executionOperation,
   ownArguments: {
@@ -99,7 +100,7 @@ const getExecution = tool({
     view: "MCP's views: `summary` by default and `full` on request, where REST answers in full unless `view=summary`"
   },
   handler: (args, { principal }) =>
-    Effect.map(Effect.flatMap(RunService, (runs) => runs.execution(principal, args.executionId, args.view !== "full")), (found) => ({ execution: found }))
+    Effect.map(Effect.flatMap(RunService, (runs) => runs.execution(principal, args.executionId, args.view !== "full", args.view === "full")), (found) => ({ execution: found }))
 })
 
 /** The run family's Agent, App and execution tools. */

@@ -35,6 +35,9 @@ import { AgentFlowTools } from "./agent-tools.js"
 import type { RunEvent, RunSink } from "./events.js"
 import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credit-repo.js"
 import { appendMessageTx, finishExecutionTx, historyTx, insertConversationTx, insertExecutionTx, touchConversationTx } from "./turn-repo.js"
+import { type ExecutionTrace, makeTraceRecorder, withTrace } from "../trace.js"
+import { insertTraceTx, TraceRepo } from "./trace-repo.js"
+import { TraceExport } from "../../platform/otel.js"
 
 export type { RunEvent, RunSink } from "./events.js"
 
@@ -168,6 +171,8 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const running = makeRunningTurns()
     const credits = yield* CreditRepo
     const instance = yield* InstanceRegistry
+    const traces = yield* TraceRepo
+    const traceExport = yield* TraceExport
     const now = () => isoAt(clock.now())
 
     /** The checks of a turn; nothing is written. */
@@ -260,9 +265,12 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         readonly steps: ReadonlyArray<ExecutionStepRecord>
         readonly toolsCalled: ReadonlyArray<ToolCall>
         readonly error: string | null
+        readonly trace: ExecutionTrace
+        /** When it started (epoch milliseconds), for the exported trace. */
+        readonly startedMs: number
       }
     ) =>
-      writes.run(function* () {
+      Effect.zipLeft(writes.run(function* () {
         const at = now()
         const succeeded = outcome.status === "succeeded"
         const finished = yield* finishExecutionTx(executionId, {
@@ -276,12 +284,16 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         // Taken over meanwhile by another instance's recovery (this one was judged gone): it was
         // finished there and its credit given back; nothing more is recorded here.
         if (!finished) return
+        yield* insertTraceTx(executionId, outcome.trace)
         if (!succeeded) yield* giveBackCreditTx(charge)
         if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
           yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
           yield* touchConversationTx(conversationId, at)
         }
-      })
+      }), traceExport.export(
+        { id: executionId, organizationId: run.actor.organization.id, kind: run.kind, targetId: run.targetId, status: outcome.status, error: outcome.error, startedMs: outcome.startedMs, finishedMs: Date.now() },
+        outcome.trace.spans
+      ))
 
     /**
      * Runs one execution: reserves its credit and records it (in a conversation, holding the
@@ -298,9 +310,11 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       const executionId = newId()
       const body = Effect.uninterruptibleMask((restore) =>
         running.register(executionId, (stoppable) => Effect.gen(function* () {
+          const startedMs = Date.now()
           const { charge, history } = yield* begin(run, conversationId, executionId)
           let partial = ""
           const record: ExecutionRecord = { steps: [], toolsCalled: [] }
+          const trace = makeTraceRecorder()
           const { steps, toolsCalled } = record
           const sink: TurnSink = (event) => {
             if (event.type === "step") return Effect.sync(() => void steps.push(event.step))
@@ -314,7 +328,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           const started: RunEvent =
             conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
           const exit = yield* Effect.exit(
-            restore(stoppable(Effect.zipRight(onEvent(started), produce(history, sink, record)), () => new RunCancelled({ message: cancelledByRequest })))
+            restore(stoppable(Effect.zipRight(onEvent(started), withTrace(trace, produce(history, sink, record))), () => new RunCancelled({ message: cancelledByRequest })))
           )
           if (Exit.isSuccess(exit)) {
             const result = exit.value
@@ -323,7 +337,9 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
               reply: result.reply,
               steps: result.steps,
               toolsCalled: result.toolsCalled,
-              error: null
+              error: null,
+              trace: trace.finish(),
+              startedMs
             })
             return { result, conversationId, executionId }
           }
@@ -337,7 +353,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             : status === "cancelled"
               ? cancelledByClient
               : "The run failed on the server."
-          yield* finish(run, charge, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error })
+          yield* finish(run, charge, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error, trace: trace.finish(), startedMs })
           return yield* Effect.failCause(exit.cause)
         }))
       )
@@ -425,10 +441,14 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           )
         }),
 
-      /** An execution of the caller's organization; `summary` leaves out tool arguments. */
-      execution: (actor: Principal, id: string, summary: boolean): Effect.Effect<Execution, NotFound> =>
+      /** An execution of the caller's organization; `summary` leaves out tool arguments, `full` adds its trace. */
+      execution: (actor: Principal, id: string, summary: boolean, full = false): Effect.Effect<Execution, NotFound> =>
         Effect.flatMap(repo.execution(actor.organization.id, id), (row) =>
-          row ? Effect.succeed(toExecution(row, summary)) : Effect.fail(notFound("execution", id))
+          !row
+            ? Effect.fail(notFound("execution", id))
+            : full
+              ? Effect.map(traces.trace(row.id), (trace): Execution => ({ ...toExecution(row), trace }))
+              : Effect.succeed(toExecution(row, summary))
         ),
 
       /**
@@ -471,5 +491,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default, WriteTransactions.Default]
+  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default, WriteTransactions.Default, TraceRepo.Default]
 }) {}
