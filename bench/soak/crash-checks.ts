@@ -1,10 +1,11 @@
 /**
  * The crash part's checks afterwards: every acknowledged write read back whole through the API,
- * and (on SQLite) the data file itself: `integrity_check`, `foreign_key_check`, and rows that
+ * and the database itself: on SQLite `integrity_check` and `foreign_key_check`; on both, rows that
  * only make sense with another (a published version without its body, a processing source without
- * its job, credits charged that no execution accounts for).
+ * its job, credits charged that no execution accounts for) and runs left running.
  */
 import Database from "better-sqlite3"
+import pg from "pg"
 import type { Acknowledged, Ledger } from "./crash-ledger.js"
 import type { SoakClient } from "./http.js"
 
@@ -105,6 +106,40 @@ export const settleSources = async (client: SoakClient, key: string, ledger: Led
   }
 }
 
+/** A check of rows that only make sense with another: a label and a `SELECT COUNT(*) AS n …` that must be 0. */
+const orphanChecks: ReadonlyArray<readonly [string, string]> = [
+  ...[["agents", "agent_versions", "agent_id"], ["flows", "flow_versions", "flow_id"], ["apps", "app_versions", "app_id"]].map(
+    ([table, versions, column]) =>
+      [
+        `${table} published without their version`,
+        `SELECT COUNT(*) AS n FROM ${table} t WHERE t.published_version IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM ${versions} v WHERE v.${column} = t.id AND v.version = t.published_version)`
+      ] as const
+  ),
+  ["pages of no Knowledgebase", "SELECT COUNT(*) AS n FROM pages p WHERE NOT EXISTS (SELECT 1 FROM knowledgebases k WHERE k.id = p.knowledgebase_id)"],
+  ["subscriptions of no end user", "SELECT COUNT(*) AS n FROM subscriptions s WHERE NOT EXISTS (SELECT 1 FROM end_users e WHERE e.id = s.end_user_id)"],
+  ["group members of no group", "SELECT COUNT(*) AS n FROM group_members m WHERE NOT EXISTS (SELECT 1 FROM user_groups g WHERE g.id = m.group_id)"],
+  [
+    "sources processing without an ingestion job",
+    "SELECT COUNT(*) AS n FROM sources s WHERE s.status = 'processing' AND NOT EXISTS (SELECT 1 FROM ingestion_jobs j WHERE j.source_id = s.id)"
+  ],
+  ["runs left running", "SELECT COUNT(*) AS n FROM executions e WHERE e.status = 'running'"]
+]
+
+/** The organization's credits: used, remaining, and what its executions were charged. */
+const creditsSql = `SELECT o.credits_used AS used, o.credits_remaining AS remaining,
+    (SELECT COALESCE(SUM(e.credits_charged), 0) FROM executions e WHERE e.organization_id = o.id) AS charged
+  FROM organizations o WHERE o.id = $1`
+
+/** Problems with an organization's credits: used must be what executions were charged, and used + remaining the start. */
+const creditProblems = (credits: { used: unknown; remaining: unknown; charged: unknown }, startingCredits: number): Array<string> => {
+  const [used, remaining, charged] = [Number(credits.used), Number(credits.remaining), Number(credits.charged)]
+  const problems: Array<string> = []
+  if (used !== charged) problems.push(`credits used ${used} but executions charged ${charged}`)
+  if (used + remaining !== startingCredits) problems.push(`credits used ${used} + remaining ${remaining} != ${startingCredits}`)
+  return problems
+}
+
 /** Half-written rows found in a SQLite data file (empty when whole). */
 export const sqliteHalfWritten = (file: string, organizationId: string, startingCredits: number): Array<string> => {
   const db = new Database(file, { readonly: true })
@@ -114,35 +149,40 @@ export const sqliteHalfWritten = (file: string, organizationId: string, starting
     if (integrity !== "ok") problems.push(`integrity_check: ${String(integrity)}`)
     const foreign = db.pragma("foreign_key_check") as Array<unknown>
     if (foreign.length > 0) problems.push(`foreign_key_check: ${foreign.length} rows, first ${JSON.stringify(foreign[0])}`)
-    const count = (label: string, sql: string, ...params: Array<unknown>) => {
-      const n = Number((db.prepare(sql).get(...params) as { n: number }).n)
+    for (const [label, sql] of orphanChecks) {
+      const n = Number((db.prepare(sql).get() as { n: number }).n)
       if (n > 0) problems.push(`${label}: ${n}`)
     }
-    for (const [table, versions, column] of [["agents", "agent_versions", "agent_id"], ["flows", "flow_versions", "flow_id"], ["apps", "app_versions", "app_id"]]) {
-      count(
-        `${table} published without their version`,
-        `SELECT COUNT(*) AS n FROM ${table} t WHERE t.published_version IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM ${versions} v WHERE v.${column} = t.id AND v.version = t.published_version)`
-      )
-    }
-    count("pages of no Knowledgebase", "SELECT COUNT(*) AS n FROM pages p WHERE NOT EXISTS (SELECT 1 FROM knowledgebases k WHERE k.id = p.knowledgebase_id)")
-    count("subscriptions of no end user", "SELECT COUNT(*) AS n FROM subscriptions s WHERE NOT EXISTS (SELECT 1 FROM end_users e WHERE e.id = s.end_user_id)")
-    count("group members of no group", "SELECT COUNT(*) AS n FROM group_members m WHERE NOT EXISTS (SELECT 1 FROM user_groups g WHERE g.id = m.group_id)")
-    count(
-      "sources processing without an ingestion job",
-      "SELECT COUNT(*) AS n FROM sources s WHERE s.status = 'processing' AND NOT EXISTS (SELECT 1 FROM ingestion_jobs j WHERE j.source_id = s.id)"
-    )
-    const credits = db
-      .prepare(
-        `SELECT o.credits_used AS used, o.credits_remaining AS remaining,
-           (SELECT COALESCE(SUM(e.credits_charged), 0) FROM executions e WHERE e.organization_id = o.id) AS charged
-         FROM organizations o WHERE o.id = ?`
-      )
-      .get(organizationId) as { used: number; remaining: number; charged: number }
-    if (credits.used !== credits.charged) problems.push(`credits used ${credits.used} but executions charged ${credits.charged}`)
-    if (credits.used + credits.remaining !== startingCredits) problems.push(`credits used ${credits.used} + remaining ${credits.remaining} != ${startingCredits}`)
-    return problems
+    const credits = db.prepare(creditsSql.replace("$1", "?")).get(organizationId) as { used: number; remaining: number; charged: number }
+    return [...problems, ...creditProblems(credits, startingCredits)]
   } finally {
     db.close()
+  }
+}
+
+/**
+ * The same checks on a PostgreSQL database (its own constraints stand for SQLite's
+ * `integrity_check` and `foreign_key_check`), made while its instances may still be serving:
+ * runs left running are waited for, up to `settleMs`, since the survivors take over a killed
+ * instance's runs once its lease has run out.
+ */
+export const postgresHalfWritten = async (url: string, organizationId: string, startingCredits: number, settleMs: number): Promise<Array<string>> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const deadline = Date.now() + settleMs
+    const count = async (sql: string) => Number(((await client.query(sql)).rows[0] as { n: unknown }).n)
+    while ((await count("SELECT COUNT(*) AS n FROM executions e WHERE e.status = 'running'")) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    const problems: Array<string> = []
+    for (const [label, sql] of orphanChecks) {
+      const n = await count(sql)
+      if (n > 0) problems.push(`${label}: ${n}`)
+    }
+    const credits = (await client.query(creditsSql, [organizationId])).rows[0] as { used: unknown; remaining: unknown; charged: unknown }
+    return [...problems, ...creditProblems(credits, startingCredits)]
+  } finally {
+    await client.end()
   }
 }

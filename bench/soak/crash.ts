@@ -1,17 +1,20 @@
 /**
  * Crash part: `writers` concurrent writers of every kind (bench/soak/crash-writers.ts) while the
- * server process is killed with SIGKILL `kills` times and restarted on the same data and port.
- * Afterwards every acknowledged write must be there whole (read back through the API) and nothing
- * half-written may exist (on SQLite, checked in the data file once the server has stopped).
+ * server process is killed with SIGKILL `kills` times and restarted on the same data and port; with
+ * several instances behind the balancer (`--instances`), the instances are killed in turn, each
+ * restarted while the others serve. Afterwards every acknowledged write must be there whole (read
+ * back through the API) and nothing half-written may exist: no orphan rows, credits balanced with
+ * what executions were charged, no run left running (on SQLite checked in the data file once the
+ * server has stopped, with its integrity checks; on PostgreSQL in the database while the instances
+ * still run, since the survivors take over a killed instance's runs once its lease has run out).
  */
 import { join } from "node:path"
-import type { Child } from "../children.js"
-import { checkAcknowledged, type Lost, settleSources, sqliteHalfWritten } from "./crash-checks.js"
+import { checkAcknowledged, type Lost, postgresHalfWritten, settleSources, sqliteHalfWritten } from "./crash-checks.js"
 import { Ledger } from "./crash-ledger.js"
 import { type CrashTargets, runWriter } from "./crash-writers.js"
 import { SoakClient } from "./http.js"
-import type { SoakReady } from "./protocol.js"
-import { type Backend, killHard, startSoakServer } from "./server.js"
+import type { SoakDeployment } from "./instances.js"
+import { killHard, startSoakServer } from "./server.js"
 
 /** Settings of one crash run. */
 export interface CrashOptions {
@@ -24,6 +27,7 @@ export interface CrashOptions {
 /** What the crash part measured. */
 export interface CrashResult {
   readonly kills: number
+  readonly instances: number
   readonly acknowledged: number
   readonly byKind: Readonly<Record<string, number>>
   readonly unknown: number
@@ -37,13 +41,16 @@ export interface CrashResult {
 
 const startingCredits = 1_000_000_000
 
-/** Runs the crash part; `first` is a fresh server on `backend`, which this part kills and stops. */
-export const runCrash = async (backend: Backend, first: Child<SoakReady>, options: CrashOptions): Promise<CrashResult> => {
-  const orgs = first.ready.organizations
+/** How long the PostgreSQL checks wait for the survivors to take over a killed instance's runs (lease 6 s, heartbeat 2 s). */
+const runsSettleMs = 30_000
+
+/** Runs the crash part on a fresh `deployment`, whose instances this part kills (the caller stops them). */
+export const runCrash = async (deployment: SoakDeployment, options: CrashOptions): Promise<CrashResult> => {
+  const front = deployment.front()
+  const orgs = front.ready.organizations
   if (!orgs) throw new Error("crash needs a fresh server")
-  const port = Number(new URL(first.ready.origin).port)
-  const client = new SoakClient(first.ready.origin, options.writers + 2)
-  let server = first
+  const { instances } = deployment
+  const client = new SoakClient(front.ready.origin, options.writers + 2)
   try {
     const key = orgs.a.orgKey
     const kb = (await client.must(key, "POST", "/knowledgebases", { name: "Crash" })).knowledgebase.id
@@ -58,9 +65,11 @@ export const runCrash = async (backend: Backend, first: Child<SoakReady>, option
     const restarts: Array<number> = []
     for (let kill = 0; kill < options.kills; kill++) {
       await new Promise((resolve) => setTimeout(resolve, options.upMs * (0.5 + Math.random() / 2)))
-      await killHard(server)
+      const victim = kill % instances.length
+      await killHard(instances[victim]!)
       const started = performance.now()
-      server = await startSoakServer(backend, { port })
+      const { backend, port } = deployment.placeOf(victim)
+      instances[victim] = await startSoakServer(backend, { port })
       restarts.push(performance.now() - started)
     }
     await new Promise((resolve) => setTimeout(resolve, options.upMs / 2))
@@ -69,10 +78,16 @@ export const runCrash = async (backend: Backend, first: Child<SoakReady>, option
 
     const lost = await checkAcknowledged(client, key, ledger)
     const sources = await settleSources(client, key, ledger, 60_000)
-    await server.stop()
-    const halfWritten = backend.database ? [] : sqliteHalfWritten(join(backend.dataDir, "svc.sqlite"), orgs.a.id, startingCredits)
+    const { backend } = deployment.placeOf(0)
+    let halfWritten: Array<string>
+    if (backend.database) halfWritten = await postgresHalfWritten(backend.database, orgs.a.id, startingCredits, runsSettleMs)
+    else {
+      await instances[0]!.stop()
+      halfWritten = sqliteHalfWritten(join(backend.dataDir, "svc.sqlite"), orgs.a.id, startingCredits)
+    }
     return {
       kills: options.kills,
+      instances: instances.length,
       acknowledged: ledger.acknowledged.length,
       byKind: ledger.counts(),
       unknown: ledger.unknown,
@@ -88,15 +103,18 @@ export const runCrash = async (backend: Backend, first: Child<SoakReady>, option
     }
   } finally {
     await client.close()
-    await server.stop()
   }
 }
 
 /** Prints the figures of a crash run; answers whether it passed. */
-export const reportCrash = (result: CrashResult, onPostgres: boolean): boolean => {
-  console.log(`crash: ${result.kills} SIGKILLs, restart ${result.restartMs.mean} ms mean (max ${result.restartMs.max})`)
+export const reportCrash = (result: CrashResult): boolean => {
+  console.log(
+    `crash: ${result.kills} SIGKILLs` +
+      (result.instances > 1 ? ` of ${result.instances} instances in turn behind the balancer` : "") +
+      `, restart ${result.restartMs.mean} ms mean (max ${result.restartMs.max})`
+  )
   console.log(`crash: acknowledged ${result.acknowledged} ${JSON.stringify(result.byKind)}; unanswered (fate unknown) ${result.unknown}`)
-  console.log(`crash: lost ${result.lost.length}, half-written ${result.halfWritten.length}${onPostgres ? " (data-file checks are SQLite's; skipped on PostgreSQL)" : ""}`)
+  console.log(`crash: lost ${result.lost.length}, half-written ${result.halfWritten.length} (orphan rows, credits unbalanced, runs left running)`)
   console.log(`crash: acknowledged sources afterwards ${JSON.stringify(result.sources)}`)
   for (const lost of result.lost.slice(0, 20)) console.log(`  LOST ${lost.write}: ${lost.why}`)
   for (const problem of result.halfWritten) console.log(`  HALF-WRITTEN ${problem}`)
