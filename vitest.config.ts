@@ -67,6 +67,7 @@ const sqliteItself = process.env.SVC_TEST_PG_ALL
       "platform/sqlite-connection.test.ts",
       "platform/write-fast-path.test.ts",
       "platform/write-declaration.test.ts",
+      "platform/writer-transaction.test.ts",
       // The README's tour, on the SQLite file it describes (`svc reset` and `--ephemeral` are SQLite's); minutes a run.
       "docs/readme.test.ts"
     ].map((file) => `test/${file}`)

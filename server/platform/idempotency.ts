@@ -13,7 +13,6 @@ import { SqlError } from "@effect/sql/SqlError"
 import { type Cause, Data, Effect, Exit, Schedule } from "effect"
 import { AppClock } from "./clock.js"
 import { Conflict } from "./errors.js"
-import { transactionsOn } from "./sql/database.js"
 import { statementsOn, txAll, WriteTransactions } from "./sql/write-fast-path.js"
 import { declareWrites, writing } from "./sql/write-declaration.js"
 
@@ -97,7 +96,6 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
     const sql = yield* SqlClient.SqlClient
     const clock = yield* AppClock
     const writes = yield* WriteTransactions
-    const inTransaction = transactionsOn(sql)
     /** A body's statements through `@effect/sql`, outside any transaction (the look-up before a create's). */
     const statements = statementsOn(sql)
 
@@ -128,11 +126,11 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
       write: Effect.Effect<StoredAnswer, E, R>,
       refusal: (error: unknown) => StoredAnswer | undefined
     ): Effect.Effect<Outcome<E>, E | Conflict | KeyTaken, R> =>
-      inTransaction(
+      writes.transaction(
         Effect.gen(function* () {
           const stored = yield* lookupInTransaction(request)
           if (stored) return { _tag: "Replay", answer: stored } satisfies Outcome<E>
-          const exit = yield* Effect.exit(sql.withTransaction(write))
+          const exit = yield* Effect.exit(writes.transaction(write))
           if (Exit.isFailure(exit)) {
             const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
             const answer = failure === undefined || failure instanceof SqlError ? undefined : refusal(failure)

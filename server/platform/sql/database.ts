@@ -145,11 +145,17 @@ export const transactionTimeout = Duration.seconds(5)
 export const transactionsOn =
   (sql: SqlClient.SqlClient) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    sql.withTransaction(Effect.zipRight(serializeWrites(sql), effect)).pipe(
-      Effect.timeoutFail({ duration: transactionTimeout, onTimeout: () => new TransactionTimeout() }),
-      Effect.catchTag("TransactionTimeout", (e) => Effect.die(e)),
+    timeBoxed(sql.withTransaction(Effect.zipRight(serializeWrites(sql), effect))).pipe(
       Effect.catchTag("SqlError", (e) => Effect.die(e))
     ) as Effect.Effect<A, E, R>
+
+/** A transaction that dies (rolled back) once it held the connection longer than {@link transactionTimeout}. */
+export const timeBoxed = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  transaction.pipe(
+    Effect.timeoutFail({ duration: transactionTimeout, onTimeout: () => new TransactionTimeout() }),
+    Effect.catchTag("TransactionTimeout", (e) => Effect.die(e))
+  ) as Effect.Effect<A, E, R>
+
 
 class TransactionTimeout extends Error {
   readonly _tag = "TransactionTimeout"

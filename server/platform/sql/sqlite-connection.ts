@@ -16,7 +16,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import Database from "better-sqlite3"
-import { Cache, Chunk, Context, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
+import { Cache, Chunk, Context, Duration, Effect, Exit, FiberRef, Layer, Option, Scope, Stream } from "effect"
 import { CurrentWrites, type WriteDeclaration } from "./write-declaration.js"
 import { type WriteGenerations, writeGenerations } from "./write-tracking.js"
 
@@ -38,6 +38,14 @@ export interface SqliteWriterShape {
    * on the connection (see `read-connection.ts`), nothing can begin a write before it ends.
    */
   readonly idle: () => boolean
+  /**
+   * Runs `effect` in one transaction on the writer under the lock (`BEGIN IMMEDIATE` … `COMMIT`,
+   * observed by the write tracking), or in a savepoint of the transaction the fiber already holds:
+   * what `SqlClient.withTransaction` does, without its span, scope and statement look-ups, for
+   * write paths that run on every request (`WriteTransactions.transaction`). `@effect/sql`
+   * statements and transactions inside it run in it, as inside `withTransaction`.
+   */
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** The writer connection, for the SQLite seams of this directory only. */
@@ -244,7 +252,67 @@ export const makeSqliteClient = (options: SqliteConnectionOptions) =>
       })
     }
     const idle = () => writerFree() && !db.inTransaction
-    const writer: SqliteWriterShape = { db, withConnection, generations, onWriter, idle }
+
+    const savepoints: Array<{ readonly open: Database.Statement; readonly release: Database.Statement; readonly undo: Database.Statement }> = []
+    const savepointAt = (depth: number) =>
+      (savepoints[depth] ??= {
+        open: db.prepare(`SAVEPOINT svc_${depth}`),
+        release: db.prepare(`RELEASE svc_${depth}`),
+        undo: db.prepare(`ROLLBACK TO svc_${depth}`)
+      })
+    /** Ends the open transaction: COMMIT (observed when it wrote) on success, else ROLLBACK; dies if COMMIT fails. */
+    const endTransaction = (committing: boolean): Effect.Effect<void> => {
+      try {
+        if (!committing) {
+          if (db.inTransaction) rollback.run()
+          return Effect.void
+        }
+        if (generations.hasWritten()) {
+          generations.commits().beforeCommit()
+          commit.run()
+          generations.commits().afterCommit()
+        } else commit.run()
+        return Effect.void
+      } catch (cause) {
+        if (db.inTransaction) rollback.run()
+        return Effect.die(sqlError(cause))
+      } finally {
+        generations.settle()
+      }
+    }
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime<A, E, R>((fiber) => {
+          const context = fiber.currentContext
+          const held = Context.getOption(context, SqlClient.TransactionConnection)
+          const depth = Option.isSome(held) ? held.value[1] + 1 : 0
+          const inside = Effect.locally(restore(effect), FiberRef.currentContext, Context.add(context, SqlClient.TransactionConnection, [connection, depth]))
+          if (depth > 0) {
+            const savepoint = savepointAt(depth)
+            try {
+              savepoint.open.run()
+            } catch (cause) {
+              return Effect.die(sqlError(cause))
+            }
+            return Effect.flatMap(Effect.exit(inside), (exit) => {
+              if (Exit.isFailure(exit)) savepoint.undo.run()
+              savepoint.release.run()
+              return exit
+            })
+          }
+          return Effect.flatMap(semaphore.take(1), () => {
+            try {
+              beginImmediate.run()
+            } catch (cause) {
+              return Effect.zipRight(semaphore.release(1), Effect.die(sqlError(cause)))
+            }
+            return Effect.flatMap(Effect.exit(inside), (exit) =>
+              Effect.zipRight(Effect.ensuring(endTransaction(Exit.isSuccess(exit)), semaphore.release(1)), exit)
+            )
+          })
+        })
+      )
+    const writer: SqliteWriterShape = { db, withConnection, generations, onWriter, idle, transaction }
     return { client: sqliteClient, writer }
   })
 

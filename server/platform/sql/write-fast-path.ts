@@ -19,9 +19,10 @@
  * `transactionsOn` does.
  */
 import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import type Database from "better-sqlite3"
 import { Effect, Option } from "effect"
-import { transactionsOn } from "./database.js"
+import { timeBoxed, transactionsOn } from "./database.js"
 import { SqliteWriter, type SqliteWriterShape } from "./sqlite-connection.js"
 import { CurrentWrites, type WriteDeclaration } from "./write-declaration.js"
 
@@ -59,7 +60,18 @@ export interface WriteTransactionsShape {
    * runs in this process meanwhile, so concurrent callers have no transaction to share.
    */
   readonly synchronous: boolean
+  /**
+   * Runs `effect` as one transaction, or as a savepoint of the one this fiber holds; an expected
+   * failure or a defect rolls it back. For Effect code that must commit with a body's writes (a
+   * create and its stored answer, `idempotency.ts`). Time-boxed as `transactionsOn`; network, model
+   * and file I/O stay out of it.
+   */
+  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
+
+/** A statement error as a defect, as `transactionsOn` treats it: the transaction rolled back and the request failed as a fault. */
+const dieOnSqlError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.catchSome(effect, (error) => (error instanceof SqlError ? Option.some(Effect.die(error)) : Option.none()))
 
 /** Steps `body`, answering each statement with `execute`'s result. */
 const driveSync = <A>(body: TxBody<A>, execute: (statement: TxStatement) => unknown): A => {
@@ -92,6 +104,7 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
   }
   return {
     synchronous: true,
+    transaction: (effect) => dieOnSqlError(timeBoxed(writer.transaction(effect))),
     run: <A>(body: () => TxBody<A>) =>
       Effect.orDie(
         writer.withConnection((db) => {
@@ -142,7 +155,16 @@ export const statementsOn =
 export const portableWriteTransactions = (sql: SqlClient.SqlClient): WriteTransactionsShape => {
   const inTransaction = transactionsOn(sql)
   const statements = statementsOn(sql)
-  return { synchronous: false, run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))) }
+  return {
+    synchronous: false,
+    transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) =>
+        Option.isSome(held)
+          ? dieOnSqlError(sql.withTransaction(effect) as Effect.Effect<A, E, R>)
+          : inTransaction(effect)
+      ),
+    run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body())))
+  }
 }
 
 /** The write fast path of this process's database (see the module comment). */
