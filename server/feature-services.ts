@@ -36,6 +36,7 @@ import { SuiteService } from "./provisioning/suites/service.js"
 import { AppRunService } from "./runtime/app-runs/service.js"
 import { FlowRunService } from "./runtime/flow-runs/service.js"
 import { RunService } from "./runtime/runs/service.js"
+import { RunLists } from "./run-lists/service.js"
 import { WebhookRepo } from "./webhooks/repo.js"
 import { WebhookService, WebhookSignal } from "./webhooks/service.js"
 
@@ -60,6 +61,7 @@ export const featureServices = {
   runs: RunService.Default,
   flowRuns: FlowRunService.Default,
   appRuns: AppRunService.Default,
+  runLists: RunLists.Default,
   tierPlans: TierPlanService.Default,
   portals: PortalService.Default,
   /** End-user accounts, their subscriptions and grants, and the email outbox they write to. */

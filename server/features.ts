@@ -12,6 +12,7 @@ import { pagesFeature } from "./knowledge/pages/feature.js"
 import { sourcesFeature } from "./knowledge/sources/feature.js"
 import { flowRunsFeature } from "./runtime/flow-runs/feature.js"
 import { runsFeature } from "./runtime/runs/feature.js"
+import { runListsFeature } from "./run-lists/feature.js"
 import { tierPlansFeature } from "./provisioning/plans/feature.js"
 import { portalsFeature } from "./provisioning/portals/feature.js"
 import { endUsersFeature } from "./provisioning/end-users/feature.js"
@@ -31,6 +32,7 @@ export const features = [
   runsFeature,
   flowRunsFeature,
   appRunsFeature,
+  runListsFeature,
   tierPlansFeature,
   portalsFeature,
   endUsersFeature,

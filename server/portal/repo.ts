@@ -157,6 +157,23 @@ export class PortalSignInRepo extends Effect.Service<PortalSignInRepo>()("svc/Po
           )
         ),
 
+      /** The ids of the conversations an end user holds at any Portal (`GET /conversations?endUserId`). */
+      conversationsHeldBy: (endUserId: string): Effect.Effect<ReadonlyArray<string>> =>
+        Effect.orDie(
+          Effect.map(sql<{ conversation_id: string }>`SELECT conversation_id FROM portal_conversations WHERE end_user_id = ${endUserId}`, (rows) =>
+            rows.map((row) => row.conversation_id)
+          )
+        ),
+
+      /** Who holds each of these conversations at a Portal (those held by nobody are left out). */
+      conversationHolders: (conversationIds: ReadonlyArray<string>) =>
+        conversationIds.length === 0
+          ? Effect.succeed([] as ReadonlyArray<{ conversation_id: string; portal_id: string; end_user_id: string }>)
+          : Effect.orDie(
+              sql<{ conversation_id: string; portal_id: string; end_user_id: string }>`SELECT conversation_id, portal_id, end_user_id
+                FROM portal_conversations WHERE ${sql.in("conversation_id", conversationIds)}`
+            ),
+
       /** The published Apps among `ids`, by name (their published name and description). */
       publishedApps: (organizationId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<PortalAppRow>> =>
         statements(publishedAppsTx(organizationId, ids)),
