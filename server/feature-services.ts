@@ -37,6 +37,8 @@ import { AppRunService } from "./runtime/app-runs/service.js"
 import { FlowRunService } from "./runtime/flow-runs/service.js"
 import { RunService } from "./runtime/runs/service.js"
 import { RunLists } from "./run-lists/service.js"
+import { RunEventFeed } from "./runtime/runs/event-follow.js"
+import { RunEventLog } from "./runtime/runs/event-log.js"
 import { WebhookRepo } from "./webhooks/repo.js"
 import { WebhookService, WebhookSignal } from "./webhooks/service.js"
 
@@ -58,7 +60,7 @@ export const featureServices = {
   ),
   pages: Layer.mergeAll(PageService.Default, PageRepo.Default),
   sources: Layer.mergeAll(SourceService.Default, SourceRepo.Default, IngestionSignal.Default),
-  runs: RunService.Default,
+  runs: Layer.mergeAll(RunService.Default, RunEventLog.Default, RunEventFeed.Default),
   flowRuns: FlowRunService.Default,
   appRuns: AppRunService.Default,
   runLists: RunLists.Default,

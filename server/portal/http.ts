@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import { maxMessageChars } from "../runtime/runs/domain.js"
 import { RunSettings } from "../runtime/runs/settings.js"
 import { streamRun } from "../runtime/runs/sse.js"
+import { RunEventLog } from "../runtime/runs/event-log.js"
 import { PortalChat } from "./chat.js"
 import { csrfCookie, csrfField, csrfMatches, isCsrfToken, newCsrfToken } from "../identity/sign-in/csrf.js"
 import { appsPage, chatPage } from "./pages/apps.js"
@@ -76,6 +77,7 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
     const admit = yield* makePortalAdmission
     const chat = yield* PortalChat
     const { keepAliveMs } = yield* RunSettings
+    const eventLog = yield* RunEventLog
 
     const formOf = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => new URLSearchParams(text))
@@ -126,7 +128,7 @@ export const PortalHttpLive = HttpApiBuilder.middleware(
           const response = yield* streamRun(
             (onEvent) => Effect.map(chat.run(signedIn, prepared.right, onEvent), (answer) => ({ ...answer, reply_html: markdownHtml(answer.reply).html })),
             keepAliveMs
-          )
+          ).pipe(Effect.provideService(RunEventLog, eventLog))
           return withCookies(visit, response)
         }
         const ran = yield* Effect.either(chat.run(signedIn, prepared.right))

@@ -152,7 +152,8 @@ describe("what tools nobody here wrote need of it (issue 23)", () => {
         "POST /api/v1/apps/{id}/conversation",
         "POST /api/v1/apps/{id}/draft/run",
         "POST /api/v1/flows/{id}/draft/run",
-        "POST /api/v1/flows/{id}/run"
+        "POST /api/v1/flows/{id}/run",
+        "GET /api/v1/executions/{id}/events"
       ].sort()
     )
     const media = doc.paths["/api/v1/agents/{id}/conversation"].post.responses["200"].content

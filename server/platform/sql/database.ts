@@ -31,6 +31,7 @@ import migration0017 from "./migrations/0017_search_statistics.js"
 import migration0018 from "./migrations/0018_passage_vectors.js"
 import migration0019 from "./migrations/0019_source_content_claims.js"
 import migration0020 from "./migrations/0020_page_search_filter.js"
+import migration0021 from "./migrations/0021_run_events.js"
 import migration0022 from "./migrations/0022_execution_traces.js"
 import migration0023 from "./migrations/0023_conversation_lists.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
@@ -58,6 +59,7 @@ export const migrations = {
   "0018_passage_vectors": migration0018,
   "0019_source_content_claims": migration0019,
   "0020_page_search_filter": migration0020,
+  "0021_run_events": migration0021,
   "0022_execution_traces": migration0022,
   "0023_conversation_lists": migration0023
 }

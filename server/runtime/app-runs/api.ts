@@ -5,8 +5,9 @@ import { featureContract } from "../../http/contract.js"
 import { Authentication } from "../../http/authentication.js"
 import { ErrorResponse } from "../../http/error-responses.js"
 import { gate, scope } from "../../http/policy.js"
-import { ConversationTurn } from "../runs/domain.js"
+import { ConversationTurn, DetachedRun } from "../runs/domain.js"
 import { AppConversationReply, TransactionReply, TransactionRequest } from "./domain.js"
+import { detachNote } from "../runs/event-api.js"
 
 const IdPath = Schema.Struct({ id: Schema.String })
 const streamNote =
@@ -22,6 +23,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(AppConversationReply)
+      .addSuccess(DetachedRun, { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
@@ -30,7 +32,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .annotate(OpenApi.Summary, "Talk to an App")
       .annotate(
         OpenApi.Description,
-        `Runs the App's published version on \`message\` (a never-published App is \`not_found\`), its members at the versions it pinned, continuing \`conversation_id\` when given. ${routingNote} ${streamNote}`
+        `Runs the App's published version on \`message\` (a never-published App is \`not_found\`), its members at the versions it pinned, continuing \`conversation_id\` when given. ${routingNote} ${streamNote} ${detachNote}`
       )
       .pipe(scope("apps:execute"))
   )
@@ -39,6 +41,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(AppConversationReply)
+      .addSuccess(DetachedRun, { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
@@ -47,7 +50,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .annotate(OpenApi.Summary, "Run an App's draft")
       .annotate(
         OpenApi.Description,
-        `Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). ${routingNote} ${streamNote}`
+        `Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). ${routingNote} ${streamNote} ${detachNote}`
       )
       .pipe(scope("apps:write"))
   )

@@ -5,7 +5,7 @@ import type { Principal } from "../../identity/domain.js"
 import { CurrentPrincipal } from "../../http/authentication.js"
 import type { ConversationTurn } from "../runs/domain.js"
 import { RunSettings } from "../runs/settings.js"
-import { streamRun } from "../runs/sse.js"
+import { detachRun, oneAnswer, streamRun } from "../runs/sse.js"
 import { AppRunsContract } from "./api.js"
 import { AppRunService } from "./service.js"
 import { serveGroup } from "../../http/served-groups.js"
@@ -19,7 +19,9 @@ export const AppRunsHttpLive = serveGroup(AppRunsContract, "appRuns", (handlers)
     /** A turn: checks first (refusals answer as JSON), then the run, streamed or not. */
     const appTurn = (actor: Principal, appId: string, body: ConversationTurn, draft: boolean) =>
       Effect.gen(function* () {
+        yield* oneAnswer(body)
         const prepared = yield* appRuns.prepareTurn(actor, appId, body, { draft })
+        if (body.detach === true) return yield* detachRun((onEvent) => appRuns.runTurn(prepared, onEvent))
         if (body.stream === true) return yield* streamRun((onEvent) => appRuns.runTurn(prepared, onEvent), keepAliveMs)
         return yield* deliverWhole(appRuns.runTurn(prepared))
       })

@@ -6,6 +6,8 @@ import { Authentication } from "../../http/authentication.js"
 import { ErrorResponse } from "../../http/error-responses.js"
 import { scope } from "../../http/policy.js"
 import { FlowRunAnswer, FlowRunRequest } from "./domain.js"
+import { DetachedRun } from "../runs/domain.js"
+import { detachNote } from "../runs/event-api.js"
 
 const IdPath = Schema.Struct({ id: Schema.String })
 const runNote =
@@ -16,6 +18,7 @@ const runEndpoint = <const Name extends string, const Path extends `/${string}`>
     .setPath(IdPath)
     .setPayload(FlowRunRequest)
     .addSuccess(FlowRunAnswer)
+    .addSuccess(DetachedRun, { status: 202 })
     .addError(ErrorResponse.InvalidRequest)
     .addError(ErrorResponse.NotFound)
     .addError(ErrorResponse.InsufficientCredits)
@@ -28,13 +31,13 @@ export class FlowRunsApi extends HttpApiGroup.make("flowRuns")
   .add(
     runEndpoint("runFlow", "/flows/:id/run")
       .annotate(OpenApi.Summary, "Run a Flow")
-      .annotate(OpenApi.Description, `Runs the Flow's published version (a never-published Flow is \`not_found\`). ${runNote}`)
+      .annotate(OpenApi.Description, `Runs the Flow's published version (a never-published Flow is \`not_found\`). ${runNote} ${detachNote}`)
       .pipe(scope("flows:execute"))
   )
   .add(
     runEndpoint("runFlowDraft", "/flows/:id/draft/run")
       .annotate(OpenApi.Summary, "Run a Flow's draft")
-      .annotate(OpenApi.Description, `Like the run endpoint, on the draft. ${runNote}`)
+      .annotate(OpenApi.Description, `Like the run endpoint, on the draft. ${runNote} ${detachNote}`)
       .pipe(scope("flows:write"))
   )
   .middleware(Authentication) {}

@@ -1,7 +1,7 @@
 /** Flow runs as the contract shows them: the run body and the two answers (inputs, or a conversation turn). */
 import { Schema } from "effect"
 import { Uuid } from "../../platform/schema.js"
-import { ConversationReply, maxMessageChars } from "../runs/domain.js"
+import { ConversationReply, detachDescription, maxMessageChars } from "../runs/domain.js"
 
 /**
  * Body of `POST /flows/{id}/run` and `POST /flows/{id}/draft/run`. A Flow with questions takes
@@ -24,7 +24,8 @@ export const FlowRunRequest = Schema.Struct({
   conversation_id: Schema.optional(Uuid.annotations({ description: "For a Flow without questions: continues a conversation." })),
   stream: Schema.optional(
     Schema.Boolean.annotations({ description: "true answers `text/event-stream` (events `start`, `tool`, `delta`, then `done` or `error`)." })
-  )
+  ),
+  detach: Schema.optional(Schema.Boolean.annotations({ description: detachDescription }))
 }).annotations({
   identifier: "FlowRunRequest",
   parseOptions: { onExcessProperty: "error", errors: "all" },

@@ -4,7 +4,7 @@ import { deliverWhole } from "../model.js"
 import type { Principal } from "../../identity/domain.js"
 import { CurrentPrincipal } from "../../http/authentication.js"
 import { RunSettings } from "../runs/settings.js"
-import { streamRun } from "../runs/sse.js"
+import { detachRun, oneAnswer, streamRun } from "../runs/sse.js"
 import { FlowRunsContract } from "./api.js"
 import type { FlowRunRequest } from "./domain.js"
 import { FlowRunService } from "./service.js"
@@ -19,7 +19,9 @@ export const FlowRunsHttpLive = serveGroup(FlowRunsContract, "flowRuns", (handle
     /** A run: checks first (refusals answer as JSON), then the run, streamed or not. */
     const run = (actor: Principal, flowId: string, body: FlowRunRequest, draft: boolean) =>
       Effect.gen(function* () {
+        yield* oneAnswer(body)
         const prepared = yield* runs.prepareFlowRun(actor, flowId, body, { draft })
+        if (body.detach === true) return yield* detachRun((onEvent) => runs.runFlow(prepared, onEvent))
         if (body.stream === true) return yield* streamRun((onEvent) => runs.runFlow(prepared, onEvent), keepAliveMs)
         return yield* deliverWhole(runs.runFlow(prepared))
       })

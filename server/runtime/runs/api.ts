@@ -6,7 +6,8 @@ import { Authentication } from "../../http/authentication.js"
 import { ErrorResponse } from "../../http/error-responses.js"
 import { anyScope, scope } from "../../http/policy.js"
 import { ListOf, listQuery } from "../../platform/pagination.js"
-import { Conversation, ConversationReply, ConversationTurn, Execution, Message } from "./domain.js"
+import { Conversation, ConversationReply, ConversationTurn, DetachedRun, Execution, Message } from "./domain.js"
+import { detachNote, ExecutionEventsHeaders, ExecutionEventsQuery, RunEventStream } from "./event-api.js"
 
 const IdPath = Schema.Struct({ id: Schema.String })
 const streamNote =
@@ -20,6 +21,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(ConversationReply)
+      .addSuccess(DetachedRun, { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
@@ -28,7 +30,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .annotate(OpenApi.Summary, "Talk to an Agent")
       .annotate(
         OpenApi.Description,
-        `Runs the Agent's published version on \`message\` (a never-published Agent is \`not_found\`), continuing \`conversation_id\` when given (prior turns restored on the server). One execution and one credit per call; \`insufficient_credits\` before anything runs; a failed run charges nothing. ${streamNote}`
+        `Runs the Agent's published version on \`message\` (a never-published Agent is \`not_found\`), continuing \`conversation_id\` when given (prior turns restored on the server). One execution and one credit per call; \`insufficient_credits\` before anything runs; a failed run charges nothing. ${streamNote} ${detachNote}`
       )
       .pipe(scope("agents:execute"))
   )
@@ -37,13 +39,14 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(ConversationReply)
+      .addSuccess(DetachedRun, { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
       .addError(ErrorResponse.RunFailed)
       .addError(ErrorResponse.RunCancelled)
       .annotate(OpenApi.Summary, "Run an Agent's draft")
-      .annotate(OpenApi.Description, `Like the conversation endpoint, on the draft. ${streamNote}`)
+      .annotate(OpenApi.Description, `Like the conversation endpoint, on the draft. ${streamNote} ${detachNote}`)
       .pipe(scope("agents:write"))
   )
   .add(
@@ -77,6 +80,21 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .annotate(
         OpenApi.Description,
         "A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope."
+      )
+      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+  )
+  .add(
+    HttpApiEndpoint.get("executionEvents", "/executions/:id/events")
+      .setPath(IdPath)
+      .setUrlParams(ExecutionEventsQuery)
+      .setHeaders(ExecutionEventsHeaders)
+      .addSuccess(RunEventStream)
+      .addError(ErrorResponse.InvalidRequest)
+      .addError(ErrorResponse.NotFound)
+      .annotate(OpenApi.Summary, "Follow an execution's events")
+      .annotate(
+        OpenApi.Description,
+        "The events of a streamed or detached run as `text/event-stream`, each with its `id` (its position in the run): from the start, or after `Last-Event-ID` (or `after`), then live until its one `done` or `error`; a `: keep-alive` comment every 15 s. Events are kept 24 hours; a run answered whole keeps none (`not_found`). Needs the `:execute` scope of the execution's kind (a transaction's is `apps:execute`; else `insufficient_scope`)."
       )
       .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
   )

@@ -6,6 +6,17 @@ import { ExecutionTrace } from "./trace-schema.js"
 /** Longest user message a turn takes. */
 export const maxMessageChars = 32_000
 
+/** What `detach` in a run body does. */
+export const detachDescription =
+  "true answers 202 `{executionId, conversation_id?}` once the run began; it runs to its end with nobody listening (follow it with `GET /executions/{id}/events`, stop it with `POST /executions/{id}/cancel`). Not with `stream: true`."
+
+/** The answer of a run started with `detach: true` (202). */
+export const DetachedRun = Schema.Struct({
+  executionId: Uuid,
+  conversation_id: Schema.optional(Uuid.annotations({ description: "The conversation of the turn (absent for a run outside a conversation)." }))
+}).annotations({ identifier: "DetachedRun" })
+export type DetachedRun = typeof DetachedRun.Type
+
 /** Body of `POST /agents/{id}/conversation` and `POST /agents/{id}/draft/run`. */
 export const ConversationTurn = Schema.Struct({
   message: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(maxMessageChars)).annotations({
@@ -15,7 +26,8 @@ export const ConversationTurn = Schema.Struct({
   conversation_id: Schema.optional(Uuid.annotations({ description: "Continues a conversation (returned by the first call)." })),
   stream: Schema.optional(
     Schema.Boolean.annotations({ description: "true answers `text/event-stream` (events `start`, `delta`, `tool`, then `done` or `error`)." })
-  )
+  ),
+  detach: Schema.optional(Schema.Boolean.annotations({ description: detachDescription }))
 }).annotations({
   identifier: "ConversationTurn",
   parseOptions: { onExcessProperty: "error", errors: "all" },

@@ -1,5 +1,6 @@
 /** What a run reports as it goes, for streaming: shared by every kind of run. */
-import type { Effect } from "effect"
+import { type Effect, FiberRef } from "effect"
+import { cancelledByClient, stoppedByServer } from "./reasons.js"
 
 /**
  * What a streamed turn reports: its start (before the model answers; a run without a conversation,
@@ -12,3 +13,22 @@ export type RunEvent =
 
 /** Where a turn's events go; each is awaited before the turn goes on. */
 export type RunSink = (event: RunEvent) => Effect.Effect<void>
+
+/** How an execution interrupted from outside is recorded: its status and error. */
+export interface InterruptedOutcome {
+  readonly status: "cancelled" | "failed"
+  readonly error: string
+}
+
+/**
+ * How `runExecution` records an execution whose fiber is interrupted: by default a client that went
+ * away (`cancelled`); runs that outlive their connection set it to the server stopping (`failed`),
+ * the only thing that interrupts them besides a cancel request (recorded as such).
+ */
+export const RunInterruption: FiberRef.FiberRef<InterruptedOutcome> = FiberRef.unsafeMake<InterruptedOutcome>({
+  status: "cancelled",
+  error: cancelledByClient
+})
+
+/** The outcome of a run stopped by a closing server. */
+export const stoppedByServerOutcome: InterruptedOutcome = { status: "failed", error: stoppedByServer }

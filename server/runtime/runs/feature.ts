@@ -5,6 +5,7 @@ import { sweepEveryHeartbeat } from "../../platform/instances/registry.js"
 import { RunsContract } from "./api.js"
 import { RunsHttpLive } from "./http.js"
 import { RunService } from "./service.js"
+import { RunEventLog } from "./event-log.js"
 import { familyTools } from "../../mcp-door/family-tools.js"
 import { draftRunTools } from "../mcp/draft-runs.js"
 import { itemTools } from "../mcp/items.js"
@@ -13,13 +14,15 @@ import { agentRunTools } from "./mcp.js"
 /**
  * Executions left running by stopped instances are finished `failed`, their credits given back: at
  * start-up (before any turn; on SQLite every one, the data directory having one owner), then every
- * heartbeat those of instances gone since (several instances on one PostgreSQL database).
+ * heartbeat those of instances gone since (several instances on one PostgreSQL database). Every
+ * heartbeat too, run events older than `eventsKeptMs` (24 hours) are deleted.
  */
 const RecoverAbandonedRunsLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const runs = yield* RunService
     yield* runs.recoverAbandoned("startup")
     yield* sweepEveryHeartbeat(runs.recoverAbandoned("sweep"), yield* Effect.scope)
+    yield* sweepEveryHeartbeat((yield* RunEventLog).sweep, yield* Effect.scope)
   })
 )
 

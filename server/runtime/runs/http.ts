@@ -7,20 +7,26 @@ import { RunsContract } from "./api.js"
 import type { ConversationTurn } from "./domain.js"
 import { RunService } from "./service.js"
 import { RunSettings } from "./settings.js"
-import { streamRun } from "./sse.js"
+import { detachRun, followedRun, oneAnswer, resumedAfter, streamRun } from "./sse.js"
+import { RunEventFeed } from "./event-follow.js"
 import { serveGroup } from "../../http/served-groups.js"
 
 /** Handlers of the `runs` group. */
 export const RunsHttpLive = serveGroup(RunsContract, "runs", (handlers) =>
   Effect.gen(function* () {
     const runs = yield* RunService
+    const feed = yield* RunEventFeed
     const { keepAliveMs } = yield* RunSettings
 
     /** A turn: checks first (refusals answer as JSON), then the run, streamed or not. */
     const agentTurn = (actor: Principal, agentId: string, body: ConversationTurn, draft: boolean) =>
       Effect.gen(function* () {
-        if (body.stream !== true) return yield* deliverWhole(Effect.flatMap(runs.prepareAgentTurn(actor, agentId, body, { draft }), (prepared) => runs.runAgentTurn(prepared)))
+        yield* oneAnswer(body)
+        if (body.stream !== true && body.detach !== true) {
+          return yield* deliverWhole(Effect.flatMap(runs.prepareAgentTurn(actor, agentId, body, { draft }), (prepared) => runs.runAgentTurn(prepared)))
+        }
         const prepared = yield* runs.prepareAgentTurn(actor, agentId, body, { draft })
+        if (body.detach === true) return yield* detachRun((onEvent) => runs.runAgentTurn(prepared, onEvent))
         return yield* streamRun((onEvent) => runs.runAgentTurn(prepared, onEvent), keepAliveMs)
       })
 
@@ -35,6 +41,13 @@ export const RunsHttpLive = serveGroup(RunsContract, "runs", (handlers) =>
       )
       .handle("cancelExecution", ({ path }) =>
         Effect.map(Effect.flatMap(CurrentPrincipal, (actor) => runs.cancelExecution(actor, path.id)), (execution) => ({ ok: true as const, execution }))
+      )
+      .handle("executionEvents", ({ path, urlParams, headers }) =>
+        Effect.gen(function* () {
+          const actor = yield* CurrentPrincipal
+          const after = yield* resumedAfter(headers["last-event-id"], urlParams.after)
+          return followedRun(yield* feed.follow(actor, path.id, after), keepAliveMs)
+        })
       )
       .handle("getConversation", ({ path }) =>
         Effect.map(Effect.flatMap(CurrentPrincipal, (actor) => runs.conversation(actor, path.id)), (conversation) => ({ conversation }))

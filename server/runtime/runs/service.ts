@@ -32,7 +32,7 @@ import { makeRunningTurns } from "./running-turns.js"
 import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { makeTurnLocks } from "./turn-locks.js"
 import { AgentFlowTools } from "./agent-tools.js"
-import type { RunEvent, RunSink } from "./events.js"
+import { type RunEvent, RunInterruption, type RunSink } from "./events.js"
 import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credit-repo.js"
 import { appendMessageTx, finishExecutionTx, historyTx, insertConversationTx, insertExecutionTx, touchConversationTx } from "./turn-repo.js"
 import { type ExecutionTrace, makeTraceRecorder, withTrace } from "../trace.js"
@@ -344,15 +344,10 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             return { result, conversationId, executionId }
           }
           const failure = Cause.failureOption(exit.cause)
-          const status =
-            (Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause)) || (Option.isSome(failure) && failure.value instanceof RunCancelled)
-              ? "cancelled"
-              : "failed"
-          const error = Option.isSome(failure)
-            ? failure.value.message
-            : status === "cancelled"
-              ? cancelledByClient
-              : "The run failed on the server."
+          // Interrupted from outside: a client that went away, or for a run that outlives its connection the server closing (`RunInterruption`).
+          const interrupted = Option.isNone(failure) && Cause.isInterruptedOnly(exit.cause) ? yield* FiberRef.get(RunInterruption) : null
+          const status = interrupted !== null ? interrupted.status : Option.isSome(failure) && failure.value instanceof RunCancelled ? "cancelled" : "failed"
+          const error = Option.isSome(failure) ? failure.value.message : interrupted !== null ? interrupted.error : "The run failed on the server."
           yield* finish(run, charge, conversationId, executionId, { status, reply: partial, steps, toolsCalled, error, trace: trace.finish(), startedMs })
           return yield* Effect.failCause(exit.cause)
         }))
