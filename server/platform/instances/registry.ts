@@ -42,8 +42,9 @@ export class InstanceRegistry extends Effect.Service<InstanceRegistry>()("svc/In
     const lease = leaseMs(settings)
     const now = databaseNowMs(sql)
     let registered = false
-    const goneClaim = sql`(claimed_by IS NOT NULL AND claimed_by <> ${id} AND NOT EXISTS (
-      SELECT 1 FROM service_instances live WHERE live.id = claimed_by AND live.alive_until >= ${now}))`
+    const goneOf = (claimedBy: Fragment) => sql`(${claimedBy} IS NOT NULL AND ${claimedBy} <> ${id} AND NOT EXISTS (
+      SELECT 1 FROM service_instances live WHERE live.id = ${claimedBy} AND live.alive_until >= ${now}))`
+    const goneClaim = goneOf(sql.literal("claimed_by"))
     const startupClaim = sql`(claimed_by IS NULL OR ${goneClaim})`
     const otherClaim = sql`(claimed_by IS NULL OR claimed_by <> ${id})`
 
@@ -76,6 +77,8 @@ export class InstanceRegistry extends Effect.Service<InstanceRegistry>()("svc/In
       id,
       /** Registers this process on first use (its row and heartbeat); answers its id, to record on work it claims. */
       claimant,
+      /** SQL: whether the instance a column names (`table.claimed_by`, qualified where a bare name is ambiguous) is another one, and gone. */
+      claimantGone: goneOf,
       /** SQL: which running rows (by their `claimed_by`) recovery at `moment` takes over (see `RecoveryMoment`). */
       recoverable: (moment: RecoveryMoment): Fragment => (moment === "sweep" ? goneClaim : sql.onDialectOrElse({ pg: () => startupClaim, orElse: () => otherClaim }))
     }

@@ -28,9 +28,8 @@ import { ModelRuntime } from "../service.js"
 import type { Conversation, ConversationReply, ConversationTurn, Execution, ExecutionKind, Message, TargetKind } from "./domain.js"
 import { knowledgeTool } from "./knowledge-tool.js"
 import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
-import { makeRunningTurns } from "./running-turns.js"
 import { abandonedByServer, cancelledByClient } from "./reasons.js"
-import { makeTurnLocks } from "./turn-locks.js"
+import { SharedTurns } from "./shared-turns.js"
 import { AgentFlowTools } from "./agent-tools.js"
 import { type RunEvent, RunInterruption, type RunSink } from "./events.js"
 import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credit-repo.js"
@@ -167,8 +166,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
     const clock = yield* AppClock
     const inTransaction = transactionsOn(sql)
     const writes = yield* WriteTransactions
-    const locks = makeTurnLocks()
-    const running = makeRunningTurns()
+    const { locks, running } = yield* SharedTurns
     const credits = yield* CreditRepo
     const instance = yield* InstanceRegistry
     const traces = yield* TraceRepo
@@ -486,5 +484,5 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         })
     }
   }),
-  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default, WriteTransactions.Default, TraceRepo.Default]
+  dependencies: [RunRepo.Default, CreditRepo.Default, AgentRepo.Default, Cursors.Default, SearchService.Default, ModelRuntime.Default, AgentFlowTools.Default, WriteTransactions.Default, SharedTurns.Default, TraceRepo.Default]
 }) {}
