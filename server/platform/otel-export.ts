@@ -10,7 +10,7 @@ import { type Attributes, type AttributeValue, context, type Span, SpanStatusCod
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
-import type { ExportableSpan, ExportedExecution } from "./otel.js"
+import type { ExportableSpan, ExportedExecution } from "./otel-span.js"
 
 /** An open export: `record` queues one execution's spans, `shutdown` sends what is queued and stops. */
 export interface OtlpExport {

@@ -5,31 +5,9 @@
  * CLI and a server without one load none of them.
  */
 import { Context, Effect, Layer } from "effect"
+import type { ExportableSpan, ExportedExecution } from "./otel-span.js"
 
-/** One step of a trace as exported: its structure and timing; every other field becomes an attribute. */
-export interface ExportableSpan {
-  readonly id: string
-  readonly parentId: string | null
-  readonly kind: string
-  readonly name: string
-  readonly startedAt: string
-  readonly durationMs: number
-  readonly status: "ok" | "error"
-  readonly error?: string
-}
-
-/** The execution a trace belongs to (the root span of its export). */
-export interface ExportedExecution {
-  readonly id: string
-  readonly organizationId: string
-  readonly kind: string
-  readonly targetId: string
-  readonly status: string
-  readonly error: string | null
-  /** Epoch milliseconds of its start and end. */
-  readonly startedMs: number
-  readonly finishedMs: number
-}
+export type { ExportableSpan, ExportedExecution } from "./otel-span.js"
 
 /** Hands finished traces to an exporter; never fails and never waits on the network. */
 export interface TraceExportShape {

@@ -10,6 +10,7 @@
  */
 import { Effect, Exit, FiberRef } from "effect"
 import { isoAt } from "../platform/clock.js"
+import type { Citation } from "../knowledge/search/domain.js"
 
 /** The bounds of a stored trace. */
 export const traceLimits = {
@@ -47,7 +48,7 @@ export interface TracedPassage {
   readonly section: string | null
   readonly score: number
   /** The search's citation of the hit (its Knowledgebase, source or page, passage, section). */
-  readonly citation: Readonly<Record<string, unknown>>
+  readonly citation: Citation
 }
 
 /** The App Supervisor's routing decision. */
