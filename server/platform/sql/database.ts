@@ -35,6 +35,7 @@ import migration0021 from "./migrations/0021_run_events.js"
 import migration0022 from "./migrations/0022_execution_traces.js"
 import migration0023 from "./migrations/0023_conversation_lists.js"
 import migration0024 from "./migrations/0024_shared_run_state.js"
+import { retriedWhileLosing, serializable } from "./pg-serializable.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 import { writesEveryTable, writing } from "./write-declaration.js"
 
@@ -128,16 +129,19 @@ export const DatabaseLive = (dataDir: string, url?: string): Layer.Layer<SqlClie
   return Layer.merge(SqliteDatabaseLive(dataDir), Layer.succeed(DatabaseBackend, { dialect: "sqlite", filename: databaseFile(dataDir) }))
 }
 
-/** The advisory lock key that serializes write transactions on PostgreSQL. */
-const writeLock = 7_134_002
-
 /**
- * Write transactions run one at a time, as on SQLite (one writer): on PostgreSQL the first
- * statement of each takes a transaction-scoped advisory lock shared by every instance, so a
- * read-then-write inside a transaction is never interleaved with another instance's.
+ * Write transactions are serializable: on SQLite they run one at a time (one writer); on
+ * PostgreSQL each runs at `SERIALIZABLE`, with no lock shared by every write, and one that loses a
+ * race with another is run again (`pg-serializable.ts`), so a read-then-write inside a
+ * transaction is never interleaved with another instance's, and writes of different rows run in
+ * parallel on every instance.
  */
 const serializeWrites = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
-  sql.onDialectOrElse({ pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${writeLock})`), orElse: () => Effect.void })
+  sql.onDialectOrElse({ pg: () => serializable(sql), orElse: () => Effect.void })
+
+/** `transaction` run again while it loses a race on PostgreSQL (`pg-serializable.ts`). */
+const retriedOn = <A, E, R>(sql: SqlClient.SqlClient, transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  sql.onDialectOrElse({ pg: () => retriedWhileLosing(transaction), orElse: () => transaction })
 
 /** Longest a transaction may hold the single connection before it is rolled back. */
 export const transactionTimeout = Duration.seconds(5)
@@ -149,7 +153,7 @@ export const transactionTimeout = Duration.seconds(5)
 export const transactionsOn =
   (sql: SqlClient.SqlClient) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    timeBoxed(sql.withTransaction(Effect.zipRight(serializeWrites(sql), effect))).pipe(
+    retriedOn(sql, timeBoxed(sql.withTransaction(Effect.zipRight(serializeWrites(sql), effect)))).pipe(
       Effect.catchTag("SqlError", (e) => Effect.die(e))
     ) as Effect.Effect<A, E, R>
 
@@ -159,7 +163,6 @@ export const timeBoxed = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.
     Effect.timeoutFail({ duration: transactionTimeout, onTimeout: () => new TransactionTimeout() }),
     Effect.catchTag("TransactionTimeout", (e) => Effect.die(e))
   ) as Effect.Effect<A, E, R>
-
 
 class TransactionTimeout extends Error {
   readonly _tag = "TransactionTimeout"

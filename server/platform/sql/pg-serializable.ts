@@ -1,0 +1,78 @@
+/**
+ * Write transactions on PostgreSQL without a lock shared by every write (issue 24): each runs at
+ * `SERIALIZABLE`, so PostgreSQL itself fails one of two transactions whose reads and writes
+ * interleave in a way no serial order explains (a read-then-write of the same rows: a credit
+ * balance, a unique name checked before its insert, the next version or sequence number, an
+ * idempotency key looked up before its answer is stored), and the failed one is run again from
+ * its start (a unique violation a few times too: the look-up's index may not be the constraint's). Transactions that touch different rows (two organizations, two Knowledgebases) run
+ * in parallel on any instances. A deadlock between two writers is retried the same way.
+ *
+ * Only the outermost transaction is set and retried: a nested one is a savepoint of it, and once
+ * a transaction lost, only its whole re-run can win. Bodies hold no network, model or file I/O
+ * (`transactionsOn`), so running one again repeats nothing but its statements.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Cause, Chunk, Effect, Option } from "effect"
+
+/** PostgreSQL's codes of a transaction that lost to another: serialization failure, deadlock. */
+const lostRaceCodes: ReadonlySet<string> = new Set(["40001", "40P01"])
+/**
+ * A unique violation: a lost race when the row in the way was committed after this transaction's
+ * snapshot (an insert after a look-up that could not see it; PostgreSQL reports it as such, not as
+ * a serialization failure, unless the look-up went through the same index), a real duplicate
+ * otherwise. A re-run tells them apart: it sees the committed row and takes its other path.
+ */
+const uniqueViolation = "23505"
+
+/** How many times a transaction that keeps losing is run before its failure is let through. */
+export const lostRaceAttempts = 30
+/** How many of those may be re-runs after a unique violation (a real duplicate fails the same each time). */
+export const uniqueViolationAttempts = 3
+
+/** PostgreSQL's code of `error`, or of an error it wraps. */
+const codeOf = (error: unknown): string | undefined => {
+  for (let current = error, depth = 0; current !== null && typeof current === "object" && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** The codes of a transaction's failure (errors and defects: statements often die). */
+const codesOf = (cause: Cause.Cause<unknown>): Array<string> =>
+  [...Chunk.toReadonlyArray(Cause.failures(cause)), ...Chunk.toReadonlyArray(Cause.defects(cause))].flatMap((error) => codeOf(error) ?? [])
+
+/** How a transaction lost, if it did: a race proper, a unique violation that may be one, or not at all. */
+export const lostRace = (cause: Cause.Cause<unknown>): "race" | "unique" | null => {
+  const codes = codesOf(cause)
+  if (codes.some((code) => lostRaceCodes.has(code))) return "race"
+  if (codes.includes(uniqueViolation)) return "unique"
+  return null
+}
+
+/** Outside any transaction on this fiber (the next `withTransaction` is a `BEGIN`, not a savepoint). */
+const outermost: Effect.Effect<boolean> = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isNone)
+
+/** The first statement of a write transaction on PostgreSQL: `SERIALIZABLE` when it is the outermost. */
+export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
+    Option.isSome(open) && open.value[1] === 0 ? Effect.asVoid(sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`) : Effect.void
+  )
+
+/**
+ * `transaction` (a whole `withTransaction`) run again while it loses a race, after a short random
+ * pause that grows with each loss, when it is the outermost; as it is otherwise.
+ */
+export const retriedWhileLosing = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(outermost, (isOutermost) => {
+    if (!isOutermost) return transaction
+    const attempt = (n: number, uniques: number): Effect.Effect<A, E, R> =>
+      Effect.catchAllCause(transaction, (cause) => {
+        const lost = n < lostRaceAttempts ? lostRace(cause) : null
+        if (lost === null || (lost === "unique" && uniques >= uniqueViolationAttempts)) return Effect.failCause(cause)
+        return Effect.zipRight(Effect.sleep(Math.random() * Math.min(50, 2 ** n)), attempt(n + 1, uniques + (lost === "unique" ? 1 : 0)))
+      })
+    return attempt(1, 0)
+  })
