@@ -74,6 +74,7 @@ const owners: Readonly<Record<string, string>> = {
   conversations: "server/runtime/runs",
   messages: "server/runtime/runs",
   executions: "server/runtime/runs",
+  run_events: "server/runtime/runs",
   end_users: "server/provisioning/end-users",
   subscriptions: "server/provisioning/end-users",
   end_user_grants: "server/provisioning/end-users",
