@@ -210,6 +210,35 @@ describe("an Agent turn on a language model that searches", () => {
   })
 })
 
+describe("bounds and a running execution", () => {
+  it("stores a message longer than 2,000 characters cut and marked truncated, counted whole", async () => {
+    const long = `${"parcel ".repeat(400)}end`
+    answer = () => say("noted")
+    const turn = await server.request("POST", `/agents/${searcher}/conversation`, { body: { message: long } })
+    expect(turn.status).toBe(200)
+    const [model] = (await full(turn.body.executionId)).trace.spans
+    const user = model.messages.sent.find((m: any) => m.role === "user")
+    expect(user).toEqual({ role: "user", text: long.slice(0, 2_000), truncated: true })
+    expect(fake.requests.at(-1)!.body.messages.at(-1).content).toBe(long)
+  })
+
+  it("shows trace null while the execution runs; once cancelled, the model call cut short is an error span", async () => {
+    answer = () => ({ parts: [{ kind: "hang" }] })
+    const streamed = await openStream(server, `/agents/${searcher}/conversation`, { message: "Take your time", stream: true })
+    const start = await streamed.next()
+    expect(start!.event).toBe("start")
+    const id = start!.data.executionId as string
+    const running = await full(id)
+    expect(running).toMatchObject({ status: "running", trace: null })
+    const cancelled = await server.request("POST", `/executions/${id}/cancel`)
+    expect(cancelled.status).toBe(200)
+    const after = await full(id)
+    expect(after.status).toBe("cancelled")
+    expect(after.trace.spans).toEqual([expect.objectContaining({ kind: "model", name: "fake-model", status: "error", error: expect.any(String) })])
+    await streamed.all()
+  })
+})
+
 describe("an App's routing decision (builtin)", () => {
   it("shows the member's tool with the route chosen by description, the member's model call and search beneath it", async () => {
     const app = await createApp({ agentIds: [shipping, billing] })
