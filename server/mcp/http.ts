@@ -4,12 +4,14 @@
  * addresses from Node's request directly, before Effect's HTTP stack and the API's router. Every
  * request is authenticated again (`auth.ts`); a connection (MCP session) belongs to the key and
  * address that opened it, and its tool list is rebuilt for the caller before each request
- * (`session.ts`). Without a valid token the answer is 401 with
+ * (`session.ts`). On PostgreSQL a session is served by any instance (`session-store.ts`): one that
+ * does not hold it builds it again from the stored `initialize`. Without a valid token the answer is 401 with
  * `WWW-Authenticate: Bearer resource_metadata=…`, and the protected-resource metadata (RFC 9728) is
  * served under `/.well-known/`. Every answer carries an `X-Request-Id` and, under `svc serve`, its
  * request-log line.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -27,6 +29,8 @@ import { readBody, sendJson, sendWebResponse } from "./node-io.js"
 import { listFingerprint } from "./registry.js"
 import { McpSession, type McpServices } from "./session.js"
 import { SessionTransport } from "./session-transport.js"
+import { mcpSessionStore } from "./session-store.js"
+import type { CallContext } from "../mcp-door/tool.js"
 /** The path of the protected-resource metadata (RFC 9728). */
 export const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
@@ -90,6 +94,16 @@ const callerOf = (authorization: string | undefined, address: McpAddress, famili
     Effect.map(listFingerprint({ principal, families, runsAllowed: runsAllowedFor(principal) }), (fingerprint) => ({ principal, fingerprint }))
   )
 
+/** The connection id of a session (activity is recorded per connection): the same on every instance that serves it. */
+const connectionIdOf = (sessionId: string) => `mcp_${sessionId.replace(/-/g, "")}`
+
+/** The params of the `initialize` request in a body (one message or a batch), stored to build the session again elsewhere. */
+const initializeParams = (body: unknown): unknown => {
+  const messages: Array<unknown> = Array.isArray(body) ? body : [body]
+  const found = messages.find((message) => isInitializeRequest(message))
+  return found === undefined ? {} : (found as { params?: unknown }).params
+}
+
 interface Connection {
   readonly session: McpSession
   readonly transport: SessionTransport
@@ -106,6 +120,17 @@ export const McpBranchLive = (front: FrontBranches): Layer.Layer<never, never, M
     Effect.gen(function* () {
       const runtime = yield* Effect.runtime<McpServices>()
       const connections = new Map<string, Connection>()
+      const store = yield* mcpSessionStore
+      /** Sessions being built again from the store here, by id (concurrent requests of one session share the work). */
+      const restoring = new Map<string, Promise<Connection | null>>()
+      const run = <A>(effect: Effect.Effect<A, never, McpServices>) => Runtime.runPromise(runtime)(effect)
+      /** Drops this instance's objects of a session (the session itself lives on in the store, if shared). */
+      const forget = (id: string) => {
+        const connection = connections.get(id)
+        if (connection === undefined) return
+        connections.delete(id)
+        void connection.transport.close()
+      }
 
       const closeIdle = () => {
         const now = Date.now()
@@ -117,7 +142,11 @@ export const McpBranchLive = (front: FrontBranches): Layer.Layer<never, never, M
         }
       }
 
-      const open = (keyId: string, address: McpAddress) => {
+      /**
+       * A new connection's objects. `initialize` is the params of the request that opens it, stored
+       * (when shared) before its id is answered; `restored` names a stored session built again here.
+       */
+      const open = (keyId: string, address: McpAddress, opening: { readonly initialize: unknown } | { readonly restored: string }) => {
         closeIdle()
         const owned = [...connections].filter(([, connection]) => connection.keyId === keyId)
         if (owned.length >= connectionsPerKeyMax) {
@@ -125,19 +154,72 @@ export const McpBranchLive = (front: FrontBranches): Layer.Layer<never, never, M
           connections.delete(id)
           void oldest.transport.close()
         }
-        const session = new McpSession(`mcp_${randomUUID().replace(/-/g, "")}`, runtime)
+        const sessionId = "restored" in opening ? opening.restored : randomUUID()
+        // One connection id per session, whichever instance serves it (activity is recorded per connection).
+        const session = new McpSession(connectionIdOf(sessionId), runtime)
         const transport: SessionTransport = new SessionTransport(
           new WebStandardStreamableHTTPServerTransport({
-            sessionIdGenerator: () => randomUUID(),
+            sessionIdGenerator: () => sessionId,
             enableJsonResponse: true,
-            onsessioninitialized: (id) => void connections.set(id, { session, transport, keyId, address: addressKey(address) }),
-            onsessionclosed: (id) => void connections.delete(id)
+            onsessioninitialized: async (id) => {
+              connections.set(id, { session, transport, keyId, address: addressKey(address) })
+              if ("restored" in opening) return
+              for (const trimmed of await run(store.opened(id, keyId, addressKey(address), opening.initialize, connectionsPerKeyMax))) forget(trimmed)
+            },
+            onsessionclosed: async (id) => {
+              connections.delete(id)
+              await run(store.closed(id))
+            }
           })
         )
         transport.onclose = () => {
-          if (transport.sessionId) connections.delete(transport.sessionId)
+          const id = transport.sessionId
+          if (id !== undefined && connections.get(id)?.transport === transport) connections.delete(id)
         }
         return { session, transport }
+      }
+
+      /**
+       * Builds a stored session again on this instance: a connection whose SDK server and transport
+       * are initialized by replaying the stored `initialize` (its answer discarded). Null when the
+       * replay did not open it.
+       */
+      const restore = (id: string, keyId: string, address: McpAddress, initialize: string, call: CallContext, fingerprint: string, url: URL) => {
+        const pending = restoring.get(id)
+        if (pending !== undefined) return pending
+        const built = (async (): Promise<Connection | null> => {
+          const { session, transport } = open(keyId, address, { restored: id })
+          await session.refresh(call, fingerprint)
+          await session.connect(transport)
+          const replay = new Request(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: JSON.parse(initialize) })
+          })
+          await (await transport.http.handleRequest(replay)).text()
+          return connections.get(id) ?? null
+        })().finally(() => restoring.delete(id))
+        restoring.set(id, built)
+        return built
+      }
+
+      /**
+       * The connection of a request's session, or null (404): this instance's, checked against the
+       * store when shared (deleted or expired elsewhere: dropped here too), else the stored one built
+       * again here; always one opened by the request's key at its address.
+       */
+      const sessionConnection = async (id: string, keyId: string, address: McpAddress, call: CallContext, fingerprint: string, url: URL) => {
+        const owns = (connection: { readonly keyId: string; readonly address: string }) => connection.keyId === keyId && connection.address === addressKey(address)
+        const known = connections.get(id)
+        if (!store.shared) return known !== undefined && owns(known) ? known : null
+        const stored = await run(store.lookup(id, idleConnectionMs))
+        if (stored === null) {
+          forget(id)
+          return null
+        }
+        if (!owns(stored)) return null
+        if (known !== undefined) return owns(known) ? known : null
+        return restore(id, keyId, address, stored.initialize, call, fingerprint, url)
       }
 
       const serve = async (request: IncomingMessage, response: ServerResponse, address: McpAddress, url: URL, requestId: string) => {
@@ -166,20 +248,22 @@ export const McpBranchLive = (front: FrontBranches): Layer.Layer<never, never, M
           }
         }
         const sessionId = request.headers["mcp-session-id"]
+        const callOf = (connectionId: string): CallContext => ({ principal: { ...principal, connectionId }, families, runsAllowed: runsAllowedFor(principal) })
         let connection: { session: McpSession; transport: SessionTransport }
         if (sessionId !== undefined) {
-          const known = typeof sessionId === "string" ? connections.get(sessionId) : undefined
-          if (!known || known.keyId !== principal.key.id || known.address !== addressKey(address)) {
-            return fail(new NotFound({ message: "No such MCP session for this key and address; initialize a new one." }))
-          }
+          const known =
+            typeof sessionId === "string"
+              ? await sessionConnection(sessionId, principal.key.id, address, callOf(connectionIdOf(sessionId)), fingerprint, url)
+              : null
+          if (known === null) return fail(new NotFound({ message: "No such MCP session for this key and address; initialize a new one." }))
           connection = known
         } else if (request.method === "POST") {
-          connection = open(principal.key.id, address)
+          connection = open(principal.key.id, address, { initialize: initializeParams(parsedBody) })
         } else {
           return fail(new InvalidRequest({ message: "Mcp-Session-Id: this request needs the session's id (initialize first with POST)." }))
         }
         const { session, transport } = connection
-        const call = { principal: { ...principal, connectionId: session.connectionId }, families, runsAllowed: runsAllowedFor(principal) }
+        const call = callOf(session.connectionId)
         await session.refresh(call, fingerprint)
         if (!session.server.isConnected()) await session.connect(transport)
         const plain = transport.plainCall(request.method, request.headers, parsedBody)

@@ -75,6 +75,8 @@ const owners: Readonly<Record<string, string>> = {
   messages: "server/runtime/runs",
   executions: "server/runtime/runs",
   run_events: "server/runtime/runs",
+  conversation_locks: "server/runtime/runs",
+  mcp_connections: "server/mcp",
   end_users: "server/provisioning/end-users",
   subscriptions: "server/provisioning/end-users",
   end_user_grants: "server/provisioning/end-users",
