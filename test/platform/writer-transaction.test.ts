@@ -6,15 +6,15 @@
  * ran and never for a rollback; concurrent transactions run one at a time.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer } from "effect"
+import { Context, Effect, Either, Exit, Fiber, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { DatabaseLive } from "../../server/platform/sql/database.js"
-import { SqliteWriter } from "../../server/platform/sql/sqlite-connection.js"
+import { SqliteConnectionLive, SqliteWriter } from "../../server/platform/sql/sqlite-connection.js"
 import { declareWrites, writing } from "../../server/platform/sql/write-declaration.js"
-import { txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
+import { sqliteWriteTransactions, txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
 
 let dataDir: string
 beforeAll(() => {
@@ -129,4 +129,22 @@ it("runs concurrent transactions one at a time, each reading what the one before
     })
   )
   expect([...seen].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+})
+
+it("rolls back a transaction that outlives its time box, interrupting its fiber, and frees the writer for the next", async () => {
+  const outcome = await run(
+    Effect.gen(function* () {
+      yield* putWithSql("box-seed")
+      // A second connection on the same file with a 100 ms time box (the service's is 5 seconds).
+      const boxed = yield* Layer.build(SqliteConnectionLive({ filename: join(dataDir, "svc.sqlite"), prepareCacheSize: 10, transactionTimeBoxMs: 100 }))
+      const writer = Context.get(boxed, SqliteWriter)
+      const writes = sqliteWriteTransactions(writer)
+      const insert = (key: string) => writes.run(() => txRun("INSERT INTO settings (name, value) VALUES (?, 'v')", [key], settingWrites))
+      const stuck = yield* Fiber.await(yield* Effect.fork(writes.transaction(Effect.zipRight(insert("box-stuck"), Effect.sleep("10 seconds")))))
+      yield* writes.transaction(insert("box-after"))
+      return { interrupted: Exit.isInterrupted(stuck), idle: writer.idle() }
+    })
+  )
+  expect(outcome).toEqual({ interrupted: true, idle: true })
+  expect(await run(keysLike("box-"))).toEqual(["box-after", "box-seed"])
 })

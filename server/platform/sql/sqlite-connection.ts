@@ -51,6 +51,9 @@ export interface SqliteWriterShape {
 /** The writer connection, for the SQLite seams of this directory only. */
 export class SqliteWriter extends Context.Tag("svc/SqliteWriter")<SqliteWriter, SqliteWriterShape>() {}
 
+/** Longest a writer transaction may run before its fiber is interrupted and it is rolled back (`transactionTimeout` of `database.ts`). */
+const defaultTransactionTimeBoxMs = 5_000
+
 const isCommit = (text: string) => /^\s*(?:commit|end)\b/i.test(text)
 
 const sqlError = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
@@ -61,6 +64,8 @@ export interface SqliteConnectionOptions {
   readonly prepareCacheSize: number
   /** Whether an undeclared write fails (`write-declaration.ts`); by default `SVC_STRICT_WRITE_DECLARATIONS`. */
   readonly strictWrites?: boolean
+  /** Longest a `transaction` may run before it is rolled back; 5 seconds by default (tests shorten it). */
+  readonly transactionTimeBoxMs?: number
 }
 
 /** Opens the connection and builds the client over it (see the module comment). */
@@ -253,6 +258,7 @@ export const makeSqliteClient = (options: SqliteConnectionOptions) =>
     }
     const idle = () => writerFree() && !db.inTransaction
 
+    const timeBoxMs = options.transactionTimeBoxMs ?? defaultTransactionTimeBoxMs
     const savepoints: Array<{ readonly open: Database.Statement; readonly release: Database.Statement; readonly undo: Database.Statement }> = []
     const savepointAt = (depth: number) =>
       (savepoints[depth] ??= {
@@ -300,16 +306,21 @@ export const makeSqliteClient = (options: SqliteConnectionOptions) =>
               return exit
             })
           }
-          return Effect.flatMap(semaphore.take(1), () => {
+          // The lock taken in this very step when it is free (`take` would resume the fiber through
+          // the scheduler), else waited for. The time box interrupts the fiber, which rolls it back.
+          const whole = Effect.suspend(() => {
             try {
               beginImmediate.run()
             } catch (cause) {
-              return Effect.zipRight(semaphore.release(1), Effect.die(sqlError(cause)))
+              return Effect.die(sqlError(cause))
             }
-            return Effect.flatMap(Effect.exit(inside), (exit) =>
-              Effect.zipRight(Effect.ensuring(endTransaction(Exit.isSuccess(exit)), semaphore.release(1)), exit)
-            )
+            const timer = setTimeout(() => fiber.unsafeInterruptAsFork(fiber.id()), timeBoxMs)
+            return Effect.flatMap(Effect.exit(inside), (exit) => {
+              clearTimeout(timer)
+              return Effect.zipRight(endTransaction(Exit.isSuccess(exit)), exit)
+            })
           })
+          return Effect.flatMap(semaphore.withPermitsIfAvailable(1)(whole), (now) => (Option.isSome(now) ? Effect.succeed(now.value) : semaphore.withPermits(1)(whole)))
         })
       )
     const writer: SqliteWriterShape = { db, withConnection, generations, onWriter, idle, transaction }

@@ -22,7 +22,7 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import type Database from "better-sqlite3"
 import { Effect, Option } from "effect"
-import { timeBoxed, transactionsOn } from "./database.js"
+import { transactionsOn } from "./database.js"
 import { SqliteWriter, type SqliteWriterShape } from "./sqlite-connection.js"
 import { CurrentWrites, type WriteDeclaration } from "./write-declaration.js"
 
@@ -63,8 +63,9 @@ export interface WriteTransactionsShape {
   /**
    * Runs `effect` as one transaction, or as a savepoint of the one this fiber holds; an expected
    * failure or a defect rolls it back. For Effect code that must commit with a body's writes (a
-   * create and its stored answer, `idempotency.ts`). Time-boxed as `transactionsOn`; network, model
-   * and file I/O stay out of it.
+   * create and its stored answer, `idempotency.ts`). Time-boxed as `transactionsOn` (on SQLite
+   * past its time box the fiber is interrupted, which rolls it back); network, model and file I/O
+   * stay out of it.
    */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -104,7 +105,7 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
   }
   return {
     synchronous: true,
-    transaction: (effect) => dieOnSqlError(timeBoxed(writer.transaction(effect))),
+    transaction: (effect) => dieOnSqlError(writer.transaction(effect)),
     run: <A>(body: () => TxBody<A>) =>
       Effect.orDie(
         writer.withConnection((db) => {
