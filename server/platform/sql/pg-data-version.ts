@@ -11,8 +11,9 @@
  *   connection right after each `COMMIT` of a transaction that wrote (and after each write made
  *   outside a transaction), before that `COMMIT` is reported done, so before the request that
  *   wrote can answer. Read before each request (`syncDataVersion`, run by the HTTP server, one
- *   `SELECT last_value`): a key revoked through any instance fails on the very next request to
- *   every other. A sequence is not transactional, so advancing it takes no lock a writer could
+ *   `SELECT last_value`, started after the request arrived and shared by every request that
+ *   arrived while the one before it was under way): a key revoked through any instance fails on
+ *   the very next request to every other. A sequence is not transactional, so advancing it takes no lock a writer could
  *   wait on; advanced only after the commit is visible, a reader that sees the new value also
  *   sees the commit. (`pg_current_snapshot()`, read here before, moved with every rate-limit take,
  *   which commits too: every cache missed on every request.)
@@ -153,7 +154,7 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
       })
     )
     let seen: string | undefined
-    const sync = Effect.promise(() =>
+    const readOnce = (): Promise<void> =>
       pool.query(readStatement).then(
         (result) => {
           const current = String(result.rows[0]?.v ?? "")
@@ -164,7 +165,28 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
         },
         () => bump()
       )
-    )
+    /**
+     * Requests share readings: one that arrives while a reading is under way waits for the next,
+     * which starts when that one ends, so after it arrived (one started before could miss a commit
+     * acknowledged just before the request); every request arriving meanwhile shares that next one.
+     * Under load one round trip serves many requests, at the price of up to one more wait.
+     */
+    let current: Promise<void> | null = null
+    let following: Promise<void> | null = null
+    const reading = (): Promise<void> => {
+      if (current === null) {
+        current = readOnce().finally(() => {
+          current = null
+        })
+        return current
+      }
+      following ??= current.then(() => {
+        following = null
+        return reading()
+      })
+      return following
+    }
+    const sync = Effect.promise(reading)
     return {
       dataVersion: () => (listening ? version : ++version),
       sync,
