@@ -26,7 +26,7 @@ let agentsOnlyKeyId: string
 let bootstrapKeyId: string
 let otherKey: string
 /** Conversation ids by name, in the order they were started. */
-const conversations: Record<string, string> = {}
+const conversations = {} as Record<"orgAlpha" | "viewerBeta" | "annApp" | "bobApp" | "agentsOnlyAlpha" | "elsewhere", string>
 
 const minute = 60_000
 const conversationOf = (page: string) => /name="conversation_id" value="([^"]*)"/.exec(page)?.[1] ?? ""
