@@ -133,7 +133,7 @@ it("runs concurrent transactions one at a time, each reading what the one before
 
 it("rolls back a transaction that outlives its time box, interrupting its fiber, and frees the writer for the next", async () => {
   const outcome = await run(
-    Effect.gen(function* () {
+    Effect.scoped(Effect.gen(function* () {
       yield* putWithSql("box-seed")
       // A second connection on the same file with a 100 ms time box (the service's is 5 seconds).
       const boxed = yield* Layer.build(SqliteConnectionLive({ filename: join(dataDir, "svc.sqlite"), prepareCacheSize: 10, transactionTimeBoxMs: 100 }))
@@ -143,7 +143,7 @@ it("rolls back a transaction that outlives its time box, interrupting its fiber,
       const stuck = yield* Fiber.await(yield* Effect.fork(writes.transaction(Effect.zipRight(insert("box-stuck"), Effect.sleep("10 seconds")))))
       yield* writes.transaction(insert("box-after"))
       return { interrupted: Exit.isInterrupted(stuck), idle: writer.idle() }
-    })
+    }))
   )
   expect(outcome).toEqual({ interrupted: true, idle: true })
   expect(await run(keysLike("box-"))).toEqual(["box-after", "box-seed"])
