@@ -7,13 +7,17 @@
  * its start (a unique violation a few times too: the look-up's index may not be the constraint's). Transactions that touch different rows (two organizations, two Knowledgebases) run
  * in parallel on any instances. A deadlock between two writers is retried the same way.
  *
+ * A re-run that lost twice first queues for one advisory lock taken by such re-runs only, so
+ * transactions that keep colliding take turns rather than failing each other again; the bench's
+ * creates into one organization lost to each other until they gave up without it.
+ *
  * Only the outermost transaction is set and retried: a nested one is a savepoint of it, and once
  * a transaction lost, only its whole re-run can win. Bodies hold no network, model or file I/O
  * (`transactionsOn`), so running one again repeats nothing but its statements.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Chunk, Effect, Option } from "effect"
+import { Cause, Chunk, Effect, FiberRef, Option } from "effect"
 
 /** PostgreSQL's codes of a transaction that lost to another: serialization failure, deadlock. */
 const lostRaceCodes: ReadonlySet<string> = new Set(["40001", "40P01"])
@@ -55,11 +59,31 @@ export const lostRace = (cause: Cause.Cause<unknown>): "race" | "unique" | null 
 /** Outside any transaction on this fiber (the next `withTransaction` is a `BEGIN`, not a savepoint). */
 const outermost: Effect.Effect<boolean> = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isNone)
 
-/** The first statement of a write transaction on PostgreSQL: `SERIALIZABLE` when it is the outermost. */
+/** After this many losses a re-run queues for the lock of re-runs (`contendedLock`) before it starts. */
+export const lossesBeforeQueueing = 2
+
+/**
+ * The advisory lock that re-runs which lost `lossesBeforeQueueing` times take first: transactions
+ * that keep colliding (creates of one organization, appends to one page) then take turns instead
+ * of failing each other again, while every transaction that has not lost runs without it.
+ */
+const contendedLock = 7_134_002
+
+/** Whether the transaction being run is a re-run that queues for `contendedLock`. */
+const queued = FiberRef.unsafeMake(false)
+
+/**
+ * The first statement of a write transaction on PostgreSQL: `SERIALIZABLE` when it is the
+ * outermost, then the lock of re-runs when it has lost often enough.
+ */
 export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
-  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-    Option.isSome(open) && open.value[1] === 0 ? Effect.asVoid(sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`) : Effect.void
-  )
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) => {
+    if (Option.isNone(open) || open.value[1] !== 0) return Effect.void
+    const isolation = Effect.asVoid(sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`)
+    return Effect.flatMap(FiberRef.get(queued), (queue) =>
+      queue ? Effect.zipRight(isolation, Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${contendedLock})`)) : isolation
+    )
+  })
 
 /**
  * `transaction` (a whole `withTransaction`) run again while it loses a race, after a short random
@@ -72,7 +96,8 @@ export const retriedWhileLosing = <A, E, R>(transaction: Effect.Effect<A, E, R>)
       Effect.catchAllCause(transaction, (cause) => {
         const lost = n < lostRaceAttempts ? lostRace(cause) : null
         if (lost === null || (lost === "unique" && uniques >= uniqueViolationAttempts)) return Effect.failCause(cause)
-        return Effect.zipRight(Effect.sleep(Math.random() * Math.min(50, 2 ** n)), attempt(n + 1, uniques + (lost === "unique" ? 1 : 0)))
+        const again = Effect.locally(attempt(n + 1, uniques + (lost === "unique" ? 1 : 0)), queued, n >= lossesBeforeQueueing)
+        return Effect.zipRight(Effect.sleep(Math.random() * Math.min(50, 2 ** n)), again)
       })
-    return attempt(1, 0)
+    return Effect.locally(attempt(1, 0), queued, false)
   })
