@@ -75,6 +75,7 @@ const owners: Readonly<Record<string, string>> = {
   messages: "server/runtime/runs",
   executions: "server/runtime/runs",
   run_events: "server/runtime/runs",
+  execution_traces: "server/runtime/runs",
   conversation_locks: "server/runtime/runs",
   mcp_connections: "server/mcp",
   end_users: "server/provisioning/end-users",
