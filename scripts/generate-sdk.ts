@@ -44,7 +44,10 @@ interface Operation {
   readonly idempotent: boolean
   /** The JSON body takes a boolean `stream`: the operation also answers `text/event-stream` and gets a `…Stream` method. */
   readonly streams: boolean
-  readonly success: { readonly kind: "json" | "binary" | "none"; readonly statuses: ReadonlyArray<string> }
+  /** The JSON body takes a boolean `detach` and a 202 is declared: the operation gets a `…Detached` method. */
+  readonly detaches: boolean
+  /** `events`: the answer is only `text/event-stream`, a run's events (`GET /executions/{id}/events`), read as a `ReplyStream`. */
+  readonly success: { readonly kind: "json" | "events" | "binary" | "none"; readonly statuses: ReadonlyArray<string> }
   readonly itemsKey: string | undefined
 }
 
@@ -149,7 +152,9 @@ const describeOperation = (document: Json, rawPath: string, httpMethod: string, 
     .filter(([status]) => /^2/.test(status))
     .map(([status, response]) => [status, resolve(document, response) ?? {}] as const)
   const jsonStatuses = successes.filter(([, r]) => r.content?.["application/json"]).map(([s]) => s)
-  const kind = jsonStatuses.length > 0 ? "json" : successes.some(([, r]) => r.content) ? "binary" : "none"
+  const eventStatuses = successes.filter(([, r]) => r.content?.["text/event-stream"] !== undefined).map(([s]) => s)
+  const kind =
+    jsonStatuses.length > 0 ? "json" : eventStatuses.length > 0 ? "events" : successes.some(([, r]) => r.content) ? "binary" : "none"
   const firstJson = successes.find(([s]) => s === jsonStatuses[0])?.[1]
   return {
     id,
@@ -167,6 +172,7 @@ const describeOperation = (document: Json, rawPath: string, httpMethod: string, 
         : { kind: bodyKind, required: requestBody?.required === true, upload: form ? uploadFieldOf(document, form.schema) : undefined },
     idempotent: parameters.some((p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key"),
     streams: json && streamsOf(document, requestBody?.content?.["application/json"]?.schema),
+    detaches: json && detachesOf(document, requestBody?.content?.["application/json"]?.schema),
     success: { kind, statuses: kind === "json" ? jsonStatuses : successes.map(([s]) => s) },
     itemsKey: kind === "json" ? itemsKeyOf(document, firstJson?.content?.["application/json"]?.schema, group) : undefined
   }
@@ -245,18 +251,37 @@ ${map}
 `
 }
 
+/**
+ * The 202 of an operation that also answers 200 (a run's `detach: true`): typed apart as
+ * `…Accepted`, answered by the `…Detached` variant, so `…Response` stays the answer of the call as
+ * most make it.
+ */
+const acceptedStatusOf = (op: Operation): string | undefined =>
+  op.success.kind === "json" && op.success.statuses.includes("202") && op.success.statuses.some((s) => s !== "202") ? "202" : undefined
+
+/** Whether a JSON body schema declares a boolean `detach` (the run can be started without waiting for it). */
+const detachesOf = (document: Json, schema: Json | undefined): boolean => resolve(document, resolve(document, schema)?.properties?.detach)?.type === "boolean"
+
 const renderTypes = (op: Operation): string => {
   const o = `operations[${quote(op.id)}]`
   const lines: string[] = []
   const alias = (doc: string, name: string, type: string) =>
     lines.push(`/** ${doc} of \`${op.id}\`. */\nexport type ${op.typeBase}${name} = ${type}`)
+  const jsonOf = (s: string) => `${o}["responses"][${statusKey(s)}]["content"]["application/json"]`
+  const accepted = acceptedStatusOf(op)
   const response =
     op.success.kind === "json"
-      ? op.success.statuses.map((s) => `${o}["responses"][${statusKey(s)}]["content"]["application/json"]`).join(" | ")
+      ? op.success.statuses
+          .filter((s) => s !== accepted)
+          .map(jsonOf)
+          .join(" | ")
       : op.success.kind === "binary"
         ? "Uint8Array"
-        : "void"
+        : op.success.kind === "events"
+          ? "unknown"
+          : "void"
   alias("The answer", "Response", response)
+  if (accepted !== undefined) alias("The 202 answer (a run started with `detach: true`)", "Accepted", jsonOf(accepted))
   if (op.itemsKey !== undefined) alias("One item", "Item", `${op.typeBase}Response[${quote(op.itemsKey)}][number]`)
   if (op.body !== undefined) {
     const content = `NonNullable<${o}["requestBody"]>["content"]`
@@ -315,7 +340,7 @@ const renderMethod = (op: Operation, upload?: { readonly name: string; readonly 
     ...bodyFields,
     ...(op.query.present ? ["query: params"] : []),
     ...(op.idempotent ? ["idempotent: true"] : []),
-    ...(op.success.kind === "json" ? [] : [`responseType: ${quote(op.success.kind)}`]),
+    ...(op.success.kind === "json" || op.success.kind === "events" ? [] : [`responseType: ${quote(op.success.kind)}`]),
     "options",
     ...(upload ? ["onProgress: options?.onProgress"] : [])
   ].join(", ")
@@ -337,6 +362,9 @@ const renderMethod = (op: Operation, upload?: { readonly name: string; readonly 
         "",
         `${route}.`,
         ...(op.body?.kind === "both" ? ["`body` is sent as JSON, or as `multipart/form-data` when it is a `FormData`."] : []),
+        ...(op.success.kind === "events"
+          ? ["Read as a `ReplyStream` of the run's events that resumes by itself (`Last-Event-ID`) when its connection breaks; leaving it never stops the run."]
+          : []),
         ...(op.idempotent ? ["Sends an `Idempotency-Key` (a random UUID unless `options.idempotencyKey` is given), the same on every retry."] : []),
         ...(op.itemsKey ? ["Await it for the first page; iterate it with `for await` for every item of every page."] : [])
       ]
@@ -344,9 +372,15 @@ const renderMethod = (op: Operation, upload?: { readonly name: string; readonly 
   const body =
     op.itemsKey !== undefined && !upload
       ? `return this.client.list<${op.typeBase}Item, ${op.typeBase}Response>({ ${call} }, ${quote(op.itemsKey)})`
-      : `return this.client.request<${op.typeBase}Response>({ ${call} })`
+      : op.success.kind === "events"
+        ? `return this.client.events<${op.typeBase}Response>({ ${call} })`
+        : `return this.client.request<${op.typeBase}Response>({ ${call} })`
   const returns =
-    op.itemsKey !== undefined && !upload ? `PagePromise<${op.typeBase}Item, ${op.typeBase}Response>` : `Promise<${op.typeBase}Response>`
+    op.itemsKey !== undefined && !upload
+      ? `PagePromise<${op.typeBase}Item, ${op.typeBase}Response>`
+      : op.success.kind === "events"
+        ? `ReplyStream<${op.typeBase}Response>`
+        : `Promise<${op.typeBase}Response>`
   return `${jsDoc(doc, "  ")}  ${upload?.name ?? op.method}(${signature}): ${returns} {\n    ${body}\n  }\n`
 }
 
@@ -384,6 +418,40 @@ const renderStreamMethod = (op: Operation, name: string): string => {
   return `${jsDoc(doc, "  ")}  ${name}(${signature}): ReplyStream<${op.typeBase}Response> {\n    return this.client.stream<${op.typeBase}Response>({ ${call} })\n  }\n`
 }
 
+/**
+ * The detached variant of an operation whose body takes `detach` and that declares a 202: the body
+ * without `stream` and `detach`, sent with `detach: true`, resolving with the 202 answer
+ * (`{executionId, conversation_id?}`) once the run began.
+ */
+const renderDetachedMethod = (op: Operation, name: string): string => {
+  const o = `operations[${quote(op.id)}]`
+  const signature = signatureOf([
+    ...op.pathParams.map((p) => ({ name: p.ident, type: `${o}["parameters"]["path"][${quote(p.name)}]`, optional: false })),
+    { name: "body", type: `Omit<${op.typeBase}Body, "stream" | "detach">`, optional: !op.body!.required },
+    ...(op.query.present ? [{ name: "params", type: `${op.typeBase}Params`, optional: !op.query.required }] : []),
+    { name: "options", type: "RequestOptions", optional: true }
+  ])
+  const call = [
+    `method: ${quote(op.httpMethod)}`,
+    `path: ${quote(op.path)}`,
+    ...(op.pathParams.length > 0
+      ? [`pathParams: { ${op.pathParams.map((p) => (p.ident === p.name ? p.ident : `${quote(p.name)}: ${p.ident}`)).join(", ")} }`]
+      : []),
+    "body: { ...body, detach: true }",
+    ...(op.query.present ? ["query: params"] : []),
+    "options"
+  ].join(", ")
+  const doc = [
+    `${op.doc.summary ? String(op.doc.summary) : op.method}, detached: \`detach: true\` is sent and the answer (202) comes once the run began.`,
+    "",
+    "The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with",
+    "`runs.cancelExecution(executionId)`. Never retried (the run may have started).",
+    "",
+    `\`${op.httpMethod} ${op.path}\`${scopeNote(op.doc["x-required-scope"])}.`
+  ]
+  return `${jsDoc(doc, "  ")}  ${name}(${signature}): Promise<${op.typeBase}Accepted> {\n    return this.client.request<${op.typeBase}Accepted>({ ${call} })\n  }\n`
+}
+
 /** The methods of a group: one per operation, plus `upload` (or `<method>Upload` when several) per file upload and `<method>Stream` per operation that streams. */
 const renderMethods = (group: string, ops: ReadonlyArray<Operation>): string => {
   const uploads = ops.filter((op) => op.body?.upload !== undefined)
@@ -396,6 +464,12 @@ const renderMethods = (group: string, ops: ReadonlyArray<Operation>): string => 
       if (taken.has(name) || name === "client") throw new Error(`${group}: the stream method ${name} clashes with another method`)
       taken.add(name)
       methods.push(renderStreamMethod(op, name))
+    }
+    if (op.detaches && acceptedStatusOf(op) !== undefined) {
+      const name = `${op.method}Detached`
+      if (taken.has(name) || name === "client") throw new Error(`${group}: the detached method ${name} clashes with another method`)
+      taken.add(name)
+      methods.push(renderDetachedMethod(op, name))
     }
     const field = op.body?.upload
     if (field === undefined) continue
@@ -434,7 +508,7 @@ const renderResources = (document: Json, operations: ReadonlyArray<Operation>): 
   const multipartImport = operations.some((op) => op.body?.upload !== undefined)
     ? `import { type MultipartUpload, multipartForm, type UploadOptions } from "../runtime/multipart.js"\n`
     : ""
-  const streamImport = operations.some((op) => op.streams) ? `import type { ReplyStream } from "../runtime/stream.js"\n` : ""
+  const streamImport = operations.some((op) => op.streams || op.success.kind === "events") ? `import type { ReplyStream } from "../runtime/stream.js"\n` : ""
   return `${header}import { ApiClient } from "../runtime/client.js"
 ${multipartImport}import type { RequestOptions } from "../runtime/options.js"
 import type { PagePromise } from "../runtime/pagination.js"

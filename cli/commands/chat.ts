@@ -18,9 +18,13 @@ interface ChatOptions extends ApiOptions {
 }
 
 
-/** JSON Lines: one event a line (`{"type":"delta","text":…}`, … `{"type":"done","answer":{…}}`), a failure as `{"type":"error","error":{code,message}}`. */
+/**
+ * JSON Lines: one event a line (`{"type":"delta","text":…}`, … `{"type":"done","answer":{…}}`), a
+ * failure as `{"type":"error","error":{code,message}}`. The events' ids (what the SDK resumes a cut
+ * stream with) are left out: the lines stay as they were before streams resumed.
+ */
 export const jsonLinesView = (io: CliIo): ChatView => ({
-  event: (event) => io.stdout.write(`${JSON.stringify(event)}\n`),
+  event: ({ id: _id, ...event }) => io.stdout.write(`${JSON.stringify(event)}\n`),
   failed: (error) => {
     const { code, message } = error as { code?: unknown; message?: unknown }
     io.stdout.write(`${JSON.stringify({ type: "error", error: { code: typeof code === "string" ? code : "command_failed", message: String(message) } })}\n`)

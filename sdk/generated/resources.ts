@@ -450,17 +450,23 @@ export type PagesListItem = PagesListResponse["pages"][number]
 /** The query parameters of `pages.list`. */
 export type PagesListParams = QueryParams<NonNullable<operations["pages.list"]["parameters"]["query"]>>
 /** The answer of `pages.create`. */
-export type PagesCreateResponse = operations["pages.create"]["responses"][201]["content"]["application/json"] | operations["pages.create"]["responses"][202]["content"]["application/json"]
+export type PagesCreateResponse = operations["pages.create"]["responses"][201]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `pages.create`. */
+export type PagesCreateAccepted = operations["pages.create"]["responses"][202]["content"]["application/json"]
 /** The request body of `pages.create`. */
 export type PagesCreateBody = NonNullable<operations["pages.create"]["requestBody"]>["content"]["application/json"]
 /** The answer of `pages.get`. */
 export type PagesGetResponse = operations["pages.get"]["responses"][200]["content"]["application/json"]
 /** The answer of `pages.update`. */
-export type PagesUpdateResponse = operations["pages.update"]["responses"][200]["content"]["application/json"] | operations["pages.update"]["responses"][202]["content"]["application/json"]
+export type PagesUpdateResponse = operations["pages.update"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `pages.update`. */
+export type PagesUpdateAccepted = operations["pages.update"]["responses"][202]["content"]["application/json"]
 /** The request body of `pages.update`. */
 export type PagesUpdateBody = NonNullable<operations["pages.update"]["requestBody"]>["content"]["application/json"]
 /** The answer of `pages.append`. */
-export type PagesAppendResponse = operations["pages.append"]["responses"][200]["content"]["application/json"] | operations["pages.append"]["responses"][202]["content"]["application/json"]
+export type PagesAppendResponse = operations["pages.append"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `pages.append`. */
+export type PagesAppendAccepted = operations["pages.append"]["responses"][202]["content"]["application/json"]
 /** The request body of `pages.append`. */
 export type PagesAppendBody = NonNullable<operations["pages.append"]["requestBody"]>["content"]["application/json"]
 /** The answer of `pages.move`. */
@@ -646,10 +652,14 @@ export class SourcesResource extends Resource {
 
 /** The answer of `runs.agentConversation`. */
 export type RunsAgentConversationResponse = operations["runs.agentConversation"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `runs.agentConversation`. */
+export type RunsAgentConversationAccepted = operations["runs.agentConversation"]["responses"][202]["content"]["application/json"]
 /** The request body of `runs.agentConversation`. */
 export type RunsAgentConversationBody = NonNullable<operations["runs.agentConversation"]["requestBody"]>["content"]["application/json"]
 /** The answer of `runs.agentDraftRun`. */
 export type RunsAgentDraftRunResponse = operations["runs.agentDraftRun"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `runs.agentDraftRun`. */
+export type RunsAgentDraftRunAccepted = operations["runs.agentDraftRun"]["responses"][202]["content"]["application/json"]
 /** The request body of `runs.agentDraftRun`. */
 export type RunsAgentDraftRunBody = NonNullable<operations["runs.agentDraftRun"]["requestBody"]>["content"]["application/json"]
 /** The answer of `runs.getExecution`. */
@@ -658,6 +668,10 @@ export type RunsGetExecutionResponse = operations["runs.getExecution"]["response
 export type RunsGetExecutionParams = QueryParams<NonNullable<operations["runs.getExecution"]["parameters"]["query"]>>
 /** The answer of `runs.cancelExecution`. */
 export type RunsCancelExecutionResponse = operations["runs.cancelExecution"]["responses"][200]["content"]["application/json"]
+/** The answer of `runs.executionEvents`. */
+export type RunsExecutionEventsResponse = unknown
+/** The query parameters of `runs.executionEvents`. */
+export type RunsExecutionEventsParams = QueryParams<NonNullable<operations["runs.executionEvents"]["parameters"]["query"]>>
 /** The answer of `runs.getConversation`. */
 export type RunsGetConversationResponse = operations["runs.getConversation"]["responses"][200]["content"]["application/json"]
 /** The answer of `runs.listMessages`. */
@@ -672,7 +686,7 @@ export class RunsResource extends Resource {
   /**
    * Talk to an Agent
    *
-   * Runs the Agent's published version on `message` (a never-published Agent is `not_found`), continuing `conversation_id` when given (prior turns restored on the server). One execution and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   * Runs the Agent's published version on `message` (a never-published Agent is `not_found`), continuing `conversation_id` when given (prior turns restored on the server). One execution and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
    *
    * `POST /agents/{id}/conversation` (scope `agents:execute`).
    */
@@ -694,9 +708,21 @@ export class RunsResource extends Resource {
   }
 
   /**
+   * Talk to an Agent, detached: `detach: true` is sent and the answer (202) comes once the run began.
+   *
+   * The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with
+   * `runs.cancelExecution(executionId)`. Never retried (the run may have started).
+   *
+   * `POST /agents/{id}/conversation` (scope `agents:execute`).
+   */
+  agentConversationDetached(id: operations["runs.agentConversation"]["parameters"]["path"]["id"], body: Omit<RunsAgentConversationBody, "stream" | "detach">, options?: RequestOptions): Promise<RunsAgentConversationAccepted> {
+    return this.client.request<RunsAgentConversationAccepted>({ method: "POST", path: "/agents/{id}/conversation", pathParams: { id }, body: { ...body, detach: true }, options })
+  }
+
+  /**
    * Run an Agent's draft
    *
-   * Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   * Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
    *
    * `POST /agents/{id}/draft/run` (scope `agents:write`).
    */
@@ -718,9 +744,21 @@ export class RunsResource extends Resource {
   }
 
   /**
+   * Run an Agent's draft, detached: `detach: true` is sent and the answer (202) comes once the run began.
+   *
+   * The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with
+   * `runs.cancelExecution(executionId)`. Never retried (the run may have started).
+   *
+   * `POST /agents/{id}/draft/run` (scope `agents:write`).
+   */
+  agentDraftRunDetached(id: operations["runs.agentDraftRun"]["parameters"]["path"]["id"], body: Omit<RunsAgentDraftRunBody, "stream" | "detach">, options?: RequestOptions): Promise<RunsAgentDraftRunAccepted> {
+    return this.client.request<RunsAgentDraftRunAccepted>({ method: "POST", path: "/agents/{id}/draft/run", pathParams: { id }, body: { ...body, detach: true }, options })
+  }
+
+  /**
    * Read an execution
    *
-   * What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.
+   * What ran and at which version, its steps and tools called, credits, timings and outcome; with `view=full` also its `trace`. Any `:execute` scope.
    *
    * `GET /executions/{id}` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
    */
@@ -737,6 +775,18 @@ export class RunsResource extends Resource {
    */
   cancelExecution(id: operations["runs.cancelExecution"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<RunsCancelExecutionResponse> {
     return this.client.request<RunsCancelExecutionResponse>({ method: "POST", path: "/executions/{id}/cancel", pathParams: { id }, options })
+  }
+
+  /**
+   * Follow an execution's events
+   *
+   * The events of a streamed or detached run as `text/event-stream`, each with its `id` (its position in the run): from the start, or after `Last-Event-ID` (or `after`), then live until its one `done` or `error`; a `: keep-alive` comment every 15 s. Events are kept 24 hours; a run answered whole keeps none (`not_found`). Needs the `:execute` scope of the execution's kind (a transaction's is `apps:execute`; else `insufficient_scope`).
+   *
+   * `GET /executions/{id}/events` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   * Read as a `ReplyStream` of the run's events that resumes by itself (`Last-Event-ID`) when its connection breaks; leaving it never stops the run.
+   */
+  executionEvents(id: operations["runs.executionEvents"]["parameters"]["path"]["id"], params?: RunsExecutionEventsParams, options?: RequestOptions): ReplyStream<RunsExecutionEventsResponse> {
+    return this.client.events<RunsExecutionEventsResponse>({ method: "GET", path: "/executions/{id}/events", pathParams: { id }, query: params, options })
   }
 
   /**
@@ -767,10 +817,14 @@ export class RunsResource extends Resource {
 
 /** The answer of `flowRuns.runFlow`. */
 export type FlowRunsRunFlowResponse = operations["flowRuns.runFlow"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `flowRuns.runFlow`. */
+export type FlowRunsRunFlowAccepted = operations["flowRuns.runFlow"]["responses"][202]["content"]["application/json"]
 /** The request body of `flowRuns.runFlow`. */
 export type FlowRunsRunFlowBody = NonNullable<operations["flowRuns.runFlow"]["requestBody"]>["content"]["application/json"]
 /** The answer of `flowRuns.runFlowDraft`. */
 export type FlowRunsRunFlowDraftResponse = operations["flowRuns.runFlowDraft"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `flowRuns.runFlowDraft`. */
+export type FlowRunsRunFlowDraftAccepted = operations["flowRuns.runFlowDraft"]["responses"][202]["content"]["application/json"]
 /** The request body of `flowRuns.runFlowDraft`. */
 export type FlowRunsRunFlowDraftBody = NonNullable<operations["flowRuns.runFlowDraft"]["requestBody"]>["content"]["application/json"]
 
@@ -779,7 +833,7 @@ export class FlowRunsResource extends Resource {
   /**
    * Run a Flow
    *
-   * Runs the Flow's published version (a never-published Flow is `not_found`). A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   * Runs the Flow's published version (a never-published Flow is `not_found`). A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
    *
    * `POST /flows/{id}/run` (scope `flows:execute`).
    */
@@ -801,9 +855,21 @@ export class FlowRunsResource extends Resource {
   }
 
   /**
+   * Run a Flow, detached: `detach: true` is sent and the answer (202) comes once the run began.
+   *
+   * The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with
+   * `runs.cancelExecution(executionId)`. Never retried (the run may have started).
+   *
+   * `POST /flows/{id}/run` (scope `flows:execute`).
+   */
+  runFlowDetached(id: operations["flowRuns.runFlow"]["parameters"]["path"]["id"], body: Omit<FlowRunsRunFlowBody, "stream" | "detach">, options?: RequestOptions): Promise<FlowRunsRunFlowAccepted> {
+    return this.client.request<FlowRunsRunFlowAccepted>({ method: "POST", path: "/flows/{id}/run", pathParams: { id }, body: { ...body, detach: true }, options })
+  }
+
+  /**
    * Run a Flow's draft
    *
-   * Like the run endpoint, on the draft. A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   * Like the run endpoint, on the draft. A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
    *
    * `POST /flows/{id}/draft/run` (scope `flows:write`).
    */
@@ -823,16 +889,32 @@ export class FlowRunsResource extends Resource {
   runFlowDraftStream(id: operations["flowRuns.runFlowDraft"]["parameters"]["path"]["id"], body: Omit<FlowRunsRunFlowDraftBody, "stream">, options?: RequestOptions): ReplyStream<FlowRunsRunFlowDraftResponse> {
     return this.client.stream<FlowRunsRunFlowDraftResponse>({ method: "POST", path: "/flows/{id}/draft/run", pathParams: { id }, body, options })
   }
+
+  /**
+   * Run a Flow's draft, detached: `detach: true` is sent and the answer (202) comes once the run began.
+   *
+   * The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with
+   * `runs.cancelExecution(executionId)`. Never retried (the run may have started).
+   *
+   * `POST /flows/{id}/draft/run` (scope `flows:write`).
+   */
+  runFlowDraftDetached(id: operations["flowRuns.runFlowDraft"]["parameters"]["path"]["id"], body: Omit<FlowRunsRunFlowDraftBody, "stream" | "detach">, options?: RequestOptions): Promise<FlowRunsRunFlowDraftAccepted> {
+    return this.client.request<FlowRunsRunFlowDraftAccepted>({ method: "POST", path: "/flows/{id}/draft/run", pathParams: { id }, body: { ...body, detach: true }, options })
+  }
 }
 
 // appRuns
 
 /** The answer of `appRuns.appConversation`. */
 export type AppRunsAppConversationResponse = operations["appRuns.appConversation"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `appRuns.appConversation`. */
+export type AppRunsAppConversationAccepted = operations["appRuns.appConversation"]["responses"][202]["content"]["application/json"]
 /** The request body of `appRuns.appConversation`. */
 export type AppRunsAppConversationBody = NonNullable<operations["appRuns.appConversation"]["requestBody"]>["content"]["application/json"]
 /** The answer of `appRuns.appDraftRun`. */
 export type AppRunsAppDraftRunResponse = operations["appRuns.appDraftRun"]["responses"][200]["content"]["application/json"]
+/** The 202 answer (a run started with `detach: true`) of `appRuns.appDraftRun`. */
+export type AppRunsAppDraftRunAccepted = operations["appRuns.appDraftRun"]["responses"][202]["content"]["application/json"]
 /** The request body of `appRuns.appDraftRun`. */
 export type AppRunsAppDraftRunBody = NonNullable<operations["appRuns.appDraftRun"]["requestBody"]>["content"]["application/json"]
 /** The answer of `appRuns.appTransaction`. */
@@ -845,7 +927,7 @@ export class AppRunsResource extends Resource {
   /**
    * Talk to an App
    *
-   * Runs the App's published version on `message` (a never-published App is `not_found`), its members at the versions it pinned, continuing `conversation_id` when given. The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   * Runs the App's published version on `message` (a never-published App is `not_found`), its members at the versions it pinned, continuing `conversation_id` when given. The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
    *
    * `POST /apps/{id}/conversation` (scope `apps:execute`).
    */
@@ -867,9 +949,21 @@ export class AppRunsResource extends Resource {
   }
 
   /**
+   * Talk to an App, detached: `detach: true` is sent and the answer (202) comes once the run began.
+   *
+   * The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with
+   * `runs.cancelExecution(executionId)`. Never retried (the run may have started).
+   *
+   * `POST /apps/{id}/conversation` (scope `apps:execute`).
+   */
+  appConversationDetached(id: operations["appRuns.appConversation"]["parameters"]["path"]["id"], body: Omit<AppRunsAppConversationBody, "stream" | "detach">, options?: RequestOptions): Promise<AppRunsAppConversationAccepted> {
+    return this.client.request<AppRunsAppConversationAccepted>({ method: "POST", path: "/apps/{id}/conversation", pathParams: { id }, body: { ...body, detach: true }, options })
+  }
+
+  /**
    * Run an App's draft
    *
-   * Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+   * Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
    *
    * `POST /apps/{id}/draft/run` (scope `apps:write`).
    */
@@ -891,6 +985,18 @@ export class AppRunsResource extends Resource {
   }
 
   /**
+   * Run an App's draft, detached: `detach: true` is sent and the answer (202) comes once the run began.
+   *
+   * The run goes on to its end with nobody listening: follow it with `runs.executionEvents(executionId)`, stop it with
+   * `runs.cancelExecution(executionId)`. Never retried (the run may have started).
+   *
+   * `POST /apps/{id}/draft/run` (scope `apps:write`).
+   */
+  appDraftRunDetached(id: operations["appRuns.appDraftRun"]["parameters"]["path"]["id"], body: Omit<AppRunsAppDraftRunBody, "stream" | "detach">, options?: RequestOptions): Promise<AppRunsAppDraftRunAccepted> {
+    return this.client.request<AppRunsAppDraftRunAccepted>({ method: "POST", path: "/apps/{id}/draft/run", pathParams: { id }, body: { ...body, detach: true }, options })
+  }
+
+  /**
    * Run an App's Transaction Service
    *
    * `input` is validated against the published `inputSchema` before anything runs (400 `invalid_request` naming every problem; 400 too when the published version has no Transaction Service). The Supervisor answers `JSON.stringify(input)` through one member Agent; the reply is made an object (a language model is asked for JSON; `builtin` fills an output schema with exactly one required string property with the member's reply) and validated against `outputSchema` before it is returned, else 502 `run_failed` and nothing is charged. One execution (kind `transaction`) and one credit.
@@ -899,6 +1005,61 @@ export class AppRunsResource extends Resource {
    */
   appTransaction(id: operations["appRuns.appTransaction"]["parameters"]["path"]["id"], body: AppRunsAppTransactionBody, options?: RequestOptions): Promise<AppRunsAppTransactionResponse> {
     return this.client.request<AppRunsAppTransactionResponse>({ method: "POST", path: "/apps/{id}/transaction", pathParams: { id }, body, options })
+  }
+}
+
+// runLists
+
+/** The answer of `runLists.listConversations`. */
+export type RunListsListConversationsResponse = operations["runLists.listConversations"]["responses"][200]["content"]["application/json"]
+/** One item of `runLists.listConversations`. */
+export type RunListsListConversationsItem = RunListsListConversationsResponse["conversations"][number]
+/** The query parameters of `runLists.listConversations`. */
+export type RunListsListConversationsParams = QueryParams<NonNullable<operations["runLists.listConversations"]["parameters"]["query"]>>
+/** The answer of `runLists.exportConversation`. */
+export type RunListsExportConversationResponse = Uint8Array
+/** The answer of `runLists.listExecutions`. */
+export type RunListsListExecutionsResponse = operations["runLists.listExecutions"]["responses"][200]["content"]["application/json"]
+/** One item of `runLists.listExecutions`. */
+export type RunListsListExecutionsItem = RunListsListExecutionsResponse["executions"][number]
+/** The query parameters of `runLists.listExecutions`. */
+export type RunListsListExecutionsParams = QueryParams<NonNullable<operations["runLists.listExecutions"]["parameters"]["query"]>>
+
+/** The organization's conversations and executions as lists, and a conversation's export (issue 25: runs to follow). */
+export class RunListsResource extends Resource {
+  /**
+   * List the organization's conversations
+   *
+   * Newest activity first (`lastActivityAt`, then id), each with who started it (`startedBy`: an organization key, a member, an end user at a Portal, or `unrecorded` for one started before svc recorded it), its target and turn count. `since` keeps those active at or after it; `endUserId` those the end user holds at a Portal. Each kind's `:execute` scope lists that kind's conversations (`targetKind` without its scope is `insufficient_scope`). Organization keys and admins' personal keys list the whole organization's; other members' personal keys the conversations they started.
+   *
+   * `GET /conversations` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  listConversations(params?: RunListsListConversationsParams, options?: RequestOptions): PagePromise<RunListsListConversationsItem, RunListsListConversationsResponse> {
+    return this.client.list<RunListsListConversationsItem, RunListsListConversationsResponse>({ method: "GET", path: "/conversations", query: params, options }, "conversations")
+  }
+
+  /**
+   * Export a conversation
+   *
+   * Streamed `application/x-ndjson`, in order: `{"type":"message",id,role,text,executionId,createdAt}` for each message and `{"type":"execution",…Execution}` (tool arguments included) for each execution, on the line before its first message. Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).
+   *
+   * `GET /conversations/{id}/export` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   */
+  exportConversation(id: operations["runLists.exportConversation"]["parameters"]["path"]["id"], options?: RequestOptions): Promise<RunListsExportConversationResponse> {
+    return this.client.request<RunListsExportConversationResponse>({ method: "GET", path: "/conversations/{id}/export", pathParams: { id }, responseType: "binary", options })
+  }
+
+  /**
+   * List the organization's executions
+   *
+   * Newest activity first (`finishedAt`, else `startedAt`, then id), in summary view; `since` keeps those that started or finished at or after it, which is how `svc runs tail` follows runs. Each kind's `:execute` scope lists that kind's executions (a `transaction` is an App's); `kind` without its scope is `insufficient_scope`.
+   *
+   * `GET /executions` (any of the scopes `agents:execute`, `flows:execute`, `apps:execute`).
+   * Await it for the first page; iterate it with `for await` for every item of every page.
+   */
+  listExecutions(params?: RunListsListExecutionsParams, options?: RequestOptions): PagePromise<RunListsListExecutionsItem, RunListsListExecutionsResponse> {
+    return this.client.list<RunListsListExecutionsItem, RunListsListExecutionsResponse>({ method: "GET", path: "/executions", query: params, options }, "executions")
   }
 }
 
@@ -1280,6 +1441,8 @@ export class SvcResources extends ApiClient {
   readonly flowRuns: FlowRunsResource = new FlowRunsResource(this)
   /** Running an App: a conversation, its draft, or its Transaction Service. */
   readonly appRuns: AppRunsResource = new AppRunsResource(this)
+  /** The organization's conversations and executions as lists, and a conversation's export (issue 25: runs to follow). */
+  readonly runLists: RunListsResource = new RunListsResource(this)
   /** The tier plans end users can be given. */
   readonly tierPlans: TierPlansResource = new TierPlansResource(this)
   /** The Portals where end users sign in. */

@@ -585,7 +585,7 @@ export interface paths {
         put?: never;
         /**
          * Talk to an Agent
-         * @description Runs the Agent's published version on `message` (a never-published Agent is `not_found`), continuing `conversation_id` when given (prior turns restored on the server). One execution and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         * @description Runs the Agent's published version on `message` (a never-published Agent is `not_found`), continuing `conversation_id` when given (prior turns restored on the server). One execution and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
          */
         post: operations["runs.agentConversation"];
         delete?: never;
@@ -605,7 +605,7 @@ export interface paths {
         put?: never;
         /**
          * Run an Agent's draft
-         * @description Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         * @description Like the conversation endpoint, on the draft. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
          */
         post: operations["runs.agentDraftRun"];
         delete?: never;
@@ -623,7 +623,7 @@ export interface paths {
         };
         /**
          * Read an execution
-         * @description What ran and at which version, its steps and tools called, credits, timings and outcome. Any `:execute` scope.
+         * @description What ran and at which version, its steps and tools called, credits, timings and outcome; with `view=full` also its `trace`. Any `:execute` scope.
          */
         get: operations["runs.getExecution"];
         put?: never;
@@ -648,6 +648,26 @@ export interface paths {
          * @description A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope.
          */
         post: operations["runs.cancelExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow an execution's events
+         * @description The events of a streamed or detached run as `text/event-stream`, each with its `id` (its position in the run): from the start, or after `Last-Event-ID` (or `after`), then live until its one `done` or `error`; a `: keep-alive` comment every 15 s. Events are kept 24 hours; a run answered whole keeps none (`not_found`). Needs the `:execute` scope of the execution's kind (a transaction's is `apps:execute`; else `insufficient_scope`).
+         */
+        get: operations["runs.executionEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -705,7 +725,7 @@ export interface paths {
         put?: never;
         /**
          * Run a Flow
-         * @description Runs the Flow's published version (a never-published Flow is `not_found`). A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         * @description Runs the Flow's published version (a never-published Flow is `not_found`). A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
          */
         post: operations["flowRuns.runFlow"];
         delete?: never;
@@ -725,7 +745,7 @@ export interface paths {
         put?: never;
         /**
          * Run a Flow's draft
-         * @description Like the run endpoint, on the draft. A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         * @description Like the run endpoint, on the draft. A Flow with questions takes `inputs` (validated against its `inputsSchema` before anything runs or is charged; one 400 names every problem) and answers `{executionId, output, variables}`. A Flow without questions takes `message` and `conversation_id` and answers `{reply, conversation_id, executionId}`, like an Agent. One execution and one credit per run; `insufficient_credits` before anything runs; a failed run (`run_failed`) charges nothing. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId}`, plus `conversation_id` for a Flow without questions), `event: tool` (`{name}`: each step as it starts), `event: delta` (`{text}`: the output), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
          */
         post: operations["flowRuns.runFlowDraft"];
         delete?: never;
@@ -745,7 +765,7 @@ export interface paths {
         put?: never;
         /**
          * Talk to an App
-         * @description Runs the App's published version on `message` (a never-published App is `not_found`), its members at the versions it pinned, continuing `conversation_id` when given. The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         * @description Runs the App's published version on `message` (a never-published App is `not_found`), its members at the versions it pinned, continuing `conversation_id` when given. The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
          */
         post: operations["appRuns.appConversation"];
         delete?: never;
@@ -765,7 +785,7 @@ export interface paths {
         put?: never;
         /**
          * Run an App's draft
-         * @description Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s.
+         * @description Like the conversation endpoint, on the draft: its greeting and its member Agents at their current published versions (a member never published is left out). The Supervisor routes the message to one member Agent (with `builtin`, by matching the members' names and descriptions, the first member when none matches; with a language model, the members are its tools `ask_<name>`). `greeting` is the App's greeting on a conversation's first turn, null afterwards. One execution (kind `app`) and one credit per call; `insufficient_credits` before anything runs; a failed run charges nothing. An App without a published member Agent is `run_failed` before anything runs. With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`, the member asked is `ask_<name>`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s. Every streamed event carries an `id:` (its position in the run); a stream cut short resumes with `GET /executions/{id}/events` and `Last-Event-ID`, and the run goes on when its client goes away. With `detach: true` the answer is 202 `{executionId, conversation_id?}` once the run began, and it runs to its end with nobody listening.
          */
         post: operations["appRuns.appDraftRun"];
         delete?: never;
@@ -788,6 +808,66 @@ export interface paths {
          * @description `input` is validated against the published `inputSchema` before anything runs (400 `invalid_request` naming every problem; 400 too when the published version has no Transaction Service). The Supervisor answers `JSON.stringify(input)` through one member Agent; the reply is made an object (a language model is asked for JSON; `builtin` fills an output schema with exactly one required string property with the member's reply) and validated against `outputSchema` before it is returned, else 502 `run_failed` and nothing is charged. One execution (kind `transaction`) and one credit.
          */
         post: operations["appRuns.appTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's conversations
+         * @description Newest activity first (`lastActivityAt`, then id), each with who started it (`startedBy`: an organization key, a member, an end user at a Portal, or `unrecorded` for one started before svc recorded it), its target and turn count. `since` keeps those active at or after it; `endUserId` those the end user holds at a Portal. Each kind's `:execute` scope lists that kind's conversations (`targetKind` without its scope is `insufficient_scope`). Organization keys and admins' personal keys list the whole organization's; other members' personal keys the conversations they started.
+         */
+        get: operations["runLists.listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a conversation
+         * @description Streamed `application/x-ndjson`, in order: `{"type":"message",id,role,text,executionId,createdAt}` for each message and `{"type":"execution",…Execution}` (tool arguments included) for each execution, on the line before its first message. Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).
+         */
+        get: operations["runLists.exportConversation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's executions
+         * @description Newest activity first (`finishedAt`, else `startedAt`, then id), in summary view; `since` keeps those that started or finished at or after it, which is how `svc runs tail` follows runs. Each kind's `:execute` scope lists that kind's executions (a `transaction` is an App's); `kind` without its scope is `insufficient_scope`.
+         */
+        get: operations["runLists.listExecutions"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2852,6 +2932,8 @@ export interface components {
             conversation_id?: string;
             /** @description true answers `text/event-stream` (events `start`, `delta`, `tool`, then `done` or `error`). */
             stream?: boolean;
+            /** @description true answers 202 `{executionId, conversation_id?}` once the run began; it runs to its end with nobody listening (follow it with `GET /executions/{id}/events`, stop it with `POST /executions/{id}/cancel`). Not with `stream: true`. */
+            detach?: boolean;
         };
         ConversationReply: {
             reply: string;
@@ -2931,6 +3013,8 @@ export interface components {
             startedAt: string;
             finishedAt: string | null;
             error: string | null;
+            /** @description Only with `view=full`. */
+            trace?: components["schemas"]["ExecutionTrace"] | null;
         };
         ExecutionStep: {
             type: string;
@@ -2944,6 +3028,93 @@ export interface components {
             name: string;
             /** unknown */
             arguments?: unknown;
+        };
+        /** @description Each step in order with its timing: model calls (model, messages sent, tokens in and out where reported, reply), tool calls (arguments, result; a search's passages with citations and scores), an App's routing decision, a transaction's output validation. Null while the execution runs and for executions older than traces. */
+        ExecutionTrace: {
+            spans: components["schemas"]["TraceSpan"][];
+            /** @description True when spans beyond the 200 kept were dropped. */
+            truncated: boolean;
+        };
+        TraceSpan: {
+            id: string;
+            /** @description The span this one ran inside; null at the top. */
+            parentId: string | null;
+            /** @enum {string} */
+            kind: "model" | "tool" | "route" | "validation";
+            /** @description The model, the tool, the member routed to, or `output` for a validation. */
+            name: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            startedAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            finishedAt: string;
+            durationMs: number;
+            /** @enum {string} */
+            status: "ok" | "error";
+            error?: string;
+            model?: string;
+            /** @enum {string} */
+            provider?: "builtin" | "openai";
+            messages?: components["schemas"]["TracedMessages"];
+            /** @description Tokens sent, as the provider reported them; null when it reported none. */
+            tokensIn?: components["schemas"]["Int"] | null;
+            /** @description Tokens answered, as the provider reported them; null when it reported none. */
+            tokensOut?: components["schemas"]["Int"] | null;
+            reply?: components["schemas"]["TracedText"];
+            toolCalls?: {
+                name: string;
+                /** unknown */
+                arguments: unknown;
+            }[];
+            /** unknown */
+            arguments?: unknown;
+            result?: components["schemas"]["TracedText"];
+            passages?: components["schemas"]["TracedPassage"][];
+            route?: {
+                member: {
+                    /** @enum {string} */
+                    kind: "agent" | "flow";
+                    id: string;
+                    name: string;
+                    version: components["schemas"]["Int"];
+                };
+                /** @enum {string} */
+                by: "description" | "first" | "model";
+                matched: string[];
+            };
+            validation?: {
+                /** @enum {string} */
+                schema: "output";
+                valid: boolean;
+                problems: string[];
+            };
+        };
+        TracedMessages: {
+            count: components["schemas"]["Int"];
+            byRole: {
+                system: components["schemas"]["Int"];
+                user: components["schemas"]["Int"];
+                assistant: components["schemas"]["Int"];
+                tool: components["schemas"]["Int"];
+            };
+            /** @description The last 20 messages sent, with their text (all are counted in `count`). */
+            sent: {
+                /** @enum {string} */
+                role: "system" | "user" | "assistant" | "tool";
+                text: string;
+                truncated: boolean;
+            }[];
+        };
+        TracedText: {
+            text: string;
+            truncated: boolean;
+        };
+        TracedPassage: {
+            text: string;
+            truncated: boolean;
+            source: string;
+            section: string | null;
+            score: number;
+            citation: components["schemas"]["Citation"];
         };
         ExecutionCancelResponse: {
             /** @enum {boolean} */
@@ -3010,6 +3181,8 @@ export interface components {
             conversation_id?: string;
             /** @description true answers `text/event-stream` (events `start`, `tool`, `delta`, then `done` or `error`). */
             stream?: boolean;
+            /** @description true answers 202 `{executionId, conversation_id?}` once the run began; it runs to its end with nobody listening (follow it with `GET /executions/{id}/events`, stop it with `POST /executions/{id}/cancel`). Not with `stream: true`. */
+            detach?: boolean;
         };
         FlowRunResult: {
             /**
@@ -3064,6 +3237,60 @@ export interface components {
             output: {
                 [key: string]: unknown;
             };
+        };
+        ConversationList: {
+            conversations: components["schemas"]["ConversationSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+        };
+        ConversationSummary: {
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            id: string;
+            /** @enum {string} */
+            targetKind: "agent" | "app" | "flow";
+            /**
+             * Format: uuid
+             * @description a Universally Unique Identifier
+             * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+             */
+            targetId: string;
+            startedBy: components["schemas"]["ConversationStarter"];
+            /**
+             * int
+             * @description Its executions, one per turn (failed and cancelled ones included).
+             */
+            turnCount: number;
+            /**
+             * @description When a turn last started or stored its reply: the list's order.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            lastActivityAt: string;
+            /** @example 2026-11-21T10:00:00.000Z */
+            createdAt: string;
+        };
+        ConversationStarter: {
+            /**
+             * @description `unrecorded`: a conversation started before svc recorded who started it (not at a Portal).
+             * @enum {string}
+             */
+            type: "api_key" | "member" | "end_user" | "unrecorded";
+            /** @description The key used (`api_key` and `member`). */
+            apiKeyId: string | null;
+            /** @description The member (`member`). */
+            memberId: string | null;
+            /** @description The end user (`end_user`). */
+            endUserId: string | null;
+            /** @description The Portal the end user talked through (`end_user`). */
+            portalId: string | null;
+        };
+        ExecutionList: {
+            executions: components["schemas"]["Execution"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
         };
         TierPlanList: {
             tierPlans: components["schemas"]["TierPlan"][];
@@ -7666,6 +7893,29 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        executionId: string;
+                        /**
+                         * Format: uuid
+                         * @description The conversation of the turn (absent for a run outside a conversation).
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        conversation_id?: string;
+                    };
+                };
+            };
             /** @description invalid_request (or another 400 code of the contract) */
             400: {
                 headers: {
@@ -7795,6 +8045,29 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        executionId: string;
+                        /**
+                         * Format: uuid
+                         * @description The conversation of the turn (absent for a run outside a conversation).
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        conversation_id?: string;
+                    };
+                };
+            };
             /** @description invalid_request (or another 400 code of the contract) */
             400: {
                 headers: {
@@ -7901,8 +8174,8 @@ export interface operations {
     "runs.getExecution": {
         parameters: {
             query?: {
-                /** @description `summary` leaves out tool arguments. */
-                view?: "summary";
+                /** @description `summary` leaves out tool arguments; `full` adds `trace`, each step in order with its timing (model calls, tool calls and their results, an App's routing, a transaction's validation). */
+                view?: "summary" | "full";
             };
             header?: never;
             path: {
@@ -8014,6 +8287,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExecutionCancelResponse"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runs.executionEvents": {
+        parameters: {
+            query?: {
+                after?: string;
+            };
+            header?: {
+                "last-event-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events: `id: N`, `event: start|delta|tool|done|error`, `data: {…}` as the run's stream sent them, ending with one `done` or `error`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8307,6 +8678,29 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        executionId: string;
+                        /**
+                         * Format: uuid
+                         * @description The conversation of the turn (absent for a run outside a conversation).
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        conversation_id?: string;
+                    };
+                };
+            };
             /** @description invalid_request (or another 400 code of the contract) */
             400: {
                 headers: {
@@ -8434,6 +8828,29 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["FlowRunResult"] | components["schemas"]["ConversationReply"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        executionId: string;
+                        /**
+                         * Format: uuid
+                         * @description The conversation of the turn (absent for a run outside a conversation).
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        conversation_id?: string;
+                    };
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8565,6 +8982,29 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        executionId: string;
+                        /**
+                         * Format: uuid
+                         * @description The conversation of the turn (absent for a run outside a conversation).
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        conversation_id?: string;
+                    };
+                };
+            };
             /** @description invalid_request (or another 400 code of the contract) */
             400: {
                 headers: {
@@ -8692,6 +9132,29 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AppConversationReply"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description a Universally Unique Identifier
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        executionId: string;
+                        /**
+                         * Format: uuid
+                         * @description The conversation of the turn (absent for a run outside a conversation).
+                         * @example 3f0a3a5e-8d4b-4b8e-9c59-2a8e0f7d1c11
+                         */
+                        conversation_id?: string;
+                    };
                 };
             };
             /** @description invalid_request (or another 400 code of the contract) */
@@ -8921,6 +9384,283 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error_RunFailed"];
+                };
+            };
+        };
+    };
+    "runLists.listConversations": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                targetKind?: "agent" | "app" | "flow";
+                /** @description a Universally Unique Identifier */
+                targetId?: string;
+                /** @description a Universally Unique Identifier */
+                endUserId?: string;
+                /** @description Only items changed at or after this time (inclusive). */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ConversationList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runLists.exportConversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON Lines: one message or execution per line. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_NotFound"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
+                };
+            };
+        };
+    };
+    "runLists.listExecutions": {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `nextCursor` of the previous page; opaque. */
+                cursor?: string;
+                kind?: "agent" | "flow" | "app" | "transaction";
+                status?: "running" | "succeeded" | "failed" | "cancelled";
+                /** @description Only items changed at or after this time (inclusive). */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ExecutionList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionList"];
+                };
+            };
+            /** @description invalid_request (or another 400 code of the contract) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InvalidRequest"];
+                };
+            };
+            /** @description an instance of Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_Unauthorized"] | components["schemas"]["Error_InvalidApiKey"] | components["schemas"]["Error_ApiKeyRevoked"];
+                };
+            };
+            /** @description an instance of InsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_InsufficientScope"] | components["schemas"]["Error_ApiDisabled"] | components["schemas"]["Error_GroupsDisabled"];
+                };
+            };
+            /** @description an instance of PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_PayloadTooLarge"];
+                };
+            };
+            /** @description an instance of RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_RateLimited"];
+                };
+            };
+            /** @description an instance of ServerError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_ServerError"];
                 };
             };
         };

@@ -139,8 +139,10 @@ export class ApiClient {
 
   /**
    * Sends a call whose answer is `text/event-stream` (its JSON body gets `stream: true`) when the
-   * returned stream is first iterated; never retried (the run may have started). `timeoutMs` limits
-   * the wait for the response's headers, not the stream; `options.signal` aborts it at any point.
+   * returned stream is first iterated; never sent again (the run may have started): a connection
+   * that breaks mid-stream is resumed through `GET /executions/{id}/events` with `Last-Event-ID`.
+   * `timeoutMs` limits the wait for the response's headers, not the stream; `options.signal`
+   * aborts it at any point, and aborting (or leaving the loop early) cancels the run it started.
    */
   stream<Done>(call: ApiCall): ReplyStream<Done> {
     const open = async (): Promise<OpenedStream> => {
@@ -149,21 +151,58 @@ export class ApiClient {
       headers["content-type"] = "application/json"
       const body = JSON.stringify({ ...(call.body as object | undefined), stream: true })
       if (Buffer.byteLength(body) > maxRequestBytes) throw this.#tooLarge(Buffer.byteLength(body))
-      const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs
-      const opened = await openStream({
-        url: this.#url(call).href,
-        method: call.method,
-        headers,
-        body,
-        dispatcher: this.#dispatcher,
-        timeoutMs,
-        signal: options.signal
-      })
-      if (opened.status >= 200 && opened.status < 300) return opened
-      const bytes = await readAll(opened.body)
-      throw errorFromResponse(this.#errorClasses, opened.status, opened.headers, decodeBody({ ...opened, body: bytes }, "json"))
+      return this.#openedStream(call, { url: this.#url(call).href, method: call.method, headers, body, signal: options.signal })
     }
-    return new ReplyStream<Done>(open, this.#errorClasses)
+    const cancel = async (executionId: string): Promise<void> => {
+      const headers = call.options?.headers
+      await this.request({ method: "POST", path: "/executions/{id}/cancel", pathParams: { id: executionId }, options: headers === undefined ? {} : { headers } })
+    }
+    return new ReplyStream<Done>(open, this.#errorClasses, { resume: this.#resume(call), cancel, signal: call.options?.signal })
+  }
+
+  /**
+   * A call answering a run's events (`GET /executions/{id}/events`, the execution in
+   * `pathParams.id`): read as a `ReplyStream` that resumes by itself when its connection breaks.
+   * Leaving it never stops the run. `options.headers["last-event-id"]` (or the query's `after`)
+   * starts after that event.
+   */
+  events<Done>(call: ApiCall): ReplyStream<Done> {
+    const open = async (): Promise<OpenedStream> =>
+      this.#openedStream(call, { url: this.#url(call).href, method: call.method, headers: this.#headers(call, "text/event-stream"), signal: call.options?.signal })
+    const executionId = String(call.pathParams?.id ?? "")
+    const given = call.options?.headers?.["last-event-id"] ?? (call.query as { after?: unknown } | undefined)?.after
+    const lastEventId = given !== undefined && /^[0-9]+$/.test(String(given)) ? Number(given) : 0
+    return new ReplyStream<Done>(open, this.#errorClasses, { resume: this.#resume(call), executionId, lastEventId, signal: call.options?.signal })
+  }
+
+  /** Opens the events of an execution after the event `lastEventId` (0: from the start), with `call`'s headers and signal. */
+  #resume(call: ApiCall): (executionId: string, lastEventId: number) => Promise<OpenedStream> {
+    return (executionId, lastEventId) => {
+      const headers = this.#headers(call, "text/event-stream")
+      delete headers["last-event-id"]
+      if (lastEventId > 0) headers["last-event-id"] = String(lastEventId)
+      const url = `${this.#options.baseUrl}${expandPath("/executions/{id}/events", { id: executionId })}`
+      return this.#openedStream(call, { url, method: "GET", headers, signal: call.options?.signal })
+    }
+  }
+
+  /** Opens a stream: its response once the headers arrived, or the typed error of a refusal. */
+  async #openedStream(
+    call: ApiCall,
+    request: { readonly url: string; readonly method: Dispatcher.HttpMethod; readonly headers: Record<string, string>; readonly body?: string | undefined; readonly signal: AbortSignal | undefined }
+  ): Promise<OpenedStream> {
+    const opened = await openStream({
+      url: request.url,
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      dispatcher: this.#dispatcher,
+      timeoutMs: call.options?.timeoutMs ?? this.#options.timeoutMs,
+      signal: request.signal
+    })
+    if (opened.status >= 200 && opened.status < 300) return opened
+    const bytes = await readAll(opened.body)
+    throw errorFromResponse(this.#errorClasses, opened.status, opened.headers, decodeBody({ ...opened, body: bytes }, "json"))
   }
 
   #url(call: ApiCall): URL {
