@@ -57,7 +57,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
           view: Schema.optional(
             Schema.Literal("summary", "full").annotations({
               description: "`summary` leaves out tool arguments; `full` adds `trace`, each step in order with its timing (model calls, tool calls and their results, an App's routing, a transaction's validation).",
-              message: () => 'must be "summary" or "full"'
+              message: () => ({ message: 'must be "summary" or "full"', override: true })
             })
           )
         }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
