@@ -6,6 +6,7 @@
 import { Command, CommanderError } from "commander"
 import { changesCommands } from "./commands/changes.js"
 import { chatCommand } from "./commands/chat.js"
+import { conversationsCommands } from "./commands/conversations.js"
 import { endUsersCommands } from "./commands/end-users.js"
 import { keysCommands } from "./commands/keys.js"
 import { listenCommand } from "./commands/listen.js"
@@ -17,6 +18,7 @@ import { orgsCommands } from "./commands/orgs.js"
 import { plansCommands } from "./commands/plans.js"
 import { portalsCommands } from "./commands/portals.js"
 import { resetCommand } from "./commands/reset.js"
+import { runsCommands } from "./commands/runs.js"
 import { suitesCommands } from "./commands/suites.js"
 import { reviewCommands } from "./commands/review.js"
 import { serveCommand } from "./commands/serve.js"
@@ -56,6 +58,8 @@ export const families: ReadonlyArray<CommandFamily> = [
   sourcesCommands,
   changesCommands,
   chatCommand,
+  conversationsCommands,
+  runsCommands,
   endUsersCommands,
   mcpCommand
 ]
