@@ -3,7 +3,8 @@
  *
  * - turns per second and CPU per turn with the `builtin` model (retrieval over the demo's
  *   Knowledgebase) and with a fake OpenAI-compatible model that answers at once (the server's own
- *   overhead per turn: execution, credit, history, messages, the model client);
+ *   overhead per turn: execution, credit, history, messages, the model client), answered whole and
+ *   streamed (a streamed turn also numbers and stores its events, issue 25);
  * - time to first byte of a streamed reply (`event: start` is sent before the model answers);
  * - the server's memory with 1,000 streams held open by a model that never finishes.
  *
@@ -86,7 +87,9 @@ const main = async () => {
       // "nothing matched" at once (no model call, no search).
       ["builtin, no Knowledgebase", turn(noModelAgent)],
       // For scale: the same request path reading the Agent and answering JSON.
-      ["GET the Agent", { ...turn(instantAgent), method: "GET", url: `${baseUrl}/agents/${instantAgent}`, body: undefined }]
+      ["GET the Agent", { ...turn(instantAgent), method: "GET", url: `${baseUrl}/agents/${instantAgent}`, body: undefined }],
+      // The same turn streamed: its events numbered and stored for GET /executions/{id}/events (issue 25).
+      ["fake model, instant, streamed", { ...turn(instantAgent), body: JSON.stringify({ message: "How long do I have to return a chair?", stream: true }) }]
     ]
     for (const [label, spec] of scenarios) {
       if (flags.only !== undefined ? !label.includes(flags.only) : label === scenarios[2]![0] || label === scenarios[3]![0]) continue
