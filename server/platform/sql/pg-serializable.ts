@@ -4,12 +4,15 @@
  * interleave in a way no serial order explains (a read-then-write of the same rows: a credit
  * balance, a unique name checked before its insert, the next version or sequence number, an
  * idempotency key looked up before its answer is stored), and the failed one is run again from
- * its start (a unique violation a few times too: the look-up's index may not be the constraint's). Transactions that touch different rows (two organizations, two Knowledgebases) run
- * in parallel on any instances. A deadlock between two writers is retried the same way.
+ * its start (a unique violation a few times too: the look-up's index may not be the
+ * constraint's). Transactions that touch different rows (two organizations, two Knowledgebases)
+ * run in parallel on any instances. A deadlock between two writers is retried the same way.
  *
- * A re-run that lost twice first queues for one advisory lock taken by such re-runs only, so
- * transactions that keep colliding take turns rather than failing each other again; the bench's
- * creates into one organization lost to each other until they gave up without it.
+ * Re-runs alone would not do: under contention on the same rows (creates into one organization)
+ * transactions lost to each other until they gave up. So every first run holds one advisory lock
+ * shared, which never makes writers wait for each other, and a re-run takes it alone: it waits
+ * for the transactions under way and holds new ones back while it runs, so it cannot lose again
+ * (`contendedLock`). A cluster-wide write lock remains, but only for re-runs.
  *
  * Only the outermost transaction is set and retried: a nested one is a savepoint of it, and once
  * a transaction lost, only its whole re-run can win. Bodies hold no network, model or file I/O
@@ -59,31 +62,36 @@ export const lostRace = (cause: Cause.Cause<unknown>): "race" | "unique" | null 
 /** Outside any transaction on this fiber (the next `withTransaction` is a `BEGIN`, not a savepoint). */
 const outermost: Effect.Effect<boolean> = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isNone)
 
-/** After this many losses a re-run queues for the lock of re-runs (`contendedLock`) before it starts. */
-export const lossesBeforeQueueing = 2
+/** After this many losses a re-run takes the lock of re-runs alone (`contendedLock`) before it starts. */
+export const lossesBeforeQueueing = 1
 
 /**
- * The advisory lock that re-runs which lost `lossesBeforeQueueing` times take first: transactions
- * that keep colliding (creates of one organization, appends to one page) then take turns instead
- * of failing each other again, while every transaction that has not lost runs without it.
+ * The advisory lock of write transactions: every first run takes it shared (shared holders never
+ * wait for each other, so writes run in parallel on every instance); a re-run that lost takes it
+ * alone, waiting for the transactions under way and holding new ones back until it commits, so
+ * it cannot lose again. Transactions that keep colliding (the bench's creates into one
+ * organization, appends to one page) then cost one lost run each instead of failing each other
+ * until they give up, which they did with re-runs alone.
  */
 const contendedLock = 7_134_002
 
-/** Whether the transaction being run is a re-run that queues for `contendedLock`. */
+/** Whether the transaction being run is a re-run that takes `contendedLock` alone. */
 const queued = FiberRef.unsafeMake(false)
 
+/** The isolation and the lock of a first run, and of a re-run, in one round trip each. */
+const firstRun = `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${contendedLock})`
+const reRun = `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock(${contendedLock})`
+
 /**
- * The first statement of a write transaction on PostgreSQL: `SERIALIZABLE` when it is the
- * outermost, then the lock of re-runs when it has lost often enough.
+ * The first statement of a write transaction on PostgreSQL, when it is the outermost:
+ * `SERIALIZABLE`, and the lock of write transactions, shared or, for a re-run that lost, alone.
  */
 export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
-  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) => {
-    if (Option.isNone(open) || open.value[1] !== 0) return Effect.void
-    const isolation = Effect.asVoid(sql`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`)
-    return Effect.flatMap(FiberRef.get(queued), (queue) =>
-      queue ? Effect.zipRight(isolation, Effect.asVoid(sql`SELECT pg_advisory_xact_lock(${contendedLock})`)) : isolation
-    )
-  })
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
+    Option.isNone(open) || open.value[1] !== 0
+      ? Effect.void
+      : Effect.flatMap(FiberRef.get(queued), (queue) => Effect.asVoid(sql.unsafe(queue ? reRun : firstRun)))
+  )
 
 /**
  * `transaction` (a whole `withTransaction`) run again while it loses a race, after a short random
