@@ -32,6 +32,7 @@ import { originGuard } from "./http/origin-guard.js"
 import { type OriginPolicy, originPolicy } from "./http/origin-policy.js"
 import { guardedDoorOf } from "./origin-doors.js"
 import { withProtocolErrorEnvelopes } from "./http/protocol-errors.js"
+import { drainable } from "./http/drain.js"
 import { intake } from "./http/request-intake.js"
 import type { RequestLogOptions } from "./http/request-log.js"
 import { BodySizeLimitLive, RequestMiddlewareLive } from "./http/request-middleware.js"
@@ -76,7 +77,10 @@ export interface RunningServer {
   readonly demo: DemoReport | null
   /** Writes what background work still holds in memory (recent activity), as shutdown does. */
   readonly flush: () => Promise<void>
-  /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
+  /**
+   * Stops accepting connections, lets the requests in flight finish (those queued for the database
+   * included; `drain.ts`, at most `drainBoundMs`), then closes the database and the rest.
+   */
   readonly close: () => Promise<void>
 }
 
@@ -84,7 +88,8 @@ export interface RunningServer {
 /**
  * The HTTP server: the origin guard first (`origin-guard.ts`, added before the layers add theirs),
  * then the MCP branch and the fast lane answer their requests straight from Node's request (in
- * front of everything else), then the API with its middleware and the Portal branch.
+ * front of everything else), then the API with its middleware and the Portal branch. Answers the
+ * layer and the count of requests in flight that `close` drains.
  */
 const HttpLive = (options: ServerOptions, backend: Backend, origins: OriginPolicy) => {
   const arrival = options.requestArrivalMs ?? requestArrivalMs
@@ -94,7 +99,8 @@ const HttpLive = (options: ServerOptions, backend: Backend, origins: OriginPolic
   const sync = dataVersionSyncOf(backend)
   const front = withFrontBranches(server, (request, response) => intake(request, response, options.requestLog, sync))
   front.add(originGuard(origins, guardedDoorOf))
-  return HttpApiBuilder.serve().pipe(
+  const requests = drainable(server)
+  const layer = HttpApiBuilder.serve().pipe(
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(McpBranchLive(front)),
     Layer.provide(
@@ -116,6 +122,7 @@ const HttpLive = (options: ServerOptions, backend: Backend, origins: OriginPolic
     Layer.provideMerge(NodeHttpServer.layer(() => server, { port: options.port ?? 8787, host: options.host ?? "127.0.0.1" })),
     Layer.provide(ServedHandlers.Live)
   )
+  return { layer, requests }
 }
 
 /** Starts the whole service and resolves once it accepts connections. */
@@ -140,8 +147,9 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
       )
     }
     const demo = options.demo ? await Effect.runPromise(seedDemoOnce(boot.secret).pipe(Effect.provide(core))) : null
+    const served = HttpLive(options, Context.get(core, DatabaseBackend), origins)
     const http = await Effect.runPromise(
-      Layer.buildWithScope(HttpLive(options, Context.get(core, DatabaseBackend), origins).pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
+      Layer.buildWithScope(served.layer.pipe(Layer.provide(McpSignInLive), Layer.provide(Layer.succeedContext(core)), Layer.provide(logger)), scope)
     )
     const address = Context.get(http, HttpServer.HttpServer).address
     const host = address._tag === "TcpAddress" ? address.hostname : "127.0.0.1"
@@ -155,7 +163,10 @@ export const startServer = async (options: ServerOptions): Promise<RunningServer
       bootstrapKey: boot.secret,
       demo,
       flush: () => Effect.runPromise(Effect.flatMap(ActivityLog, (activity) => activity.flush).pipe(Effect.provide(core))),
-      close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+      close: async () => {
+        await served.requests.drain()
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+      }
     }
   } catch (error) {
     await Effect.runPromise(Scope.close(scope, Exit.void))
