@@ -9,6 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 import { expectError } from "../support/fixtures.js"
 import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../support/fake-openai.js"
 import { organizationOf, setCredits } from "../support/knowledge.js"
@@ -336,6 +337,28 @@ describe("detach", () => {
     expect(await credits()).toBe(before - 1)
     const events = await (await eventsOf(detached.body.executionId)).all()
     expect(events.at(-1)).toMatchObject({ event: "done", data: { executionId: detached.body.executionId, output: "A poem." } })
+  })
+})
+
+describe("a run that finished without its final event stored", () => {
+  it("ends its followers' stream with an error made from the execution's record, after its stored events", async () => {
+    answer = () => ({ status: 500, error: "the provider broke" })
+    const detached = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "lost", detach: true } })
+    expect(detached.status).toBe(202)
+    const { executionId } = detached.body
+    const execution = await finished(executionId)
+    expect(execution.status).toBe("failed")
+    // As when the instance running it was killed and recovery finished it: the final event never stored.
+    await server.admin(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`DELETE FROM run_events WHERE execution_id = ${executionId} AND event = 'error'`.pipe(writing(writesEveryTable))
+      ).pipe(Effect.orDie)
+    )
+    const events = await (await eventsOf(executionId)).all()
+    expect(events).toEqual([
+      { id: 1, event: "start", data: { executionId, conversation_id: detached.body.conversation_id } },
+      { id: 2, event: "error", data: { error: { code: "run_failed", message: execution.error } } }
+    ])
   })
 })
 
