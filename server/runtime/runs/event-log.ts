@@ -96,11 +96,9 @@ export class RunEventLog extends Effect.Service<RunEventLog>()("svc/RunEventLog"
       Effect.suspend(() => {
         const going = [...runs]
         if (going.length === 0) return Effect.void
-        return Fiber.awaitAll(going).pipe(
-          Effect.timeout(settings.drainMs),
-          Effect.ignore,
-          Effect.zipRight(Fiber.interruptAll(going))
-        )
+        const waited = Effect.ignore(Effect.timeout(Fiber.awaitAll(going), settings.drainMs))
+        // Stopped runs record themselves `failed`; that too is waited for at most `drainMs`, so a close never hangs on one.
+        return Effect.zipRight(waited, Effect.zipRight(Effect.forEach(going, Fiber.interruptFork, { discard: true }), waited))
       })
     )
 
