@@ -80,11 +80,17 @@ const queued = FiberRef.unsafeMake(false)
 
 /** The isolation and the lock of a first run, and of a re-run, in one round trip each. */
 const firstRun = `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${contendedLock})`
-const reRun = `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock(${contendedLock})`
+/**
+ * A re-run stays at READ COMMITTED: a SERIALIZABLE one would take its snapshot with the lock's
+ * statement, before the transactions it waited for commit, and lose to them again. Alone under
+ * the lock, each statement sees every commit before it, as under the old write lock.
+ */
+const reRun = `SELECT pg_advisory_xact_lock(${contendedLock})`
 
 /**
  * The first statement of a write transaction on PostgreSQL, when it is the outermost:
- * `SERIALIZABLE`, and the lock of write transactions, shared or, for a re-run that lost, alone.
+ * `SERIALIZABLE` and the lock of write transactions shared or, for a re-run that lost, the lock
+ * alone at READ COMMITTED.
  */
 export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
   Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
