@@ -96,7 +96,8 @@ export class RunEventLog extends Effect.Service<RunEventLog>()("svc/RunEventLog"
       Effect.suspend(() => {
         const going = [...runs]
         if (going.length === 0) return Effect.void
-        const waited = Effect.ignore(Effect.timeout(Fiber.awaitAll(going), settings.drainMs))
+        // Interruptible: a finalizer runs uninterruptibly, where a timeout could not stop the wait it races.
+        const waited = Effect.ignore(Effect.timeout(Effect.interruptible(Fiber.awaitAll(going)), settings.drainMs))
         // Stopped runs record themselves `failed`; that too is waited for at most `drainMs`, so a close never hangs on one.
         return Effect.zipRight(waited, Effect.zipRight(Effect.forEach(going, Fiber.interruptFork, { discard: true }), waited))
       })
