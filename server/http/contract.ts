@@ -5,8 +5,18 @@
  * serves, documents and generates the SDK.
  */
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import type { Schema } from "effect"
 import { apiPrefix } from "../platform/api-root.js"
 import { ErrorResponse } from "./error-responses.js"
+
+/** The annotation of a success answered only when the request asks for it (`answeredOnRequest`). */
+export const AnsweredOnRequest: unique symbol = Symbol.for("svc/AnsweredOnRequest")
+
+/**
+ * A success answered only when the request asks for it, such as the 202 of a run started with
+ * `detach: true`: MCP tools, which never ask for it, leave it out of their output schemas.
+ */
+export const answeredOnRequest = <S extends Schema.Schema.Any>(schema: S): S => schema.annotations({ [AnsweredOnRequest]: true }) as S
 
 /** The API's identifier; every slice and the joined API share it. */
 export const apiId = "svc" as const

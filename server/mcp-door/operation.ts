@@ -6,11 +6,20 @@
  * as OpenAPI publishes it), its OpenAPI summary and the hints a client may show (read-only,
  * destructive, idempotent). A tool takes its rules from here instead of restating them.
  */
-import { type HttpApiEndpoint, type HttpApiGroup, type HttpMethod, OpenApi } from "@effect/platform"
-import { Context, JSONSchema, Option, type Schema } from "effect"
+import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema, type HttpMethod, OpenApi } from "@effect/platform"
+import { Context, JSONSchema, Option, Schema } from "effect"
 import type { ApiScope, Gate } from "../identity/domain.js"
+import { AnsweredOnRequest } from "../http/contract.js"
 import { admittingScopes, RequiredGate, RequiredScope } from "../http/policy.js"
 import { camelName } from "./names.js"
+
+/** An endpoint's declared successes but those answered only on request (`answeredOnRequest`: `detach`'s 202). */
+const answeredNow = (success: Schema.Schema.Any): Schema.Schema.Any => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, success)
+  const kept = [...members].filter((member) => member.ast.annotations[AnsweredOnRequest] !== true)
+  return kept.length === members.size || kept.length === 0 ? success : kept.length === 1 ? kept[0]! : Schema.Union(...kept)
+}
 
 /** A JSON Schema as `JSONSchema.make` writes it. */
 export type JsonSchema = Record<string, any>
@@ -53,7 +62,10 @@ export interface Operation<Inputs = {}> {
   readonly takesIdempotencyKey: boolean
   /** Its inputs by name (path, query, then body fields, camelCase): each one's JSON Schema. */
   readonly inputs: ReadonlyMap<string, JsonSchema>
-  /** The JSON Schema of its success answer, standing alone (`standaloneSchema`); built on first use. */
+  /**
+   * The JSON Schema of its success answer, standing alone (`standaloneSchema`); built on first use.
+   * A success answered only on request (`answeredOnRequest`: a run's 202 to `detach`) is left out: no tool asks for one.
+   */
   readonly output: JsonSchema
   /** Its OpenAPI summary (`List Knowledgebases`), or its name when it has none. */
   readonly summary: string
@@ -165,7 +177,7 @@ export const operation = <
     takesIdempotencyKey: fieldsOf(Option.getOrUndefined(endpoint.headersSchema)).some(([field]) => field.toLowerCase() === "idempotency-key"),
     inputs,
     get output() {
-      return (output ??= standaloneSchema(endpoint.successSchema))
+      return (output ??= standaloneSchema(answeredNow(endpoint.successSchema)))
     },
     summary: getOr(merged, OpenApi.Summary) ?? `${identifier}.${endpoint.name}`,
     hints: hintsOf(endpoint.method)

@@ -105,7 +105,7 @@ describe("resource links", () => {
   it("sit where each tool's output schema puts pages, sources and citations: the tools answering them, and no other", async () => {
     const linkers = (await everyTool()).filter((tool) => linkSites(tool.outputSchema).length > 0).map((tool) => tool.name).sort()
     expect(linkers).toEqual(
-      ["append_page", "get_knowledgebase_outline", "get_source", "list_pages", "list_sources", "move_page", "move_source", "read_page", "save_page", "create_folder", "search_knowledgebase", "upload_source"].sort()
+      ["append_page", "get_execution", "get_knowledgebase_outline", "get_source", "list_pages", "list_sources", "move_page", "move_source", "read_page", "save_page", "create_folder", "search_knowledgebase", "upload_source"].sort()
     )
   })
 

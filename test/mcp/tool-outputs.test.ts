@@ -5,13 +5,15 @@
  * its title and that very schema, and every answer carries `structuredContent` that validates
  * against it (with Ajv here, and by the SDK's client on every call) and equals its JSON text.
  */
-import { HttpApi } from "@effect/platform"
+import { HttpApi, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Ajv } from "ajv"
 import addFormatsModule from "ajv-formats"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Api } from "../../server/api.js"
+import { AnsweredOnRequest } from "../../server/http/contract.js"
 import { type JsonSchema, standaloneSchema } from "../../server/mcp-door/operation.js"
 import type { McpTool } from "../../server/mcp-door/tool.js"
 import { agentItemTool, appItemTool, flowItemTool } from "../../server/runtime/mcp/items.js"
@@ -23,12 +25,21 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 const ajv = new Ajv({ strict: false, allErrors: true })
 addFormats(ajv)
 
-/** The JSON Schema of each operation's success answer, by `group.endpoint`, read from the contract. */
+/**
+ * The JSON Schema of each operation's success answer, by `group.endpoint`, read from the contract;
+ * without the successes answered only on request (a run's 202 to `detach`), which no tool asks for.
+ */
 const answers = (() => {
   const found = new Map<string, JsonSchema>()
   HttpApi.reflect(Api as unknown as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
-    onEndpoint: ({ group, endpoint }) => found.set(`${group.identifier}.${endpoint.name}`, standaloneSchema(endpoint.successSchema))
+    onEndpoint: ({ group, endpoint }) => {
+      const members = new Set<Schema.Schema.Any>()
+      HttpApiSchema.deunionize(members, endpoint.successSchema)
+      const answered = [...members].filter((member) => member.ast.annotations[AnsweredOnRequest] !== true)
+      const schema = answered.length === members.size ? endpoint.successSchema : answered.length === 1 ? answered[0]! : Schema.Union(...answered)
+      found.set(`${group.identifier}.${endpoint.name}`, standaloneSchema(schema))
+    }
   })
   return found
 })()

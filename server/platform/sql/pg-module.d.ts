@@ -7,8 +7,8 @@ declare module "pg" {
       application_name?: string | undefined
       types?: { getTypeParser: (oid: number, format?: string) => (value: string) => unknown } | undefined
     }
-    interface QueryResult {
-      rows: Array<any>
+    interface QueryResult<R = any> {
+      rows: Array<R>
       rowCount: number | null
     }
     interface QueryConfig {
@@ -20,7 +20,7 @@ declare module "pg" {
     class Client {
       constructor(config?: PoolConfig)
       connect(): Promise<void>
-      query(text: string | QueryConfig, values?: ReadonlyArray<unknown>): Promise<QueryResult>
+      query<R = any>(text: string | QueryConfig, values?: ReadonlyArray<unknown>): Promise<QueryResult<R>>
       end(): Promise<void>
       on(event: string, listener: (...args: Array<any>) => void): this
     }
@@ -31,7 +31,7 @@ declare module "pg" {
       constructor(config?: PoolConfig)
       readonly options: PoolConfig
       connect(): Promise<PoolClient>
-      query(text: string | QueryConfig, values?: ReadonlyArray<unknown>): Promise<QueryResult>
+      query<R = any>(text: string | QueryConfig, values?: ReadonlyArray<unknown>): Promise<QueryResult<R>>
       end(): Promise<void>
       on(event: "connect", listener: (client: PoolClient) => void): this
       on(event: string, listener: (...args: Array<any>) => void): this

@@ -1,7 +1,7 @@
 /** The App run endpoints of the contract: conversation turns (published and draft) and transactions. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { featureContract } from "../../http/contract.js"
+import { answeredOnRequest, featureContract } from "../../http/contract.js"
 import { Authentication } from "../../http/authentication.js"
 import { ErrorResponse } from "../../http/error-responses.js"
 import { gate, scope } from "../../http/policy.js"
@@ -23,7 +23,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(AppConversationReply)
-      .addSuccess(DetachedRun, { status: 202 })
+      .addSuccess(answeredOnRequest(DetachedRun), { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
@@ -41,7 +41,7 @@ export class AppRunsApi extends HttpApiGroup.make("appRuns")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(AppConversationReply)
-      .addSuccess(DetachedRun, { status: 202 })
+      .addSuccess(answeredOnRequest(DetachedRun), { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)

@@ -1,7 +1,7 @@
 /** The Flow run endpoints of the contract: `POST /flows/{id}/run` and `POST /flows/{id}/draft/run`. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { featureContract } from "../../http/contract.js"
+import { answeredOnRequest, featureContract } from "../../http/contract.js"
 import { Authentication } from "../../http/authentication.js"
 import { ErrorResponse } from "../../http/error-responses.js"
 import { scope } from "../../http/policy.js"
@@ -18,7 +18,7 @@ const runEndpoint = <const Name extends string, const Path extends `/${string}`>
     .setPath(IdPath)
     .setPayload(FlowRunRequest)
     .addSuccess(FlowRunAnswer)
-    .addSuccess(DetachedRun, { status: 202 })
+    .addSuccess(answeredOnRequest(DetachedRun), { status: 202 })
     .addError(ErrorResponse.InvalidRequest)
     .addError(ErrorResponse.NotFound)
     .addError(ErrorResponse.InsufficientCredits)

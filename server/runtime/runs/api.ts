@@ -1,7 +1,7 @@
 /** The run endpoints of the contract: Agent conversation turns (published and draft), executions, conversations. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { featureContract } from "../../http/contract.js"
+import { answeredOnRequest, featureContract } from "../../http/contract.js"
 import { Authentication } from "../../http/authentication.js"
 import { ErrorResponse } from "../../http/error-responses.js"
 import { anyScope, scope } from "../../http/policy.js"
@@ -21,7 +21,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(ConversationReply)
-      .addSuccess(DetachedRun, { status: 202 })
+      .addSuccess(answeredOnRequest(DetachedRun), { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)
@@ -39,7 +39,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(IdPath)
       .setPayload(ConversationTurn)
       .addSuccess(ConversationReply)
-      .addSuccess(DetachedRun, { status: 202 })
+      .addSuccess(answeredOnRequest(DetachedRun), { status: 202 })
       .addError(ErrorResponse.InvalidRequest)
       .addError(ErrorResponse.NotFound)
       .addError(ErrorResponse.InsufficientCredits)

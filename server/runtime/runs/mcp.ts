@@ -93,11 +93,10 @@ const getExecution = tool({
   name: "get_execution",
   description:
     "An execution: what ran, steps, tools called (without their arguments in the default summary view; `view: \"full\"` includes them and the trace: each model call, tool call with its result, routing and validation in order, with timings), credits, timings.",
-  input: { executionId: operationArgument(executionOperation, "id").describe("The execution's id (REST's `id` path parameter)."), view: z.enum(["summary", "full"]).optional().describe("`summary` (default) or `full`.") },
+  input: { executionId: operationArgument(executionOperation, "id").describe("The execution's id (REST's `id` path parameter)."), view: operationArgument(executionOperation, "view").optional().describe("`summary` (the default here: tool arguments left out) or `full` (with them and the trace).") },
   operation: executionOperation,
   ownArguments: {
-    executionId: "REST's `id` path parameter (its bounds taken from it), named as answers name it (`executionId`)",
-    view: "MCP's views: `summary` by default and `full` on request, where REST answers in full unless `view=summary`"
+    executionId: "REST's `id` path parameter (its bounds taken from it), named as answers name it (`executionId`)"
   },
   handler: (args, { principal }) =>
     Effect.map(Effect.flatMap(RunService, (runs) => runs.execution(principal, args.executionId, args.view !== "full", args.view === "full")), (found) => ({ execution: found }))

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE run_events (
+  yield* sql`CREATE TABLE IF NOT EXISTS run_events (
     execution_id TEXT NOT NULL REFERENCES executions (id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
     event TEXT NOT NULL,
@@ -17,5 +17,5 @@ export default Effect.gen(function* () {
     recorded_at INTEGER NOT NULL,
     PRIMARY KEY (execution_id, seq)
   ) STRICT`
-  yield* sql`CREATE INDEX run_events_recorded ON run_events (recorded_at)`
+  yield* sql`CREATE INDEX IF NOT EXISTS run_events_recorded ON run_events (recorded_at)`
 })

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE execution_traces (
+  yield* sql`CREATE TABLE IF NOT EXISTS execution_traces (
     execution_id TEXT PRIMARY KEY REFERENCES executions(id) ON DELETE CASCADE,
     trace TEXT NOT NULL
   ) STRICT`

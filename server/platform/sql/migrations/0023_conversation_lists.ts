@@ -12,8 +12,14 @@ import { Effect } from "effect"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE conversations ADD COLUMN started_by_key_id TEXT`
-  yield* sql`ALTER TABLE conversations ADD COLUMN started_by_member_id TEXT`
-  yield* sql`CREATE INDEX conversations_activity ON conversations (organization_id, updated_at, id)`
-  yield* sql`CREATE INDEX executions_activity ON executions (organization_id, (COALESCE(finished_at, started_at)), id)`
+  // Idempotent, as every migration from 0020 on (a later one may run again over it).
+  const columns = yield* sql.onDialectOrElse({
+    pg: () => sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'conversations'`,
+    orElse: () => sql<{ name: string }>`SELECT name FROM pragma_table_info('conversations')`
+  })
+  const present = new Set(columns.map((column) => column.name))
+  if (!present.has("started_by_key_id")) yield* sql`ALTER TABLE conversations ADD COLUMN started_by_key_id TEXT`
+  if (!present.has("started_by_member_id")) yield* sql`ALTER TABLE conversations ADD COLUMN started_by_member_id TEXT`
+  yield* sql`CREATE INDEX IF NOT EXISTS conversations_activity ON conversations (organization_id, updated_at, id)`
+  yield* sql`CREATE INDEX IF NOT EXISTS executions_activity ON executions (organization_id, (COALESCE(finished_at, started_at)), id)`
 })

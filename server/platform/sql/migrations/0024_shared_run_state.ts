@@ -17,13 +17,13 @@ import { Effect } from "effect"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE conversation_locks (
+  yield* sql`CREATE TABLE IF NOT EXISTS conversation_locks (
     conversation_id TEXT PRIMARY KEY,
     claimed_by TEXT NOT NULL,
     token TEXT NOT NULL,
     taken_at INTEGER NOT NULL
   ) STRICT`
-  yield* sql`CREATE TABLE mcp_connections (
+  yield* sql`CREATE TABLE IF NOT EXISTS mcp_connections (
     id TEXT PRIMARY KEY,
     key_id TEXT NOT NULL,
     address TEXT NOT NULL,
@@ -31,5 +31,5 @@ export default Effect.gen(function* () {
     created_at TEXT NOT NULL,
     last_used INTEGER NOT NULL
   ) STRICT`
-  yield* sql`CREATE INDEX mcp_connections_key ON mcp_connections (key_id, last_used)`
+  yield* sql`CREATE INDEX IF NOT EXISTS mcp_connections_key ON mcp_connections (key_id, last_used)`
 })
