@@ -324,6 +324,13 @@ describe("runs", () => {
     await call("get", `/conversations/${unknownId()}/messages`, 404)
     const flowsOnly = await server.createKey({ name: "flows executor", scopes: ["flows:execute"] })
     await call("get", `/conversations/${turn.body.conversation_id}`, 403, { key: flowsOnly })
+    await call("get", `/conversations?targetKind=agent&limit=1`, 200)
+    await call("get", `/conversations?limit=0`, 400)
+    await call("get", `/conversations?targetKind=agent`, 403, { key: flowsOnly })
+    await call("get", `/conversations/${turn.body.conversation_id}/export`, 200)
+    await call("get", `/conversations/${unknownId()}/export`, 404)
+    await call("get", `/executions?kind=agent&limit=2`, 200)
+    await call("get", `/executions?status=bogus`, 400)
     const remote = (await server.request("POST", "/agents", { body: { name: "Remote", model: "remote-model" } })).body.agent.id as string
     await server.request("POST", `/agents/${remote}/publish`)
     await call("post", `/agents/${remote}/conversation`, 502, { body: { message: "hi" } })
