@@ -82,6 +82,9 @@ describe("svc reset", slow, () => {
     const dataDir = await backendDataDir()
     const served = await serveProcess(dataDir, ["--json", "--quiet"])
     try {
+      // The server removes its bootstrap-key-pending record just after printing the key: wait for
+      // the start to end before taking the snapshot that must not change.
+      for (let waited = 0; existsSync(join(dataDir, "bootstrap-key-pending")) && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
       const before = snapshot(dataDir)
       const refused = await svcProcess(["reset", "--yes", "--json"], dataDir)
       expect(refused.code).toBe(1)
