@@ -156,7 +156,8 @@ export const makeTraceRecorder = (): TraceRecorder => {
             kind: span.kind,
             name: span.name,
             startedAt: isoAt(span.startedMs),
-            finishedAt: isoAt(span.startedMs + Math.max(0, Math.round(durationMs))),
+            // Floored: the wall clock's start is cut to the millisecond, so a rounded end could pass the next span's start.
+            finishedAt: isoAt(span.startedMs + Math.max(0, Math.floor(durationMs))),
             durationMs: Math.max(0, durationMs),
             status: end.status,
             ...(end.error === undefined ? {} : { error: end.error }),
