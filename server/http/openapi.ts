@@ -61,11 +61,14 @@ const streamEvents = (done: Json): Json => ({
   }
 })
 
-/** Declares the `text/event-stream` answer of an operation that takes `stream`. */
-const declareStream = (operation: Json, schemas: Json): void => {
+/**
+ * Declares the `text/event-stream` answer of an operation that takes `stream`, and returns the
+ * schema of its `done` event (its JSON answer), or `undefined` when it takes no `stream`.
+ */
+const declareStream = (operation: Json, schemas: Json): Json | undefined => {
   const ok = operation.responses?.["200"]
   const json = ok?.content?.["application/json"]
-  if (json === undefined || !takesStream(operation, schemas)) return
+  if (json === undefined || !takesStream(operation, schemas)) return undefined
   ok.content["text/event-stream"] = {
     schema: {
       type: "string",
@@ -73,6 +76,19 @@ const declareStream = (operation: Json, schemas: Json): void => {
         "With `stream: true`: server-sent events, `event: start`, then `tool` and `delta` events, then exactly one `done` or `error`; each event's `data` is one JSON value (`x-events`), and a `: keep-alive` comment comes every 15 s."
     },
     "x-events": streamEvents(json.schema)
+  }
+  return json.schema
+}
+
+/**
+ * Gives the events of a run to every other `text/event-stream` answer (a run's events replayed):
+ * its `done` is the answer of whichever streamed operation started the run.
+ */
+const declareReplayedEvents = (operations: ReadonlyArray<Json>, doneSchemas: ReadonlyArray<Json>): void => {
+  const distinct = [...new Map(doneSchemas.map((schema) => [JSON.stringify(schema), schema])).values()]
+  for (const operation of operations) {
+    const media = operation.responses?.["200"]?.content?.["text/event-stream"]
+    if (media !== undefined && media["x-events"] === undefined) media["x-events"] = streamEvents({ anyOf: distinct })
   }
 }
 
@@ -101,22 +117,22 @@ export const cleanOpenApi = (spec: Json): Json => {
     scheme.description = "An organization or personal API key: `Authorization: Bearer <API_KEY>`."
   }
   dropUnknownIds(out)
-  for (const pathItem of Object.values(out.paths ?? {}) as Array<Json>) {
-    for (const operation of Object.values(pathItem) as Array<Json>) {
-      declareStream(operation, out.components.schemas ?? {})
-      const takesIdempotencyKey = (operation.parameters ?? []).some((p: Json) => p.name === "idempotency-key")
-      const marksDeprecation = operation.deprecated === true || Array.isArray(operation["x-deprecated-fields"])
-      for (const [status, response] of Object.entries(operation.responses ?? {}) as Array<[string, Json]>) {
-        const media = response.content?.["application/json"]
-        if (media?.schema) media.schema = cleanSchema(media.schema)
-        if (status === "400") response.description = "invalid_request (or another 400 code of the contract)"
-        response.headers = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } }
-        if (status === "429") response.headers["Retry-After"] = { $ref: "#/components/headers/RetryAfter" }
-        if (takesIdempotencyKey && Number(status) < 500) {
-          response.headers["Idempotent-Replayed"] = { $ref: "#/components/headers/IdempotentReplayed" }
-        }
-        if (marksDeprecation) response.headers["Deprecation"] = { $ref: "#/components/headers/Deprecation" }
+  const operations = (Object.values(out.paths ?? {}) as Array<Json>).flatMap((pathItem) => Object.values(pathItem) as Array<Json>)
+  const doneSchemas = operations.flatMap((operation) => declareStream(operation, out.components.schemas ?? {}) ?? [])
+  declareReplayedEvents(operations, doneSchemas)
+  for (const operation of operations) {
+    const takesIdempotencyKey = (operation.parameters ?? []).some((p: Json) => p.name === "idempotency-key")
+    const marksDeprecation = operation.deprecated === true || Array.isArray(operation["x-deprecated-fields"])
+    for (const [status, response] of Object.entries(operation.responses ?? {}) as Array<[string, Json]>) {
+      const media = response.content?.["application/json"]
+      if (media?.schema) media.schema = cleanSchema(media.schema)
+      if (status === "400") response.description = "invalid_request (or another 400 code of the contract)"
+      response.headers = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } }
+      if (status === "429") response.headers["Retry-After"] = { $ref: "#/components/headers/RetryAfter" }
+      if (takesIdempotencyKey && Number(status) < 500) {
+        response.headers["Idempotent-Replayed"] = { $ref: "#/components/headers/IdempotentReplayed" }
       }
+      if (marksDeprecation) response.headers["Deprecation"] = { $ref: "#/components/headers/Deprecation" }
     }
   }
   return out

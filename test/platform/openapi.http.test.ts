@@ -160,6 +160,17 @@ describe("what tools nobody here wrote need of it (issue 23)", () => {
     expect(Object.keys(media["text/event-stream"]["x-events"])).toEqual(["start", "tool", "delta", "done", "error"])
     expect(media["text/event-stream"]["x-events"].done.schema).toEqual(media["application/json"].schema)
   })
+
+  it("declares the events replayed by GET /executions/{id}/events: done is the answer of any streamed run", () => {
+    const runs = Object.values(doc.paths).flatMap((item: any) =>
+      Object.values(item).filter((operation: any) => operation.requestBody !== undefined && operation.responses?.["200"]?.content?.["text/event-stream"])
+    )
+    const replayed = doc.paths["/api/v1/executions/{id}/events"].get.responses["200"].content["text/event-stream"]["x-events"]
+    expect(Object.keys(replayed)).toEqual(["start", "tool", "delta", "done", "error"])
+    const answers = new Set(runs.map((operation: any) => JSON.stringify(operation.responses["200"].content["application/json"].schema)))
+    expect(new Set(replayed.done.schema.anyOf.map((schema: unknown) => JSON.stringify(schema)))).toEqual(answers)
+    expect(answers.size).toBeGreaterThan(1)
+  })
 })
 
 describe("security", () => {
