@@ -186,8 +186,10 @@ describe("resuming after a restart", () => {
       expect((await passagesOf(first, source.id)).length).toBeGreaterThan(1)
       expect(await vectorCount(first)).toBe(0)
       await first.stop()
+      // A request written just before the stop may reach the fake a moment after it: let it land.
+      await sleep(50)
       const stoppedAt = own.requests.length
-      await sleep(100)
+      await sleep(200)
       expect(own.requests.length).toBe(stoppedAt)
 
       own.setDown(false)
