@@ -5,35 +5,22 @@
  * issue 25), and concurrent turns on
  * one conversation kept in order.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { expectError } from "../support/fixtures.js"
-import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { callTool, type FakeOpenAi, say, type SeenRequest } from "../support/fake-openai.js"
+import type { TestServer } from "../support/server.js"
 import { insertKnowledgebases } from "../support/fixtures.js"
-import { organizationOf, setCredits } from "../support/knowledge.js"
+import { organizationOf } from "../support/knowledge.js"
 import { readySource } from "../support/sources.js"
-import { count, createAgent, openStream } from "./support.js"
+import { count, createAgent, fakeModelSuite, openStream } from "./support.js"
 import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
-let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")
 let server: TestServer
 let agent: string
-beforeAll(async () => {
-  fake = await startFakeOpenAi((request, n) => answer(request, n))
-  server = await startTestServer({
-    server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 2 }, runs: { keepAliveMs: 100 } }
-  })
+const suite = fakeModelSuite({ model: { defaultModel: "fake-model", maxAttempts: 2 } }, async (started) => {
+  ;({ fake, server } = started)
   agent = await createAgent(server, { instructions: "You are terse.", model: "fake-model" })
-})
-afterAll(async () => {
-  await server.stop()
-  await fake.close()
-})
-beforeEach(async () => {
-  server.clock.advance(60_000)
-  await setCredits(server, 1_000)
-  answer = () => say("ok")
 })
 
 const credits = async () => (await organizationOf(server)).creditsRemaining
@@ -45,7 +32,7 @@ const lastUser = (request: SeenRequest): string => {
 
 describe("history", () => {
   it("the second turn sends the first turn's messages to the model", async () => {
-    answer = (request) => say(`echo ${lastUser(request)}`)
+    suite.answer = (request) => say(`echo ${lastUser(request)}`)
     const first = await talk({ message: "My name is Ada." })
     expect(first.body.reply).toBe("echo My name is Ada.")
     const seen = fake.requests.length
@@ -67,7 +54,7 @@ describe("the Knowledgebase search tool", () => {
     const [kb] = await insertKnowledgebases(server, { count: 1, prefix: "Tooling" })
     await readySource(server, kb!.id, { name: "Shipping guide", markdown: true, text: "# Shipping\n\nParcels to Zanzibarra ship every Tuesday.\n" })
     const searcher = await createAgent(server, { name: "Searcher", model: "fake-model", knowledgebaseIds: [kb!.id] })
-    answer = (request) =>
+    suite.answer = (request) =>
       request.body.messages.some((m: any) => m.role === "tool") ? say("Tuesdays, per the Shipping guide.") : callTool("search_knowledgebases", { query: "Zanzibarra" })
     const before = await credits()
     const seen = fake.requests.length
@@ -90,7 +77,7 @@ describe("the Knowledgebase search tool", () => {
 
 describe("a failing provider", () => {
   it("is 502 run_failed, the execution failed, nothing charged and no reply stored", async () => {
-    answer = () => ({ status: 500, error: "upstream exploded" })
+    suite.answer = () => ({ status: 500, error: "upstream exploded" })
     const before = await credits()
     const executions = await count(server, "SELECT count(*) AS n FROM executions")
     expectError(await talk({ message: "hello?" }), 502, "run_failed")
@@ -103,7 +90,7 @@ describe("a failing provider", () => {
   })
 
   it("streamed, ends with one event: error carrying the envelope", async () => {
-    answer = () => ({ status: 503, error: "busy" })
+    suite.answer = () => ({ status: 503, error: "busy" })
     const before = await credits()
     const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "hi", stream: true })
     const events = (await streamed.all()).filter((e) => e.event !== "comment")
@@ -117,7 +104,7 @@ describe("a failing provider", () => {
 
 describe("streaming", () => {
   it("sends start before the model answers, then deltas in order and one done", async () => {
-    answer = () => ({ headersDelayMs: 300, parts: [{ kind: "text", text: "Hel" }, { kind: "text", text: "lo" }] })
+    suite.answer = () => ({ headersDelayMs: 300, parts: [{ kind: "text", text: "Hel" }, { kind: "text", text: "lo" }] })
     const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "greet me", stream: true })
     const firstAt = Date.now()
     const start = await streamed.next()
@@ -130,7 +117,7 @@ describe("streaming", () => {
   })
 
   it("sends a keep-alive comment while the model is silent", async () => {
-    answer = () => ({ headersDelayMs: 450, parts: [{ kind: "text", text: "late" }] })
+    suite.answer = () => ({ headersDelayMs: 450, parts: [{ kind: "text", text: "late" }] })
     const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "take your time", stream: true })
     const events = await streamed.all()
     const names = events.map((e) => e.event)
@@ -143,7 +130,7 @@ describe("streaming", () => {
   })
 
   it("a client that disconnects mid-stream leaves the run going (issue 25): it finishes succeeded, charged once, its whole reply stored", async () => {
-    answer = () => ({ parts: [{ kind: "text", text: "partial answer" }, { kind: "wait", ms: 300 }, { kind: "text", text: " and the rest" }] })
+    suite.answer = () => ({ parts: [{ kind: "text", text: "partial answer" }, { kind: "wait", ms: 300 }, { kind: "text", text: " and the rest" }] })
     const before = await credits()
     const aborted = fake.aborted.length
     const controller = new AbortController()
@@ -169,7 +156,7 @@ describe("streaming", () => {
 
 describe("a reply returned whole", () => {
   it("asks the model for one complete answer, and for a stream when the reply is streamed", async () => {
-    answer = () => say("Within ", "30 days.")
+    suite.answer = () => say("Within ", "30 days.")
     const seen = fake.requests.length
     const whole = await talk({ message: "Returns?" })
     expect(whole.status).toBe(200)
@@ -182,7 +169,7 @@ describe("a reply returned whole", () => {
 
   it("runs the tool loop on whole answers", async () => {
     const seen = fake.requests.length
-    answer = (_request, n) => (n === seen ? callTool("no_such_tool", { q: "x" }) : say("done after the tool"))
+    suite.answer = (_request, n) => (n === seen ? callTool("no_such_tool", { q: "x" }) : say("done after the tool"))
     const reply = await talk({ message: "Use a tool" })
     expect(reply.status).toBe(200)
     expect(reply.body.reply).toBe("done after the tool")
@@ -192,7 +179,7 @@ describe("a reply returned whole", () => {
   })
 
   it("an answer cut short is 502 run_failed, the execution failed and nothing charged", async () => {
-    answer = () => ({ parts: [{ kind: "text", text: "Within 30 days" }, { kind: "end" }] })
+    suite.answer = () => ({ parts: [{ kind: "text", text: "Within 30 days" }, { kind: "end" }] })
     const before = await credits()
     const failed = await talk({ message: "Returns?" })
     expectError(failed, 502, "run_failed")
@@ -205,7 +192,7 @@ describe("a reply returned whole", () => {
 
 describe("concurrent turns on one conversation", () => {
   it("run one at a time: every message kept, in order, each turn seeing the ones before", async () => {
-    answer = (request) => ({ parts: [{ kind: "wait", ms: 30 }, { kind: "text", text: `re: ${lastUser(request)}` }] })
+    suite.answer = (request) => ({ parts: [{ kind: "wait", ms: 30 }, { kind: "text", text: `re: ${lastUser(request)}` }] })
     const first = await talk({ message: "turn 0" })
     const conversation = first.body.conversation_id as string
     const seen = fake.requests.length

@@ -7,17 +7,16 @@
  * Supervisor on a language model, routing through `ask_<name>` tools.
  */
 import { Effect } from "effect"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
 import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
 import { startTestServer, type TestServer } from "../support/server.js"
 import { organizationOf, setCredits } from "../support/knowledge.js"
 import { readySource } from "../support/sources.js"
-import { count, createAgent, openStream } from "./support.js"
+import { count, createAgent, fakeModelSuite, openStream } from "./support.js"
 
 let fake: FakeOpenAi
-let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")
 let server: TestServer
 let otherKey: string
 let shipping: string
@@ -52,11 +51,8 @@ const credits = async (target: TestServer = server) => (await organizationOf(tar
 const executions = (target: TestServer = server) => count(target, "SELECT count(*) AS n FROM executions")
 const execution = async (target: TestServer, id: string) => (await target.request("GET", `/executions/${id}`)).body.execution
 
-beforeAll(async () => {
-  fake = await startFakeOpenAi((request, n) => answer(request, n))
-  server = await startTestServer({
-    server: { model: { baseUrl: fake.baseUrl, defaultModel: "builtin", backoffMs: 1, maxAttempts: 1 }, runs: { keepAliveMs: 100 } }
-  })
+const suite = fakeModelSuite({ model: { defaultModel: "builtin", maxAttempts: 1 } }, async (started) => {
+  ;({ fake, server } = started)
   otherKey = await server.createOrganization("other")
   await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("other", { enable: ["apps"] })))
   const [shippingKb, billingKb] = await insertKnowledgebases(server, { count: 2, prefix: "Desk" })
@@ -72,15 +68,6 @@ beforeAll(async () => {
     description: "Answers questions about invoices, payments and refunds.",
     knowledgebaseIds: [billingKb!.id]
   })
-})
-afterAll(async () => {
-  await server.stop()
-  await fake.close()
-})
-beforeEach(async () => {
-  server.clock.advance(60_000)
-  await setCredits(server, 1_000)
-  answer = () => say("ok")
 })
 
 describe("conversations", () => {
@@ -132,7 +119,7 @@ describe("conversations", () => {
   it("runs concurrent turns of one App conversation one at a time, none lost or interleaved", async () => {
     const slow = await createAgent(server, { name: "Slow desk", model: "fake-model" })
     const app = await createApp(server, { agentIds: [slow] })
-    answer = (request) => ({ ...say(`echo ${request.body.messages.at(-1).content}`), headersDelayMs: 40 })
+    suite.answer = (request) => ({ ...say(`echo ${request.body.messages.at(-1).content}`), headersDelayMs: 40 })
     const first = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "parcels" } })
     const conversation_id = first.body.conversation_id as string
     const turns = await Promise.all(

@@ -6,32 +6,20 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { expectError } from "../support/fixtures.js"
-import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../support/fake-openai.js"
-import { startTestServer, type TestServer } from "../support/server.js"
-import { organizationOf, setCredits } from "../support/knowledge.js"
-import { createAgent, openStream } from "./support.js"
+import type { FakeOpenAi, FakeResponse } from "../support/fake-openai.js"
+import type { TestServer } from "../support/server.js"
+import { organizationOf } from "../support/knowledge.js"
+import { createAgent, fakeModelSuite, openStream } from "./support.js"
 import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
-let answer: () => FakeResponse = () => say("ok")
 let server: TestServer
 let agent: string
-beforeAll(async () => {
-  fake = await startFakeOpenAi(() => answer())
-  server = await startTestServer({
-    server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 2 }, runs: { keepAliveMs: 100 } }
-  })
+const suite = fakeModelSuite({ model: { defaultModel: "fake-model", maxAttempts: 2 } }, async (started) => {
+  ;({ fake, server } = started)
   agent = await createAgent(server, { model: "fake-model" })
-})
-afterAll(async () => {
-  await server.stop()
-  await fake.close()
-})
-beforeEach(async () => {
-  await setCredits(server, 1_000)
-  answer = () => say("ok")
 })
 
 const credits = async () => (await organizationOf(server)).creditsRemaining
@@ -51,7 +39,7 @@ const cancel = (id: string) => server.request("POST", `/executions/${id}/cancel`
 
 describe("cancelling a running execution", () => {
   it("stops a streamed turn: a final error event run_cancelled, the execution cancelled, nothing charged", async () => {
-    answer = hanging
+    suite.answer = hanging
     const before = await credits()
     const streamed = await openStream(server, `/agents/${agent}/conversation`, { message: "go on", stream: true })
     const start = await streamed.next()
@@ -73,7 +61,7 @@ describe("cancelling a running execution", () => {
   })
 
   it("answers a non-streamed caller 409 run_cancelled", async () => {
-    answer = hanging
+    suite.answer = hanging
     const before = await credits()
     const seen = fake.requests.length
     const call = server.request("POST", `/agents/${agent}/conversation`, { body: { message: "wait for it" } })
@@ -86,7 +74,7 @@ describe("cancelling a running execution", () => {
   })
 
   it("stops a running Flow run too: 409 run_cancelled, the execution cancelled with its steps so far, nothing charged", async () => {
-    answer = hanging
+    suite.answer = hanging
     const created = await server.request("POST", "/flows", {
       body: {
         name: "Cancelled flow",

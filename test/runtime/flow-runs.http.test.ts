@@ -5,40 +5,27 @@
  * draft and never-published Flows, credits, a failing provider, and the streamed events.
  */
 import { Effect, Exit } from "effect"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { expectError, insertKnowledgebases, unknownId } from "../support/fixtures.js"
-import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import { callTool, type FakeOpenAi, say, type SeenRequest } from "../support/fake-openai.js"
+import type { TestServer } from "../support/server.js"
 import { organizationOf, setCredits } from "../support/knowledge.js"
 import { readySource } from "../support/sources.js"
 import { AccountsService } from "../../server/identity/service.js"
 import { FlowRunService } from "../../server/runtime/flow-runs/service.js"
 import { builtinPromptNote } from "../../server/runtime/flow-runs/steps.js"
-import { count, createAgent, openStream } from "./support.js"
+import { count, createAgent, fakeModelSuite, openStream } from "./support.js"
 import { eventually } from "../support/timing.js"
 
 let fake: FakeOpenAi
-let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")
 let server: TestServer
 let kb: string
 
-beforeAll(async () => {
-  fake = await startFakeOpenAi((request, n) => answer(request, n))
-  server = await startTestServer({
-    server: { model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 2 }, runs: { keepAliveMs: 100 } }
-  })
+const suite = fakeModelSuite({ model: { defaultModel: "fake-model", maxAttempts: 2 } }, async (started) => {
+  ;({ fake, server } = started)
   const [made] = await insertKnowledgebases(server, { count: 1, prefix: "Flow runs" })
   kb = made!.id
   await readySource(server, kb, { name: "Shipping guide", markdown: true, text: "# Shipping\n\nParcels to Zanzibarra ship every Tuesday.\n" })
-})
-afterAll(async () => {
-  await server.stop()
-  await fake.close()
-})
-beforeEach(async () => {
-  server.clock.advance(60_000)
-  await setCredits(server, 1_000)
-  answer = () => say("ok")
 })
 
 const credits = async () => (await organizationOf(server)).creditsRemaining
@@ -105,7 +92,7 @@ describe("steps", () => {
 
   it("an agent step asks the published Agent one turn within the same execution (no extra credit)", async () => {
     const agent = await createAgent(server, { name: "Helper", instructions: "Be brief.", model: "fake-model" })
-    answer = (request) => say(`agent heard: ${lastUser(request)}`)
+    suite.answer = (request) => say(`agent heard: ${lastUser(request)}`)
     const flow = await createFlow({
       questions: [{ label: "Topic", type: "text", required: true }],
       steps: [{ type: "agent", name: "asked", agentId: agent, message: "Tell me about {{topic}}" }]
@@ -133,7 +120,7 @@ describe("steps", () => {
   })
 
   it("a prompt step calls its model; with the builtin model it echoes its prompt, marked as such", async () => {
-    answer = (request) => say(`model saw: ${lastUser(request)}`)
+    suite.answer = (request) => say(`model saw: ${lastUser(request)}`)
     const flow = await createFlow({
       questions: [{ label: "Topic", type: "text", required: true }],
       steps: [
@@ -148,7 +135,7 @@ describe("steps", () => {
   })
 
   it("a failing prompt step (provider 5xx) is 502 run_failed, the execution failed, nothing charged", async () => {
-    answer = () => ({ status: 500, error: "upstream exploded" })
+    suite.answer = () => ({ status: 500, error: "upstream exploded" })
     const flow = await createFlow({
       questions: [{ label: "Topic", type: "text", required: true }],
       steps: [{ type: "prompt", name: "written", template: "Write about {{topic}}" }]
@@ -246,7 +233,7 @@ describe("streaming", () => {
   })
 
   it("a failing step streams start, its tool event, then one error; nothing charged", async () => {
-    answer = () => ({ status: 503, error: "busy" })
+    suite.answer = () => ({ status: 503, error: "busy" })
     const flow = await createFlow({ steps: [{ type: "prompt", name: "written", template: "{{message}}" }] })
     const before = await credits()
     const streamed = await openStream(server, `/flows/${flow}/run`, { message: "hi", stream: true })
@@ -260,7 +247,7 @@ describe("streaming", () => {
 
 describe("a client that disconnects", () => {
   it("leaves the run going (issue 25): the prompt step finishes, the execution succeeds, charged once, its reply stored", async () => {
-    answer = () => ({ parts: [{ kind: "text", text: "partial" }, { kind: "wait", ms: 300 }, { kind: "text", text: " story" }] })
+    suite.answer = () => ({ parts: [{ kind: "text", text: "partial" }, { kind: "wait", ms: 300 }, { kind: "text", text: " story" }] })
     const flow = await createFlow({ steps: [{ type: "prompt", name: "written", template: "{{message}}" }] })
     const before = await credits()
     const aborted = fake.aborted.length
@@ -324,7 +311,7 @@ describe("Flows as an Agent's tools", () => {
     const unpublished = await createFlow({ name: "Hidden", questions, steps: [{ type: "template", name: "score", template: "x" }] }, { publish: false })
     const chat = await createFlow({ name: "Ünïcode chat", steps: [{ type: "template", name: "echo", template: "{{message}}" }] })
     const agent = await createAgent(server, { name: "Qualifier", model: "fake-model", flowIds: [scorer, twin, unpublished, chat] })
-    answer = (request) => {
+    suite.answer = (request) => {
       const tool = request.body.messages.find((m: any) => m.role === "tool")
       return tool ? say(`Flow said: ${tool.content}`) : callTool("flow_lead_score", { company_name: "Acme" })
     }

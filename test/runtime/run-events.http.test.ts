@@ -8,39 +8,28 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 import { expectError } from "../support/fixtures.js"
-import { type FakeOpenAi, type FakeResponse, say, startFakeOpenAi } from "../support/fake-openai.js"
+import { type FakeOpenAi, type FakeResponse, say } from "../support/fake-openai.js"
 import { organizationOf, setCredits } from "../support/knowledge.js"
-import { startTestServer, type TestServer } from "../support/server.js"
+import type { TestServer } from "../support/server.js"
 import { eventually } from "../support/timing.js"
-import { createAgent } from "./support.js"
+import { createAgent, fakeModelSuite } from "./support.js"
 
 let fake: FakeOpenAi
-let answer: () => FakeResponse = () => say("ok")
 let server: TestServer
 let agent: string
-beforeAll(async () => {
-  fake = await startFakeOpenAi(() => answer())
-  server = await startTestServer({
-    server: {
-      model: { baseUrl: fake.baseUrl, defaultModel: "fake-model", backoffMs: 1, maxAttempts: 1 },
-      runs: { keepAliveMs: 100, eventPollMs: 50, finalEventGraceMs: 300, drainMs: 2_000 },
-      instances: { heartbeatMs: 100 }
-    }
-  })
-  agent = await createAgent(server, { model: "fake-model" })
-})
-afterAll(async () => {
-  await server.stop()
-  await fake.close()
-})
-beforeEach(async () => {
-  server.clock.advance(60_000)
-  await setCredits(server, 1_000)
-  answer = () => say("ok")
-})
+const suite = fakeModelSuite(
+  {
+    model: { defaultModel: "fake-model", maxAttempts: 1 },
+    server: { runs: { keepAliveMs: 100, eventPollMs: 50, finalEventGraceMs: 300, drainMs: 2_000 }, instances: { heartbeatMs: 100 } }
+  },
+  async (started) => {
+    ;({ fake, server } = started)
+    agent = await createAgent(server, { model: "fake-model" })
+  }
+)
 
 /** One SSE event with its id (null for none). */
 interface IdEvent {
@@ -124,7 +113,7 @@ const slowReply = (ms = 700): FakeResponse => ({ parts: [{ kind: "text", text: "
 
 describe("event ids", () => {
   it("every event of a streamed Agent turn, draft run and Flow run carries its position in the run as its id", async () => {
-    answer = () => say("Hello ", "world")
+    suite.answer = () => say("Hello ", "world")
     const turn = await (await talk({ message: "hi" })).all()
     expect(turn.map((event) => [event.id, event.event])).toEqual([
       [1, "start"],
@@ -162,7 +151,7 @@ describe("event ids", () => {
 
 describe("GET /executions/{id}/events", () => {
   it("replays a finished run from the start as it was streamed, and after Last-Event-ID (or ?after) each later event exactly once", async () => {
-    answer = () => say("one ", "two ", "three")
+    suite.answer = () => say("one ", "two ", "three")
     const live = await (await talk({ message: "count" })).all()
     const executionId = live[0]!.data.executionId as string
     expect(live).toHaveLength(5)
@@ -178,7 +167,7 @@ describe("GET /executions/{id}/events", () => {
   })
 
   it("follows a running execution live to its done, the same events as its own stream", async () => {
-    answer = () => slowReply()
+    suite.answer = () => slowReply()
     const streamed = await talk({ message: "slowly" })
     const start = await streamed.next()
     expect(await streamed.next()).toMatchObject({ id: 2, event: "delta", data: { text: "first " } })
@@ -219,7 +208,7 @@ describe("GET /executions/{id}/events", () => {
 
 describe("a streamed run whose client goes away", () => {
   it("runs to its end, charged once, its reply stored once; a reconnect with Last-Event-ID gets each later event exactly once", async () => {
-    answer = () => slowReply()
+    suite.answer = () => slowReply()
     const before = await credits()
     const controller = new AbortController()
     const streamed = await sse("POST", `/agents/${agent}/conversation`, { body: { message: "cut me", stream: true }, signal: controller.signal })
@@ -247,7 +236,7 @@ describe("a streamed run whose client goes away", () => {
 
 describe("detach", () => {
   it("answers 202 with the execution and conversation; the run finishes alone, charged one credit, its events readable", async () => {
-    answer = () => slowReply(300)
+    suite.answer = () => slowReply(300)
     const before = await credits()
     const detached = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "in the background", detach: true } })
     expect(detached.status).toBe(202)
@@ -286,7 +275,7 @@ describe("detach", () => {
   })
 
   it("is stopped by POST /executions/{id}/cancel: cancelled, nothing charged, its events end with run_cancelled", async () => {
-    answer = () => ({ parts: [{ kind: "text", text: "partial" }, { kind: "hang" }] })
+    suite.answer = () => ({ parts: [{ kind: "text", text: "partial" }, { kind: "hang" }] })
     const before = await credits()
     const seen = fake.requests.length
     const detached = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "forever", detach: true } })
@@ -305,7 +294,7 @@ describe("detach", () => {
   })
 
   it("a detached run that fails charges nothing; its events end with run_failed", async () => {
-    answer = () => ({ status: 500, error: "the provider broke" })
+    suite.answer = () => ({ status: 500, error: "the provider broke" })
     const before = await credits()
     const detached = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "fail", detach: true } })
     expect(detached.status).toBe(202)
@@ -328,7 +317,7 @@ describe("detach", () => {
     expect(created.status).toBe(201)
     const flow = created.body.flow.id as string
     expect((await server.request("POST", `/flows/${flow}/publish`)).status).toBe(200)
-    answer = () => say("A poem.")
+    suite.answer = () => say("A poem.")
     const before = await credits()
     const detached = await server.request("POST", `/flows/${flow}/run`, { body: { inputs: { topic: "tides" }, detach: true } })
     expect(detached.status).toBe(202)
@@ -342,7 +331,7 @@ describe("detach", () => {
 
 describe("a run that finished without its final event stored", () => {
   it("ends its followers' stream with an error made from the execution's record, after its stored events", async () => {
-    answer = () => ({ status: 500, error: "the provider broke" })
+    suite.answer = () => ({ status: 500, error: "the provider broke" })
     const detached = await server.request("POST", `/agents/${agent}/conversation`, { body: { message: "lost", detach: true } })
     expect(detached.status).toBe(202)
     const { executionId } = detached.body

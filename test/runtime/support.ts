@@ -1,9 +1,63 @@
-/** Helpers of the run suites: Agents made over HTTP, SSE reading, database counts. */
+/** Helpers of the run suites: a server on a fake model, Agents made over HTTP, SSE reading, database counts. */
 import { Effect } from "effect"
 import { SqlClient } from "@effect/sql"
 import { numberPlaceholders } from "../../server/platform/sql/pg-read-connection.js"
-import { expect } from "vitest"
-import type { TestServer } from "../support/server.js"
+import type { ServerOptions } from "../../server/server.js"
+import { afterAll, beforeAll, beforeEach, expect } from "vitest"
+import { type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
+import { setCredits } from "../support/knowledge.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+
+/** A run suite's server on a fake OpenAI-compatible model, as `fakeModelSuite` set it up. */
+export interface FakeModelSuite {
+  /** How the fake model answers: a test sets it; it is back to `say("ok")` before each test. */
+  answer: (request: SeenRequest, n: number) => FakeResponse
+  /** The fake model on its real socket (the requests it saw, its aborts). */
+  readonly fake: FakeOpenAi
+  /** The test server whose model is the fake. */
+  readonly server: TestServer
+}
+
+/** What a suite's server on the fake model runs with. */
+export interface FakeModelSuiteOptions {
+  /** The server's default model (`builtin` or a name the fake answers) and how often a model call is tried. */
+  readonly model: { readonly defaultModel: string; readonly maxAttempts: number }
+  /** Run settings over the suite's (keep-alive comments every 100 ms), and instance settings. */
+  readonly server?: Pick<Partial<ServerOptions>, "runs" | "instances">
+}
+
+/**
+ * Registers the hooks of a run suite on a fake OpenAI-compatible model: before all, the fake and a
+ * test server on it (model retries 1 ms apart), then `setUp` with both; before each test, the clock
+ * a minute on (a fresh rate-limit window), 1,000 credits and the fake answering `say("ok")`; after
+ * all, both stopped. Answers the suite, whose `fake` and `server` are set once `setUp` runs.
+ */
+export const fakeModelSuite = (options: FakeModelSuiteOptions, setUp: (suite: FakeModelSuite) => Promise<void> = async () => undefined): FakeModelSuite => {
+  const ok = (): FakeResponse => say("ok")
+  const suite: { answer: FakeModelSuite["answer"]; fake?: FakeOpenAi; server?: TestServer } = { answer: ok }
+  const started = (): FakeModelSuite => suite as FakeModelSuite
+  beforeAll(async () => {
+    suite.fake = await startFakeOpenAi((request, n) => suite.answer(request, n))
+    suite.server = await startTestServer({
+      server: {
+        ...options.server,
+        model: { baseUrl: suite.fake.baseUrl, backoffMs: 1, ...options.model },
+        runs: { keepAliveMs: 100, ...options.server?.runs }
+      }
+    })
+    await setUp(started())
+  })
+  afterAll(async () => {
+    await suite.server?.stop()
+    await suite.fake?.close()
+  })
+  beforeEach(async () => {
+    started().server.clock.advance(60_000)
+    await setCredits(started().server, 1_000)
+    suite.answer = ok
+  })
+  return started()
+}
 
 /** Creates an Agent over HTTP (published unless `publish: false`); answers its id. */
 export const createAgent = async (

@@ -10,18 +10,16 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { expectError, insertKnowledgebases } from "../support/fixtures.js"
-import { callTool, type FakeOpenAi, type FakeResponse, say, type SeenRequest, startFakeOpenAi } from "../support/fake-openai.js"
+import { callTool, type FakeOpenAi, say } from "../support/fake-openai.js"
 import { call, connect, personalKey } from "../support/mcp.js"
-import { startTestServer, type TestServer } from "../support/server.js"
-import { setCredits } from "../support/knowledge.js"
+import type { TestServer } from "../support/server.js"
 import { readySource } from "../support/sources.js"
-import { createAgent, openStream } from "./support.js"
+import { createAgent, fakeModelSuite, openStream } from "./support.js"
 
 let fake: FakeOpenAi
-let answer: (request: SeenRequest, n: number) => FakeResponse = () => say("ok")
 let server: TestServer
 let otherKey: string
 let kb: string
@@ -29,11 +27,8 @@ let searcher: string
 let shipping: string
 let billing: string
 
-beforeAll(async () => {
-  fake = await startFakeOpenAi((request, n) => answer(request, n))
-  server = await startTestServer({
-    server: { model: { baseUrl: fake.baseUrl, defaultModel: "builtin", backoffMs: 1, maxAttempts: 1 }, runs: { keepAliveMs: 100 } }
-  })
+const suite = fakeModelSuite({ model: { defaultModel: "builtin", maxAttempts: 1 } }, async (started) => {
+  ;({ fake, server } = started)
   otherKey = await server.createOrganization("other")
   await server.admin(Effect.flatMap(AccountsService, (a) => a.setOrganization("other", { enable: ["apps"] })))
   const [shippingKb, billingKb] = await insertKnowledgebases(server, { count: 2, prefix: "Traced" })
@@ -43,15 +38,6 @@ beforeAll(async () => {
   searcher = await createAgent(server, { name: "Searcher", instructions: "Answer from the guides.", model: "fake-model", knowledgebaseIds: [kb] })
   shipping = await createAgent(server, { name: "Shipping desk", description: "Answers questions about parcels and shipping.", knowledgebaseIds: [kb] })
   billing = await createAgent(server, { name: "Billing desk", description: "Answers questions about invoices and payments.", knowledgebaseIds: [billingKb!.id] })
-})
-afterAll(async () => {
-  await server.stop()
-  await fake.close()
-})
-beforeEach(async () => {
-  server.clock.advance(60_000)
-  await setCredits(server, 1_000)
-  answer = () => say("ok")
 })
 
 const read = (id: string, query = "", key?: string) => server.request("GET", `/executions/${id}${query}`, key === undefined ? {} : { key })
@@ -90,7 +76,7 @@ describe("an Agent turn on a language model that searches", () => {
       { prompt_tokens: 42, completion_tokens: 7 },
       { prompt_tokens: 120, completion_tokens: 9 }
     ]
-    answer = (request, n) =>
+    suite.answer = (request, n) =>
       request.body.messages.some((m: any) => m.role === "tool")
         ? { ...say("Tuesdays, ", "per the Shipping guide."), usage: usages[1]! }
         : { ...callTool("search_knowledgebases", { query: "Zanzibarra" }), usage: usages[0]! }
@@ -189,12 +175,12 @@ describe("an Agent turn on a language model that searches", () => {
   })
 
   it("a provider that reports no usage leaves the tokens null; a failed call is an error span", async () => {
-    answer = () => say("plain")
+    suite.answer = () => say("plain")
     const plain = await server.request("POST", `/agents/${searcher}/conversation`, { body: { message: "hello" } })
     expect(plain.status).toBe(200)
     const [call1] = (await full(plain.body.executionId)).trace.spans
     expect(call1).toMatchObject({ kind: "model", tokensIn: null, tokensOut: null, reply: { text: "plain", truncated: false } })
-    answer = () => ({ status: 500, error: "upstream exploded" })
+    suite.answer = () => ({ status: 500, error: "upstream exploded" })
     server.clock.advance(1_000)
     expectError(
       await server.request("POST", `/agents/${searcher}/conversation`, { body: { message: "hello again", conversation_id: plain.body.conversation_id } }),
@@ -213,7 +199,7 @@ describe("an Agent turn on a language model that searches", () => {
 describe("bounds and a running execution", () => {
   it("stores a message longer than 2,000 characters cut and marked truncated, counted whole", async () => {
     const long = `${"parcel ".repeat(400)}end`
-    answer = () => say("noted")
+    suite.answer = () => say("noted")
     const turn = await server.request("POST", `/agents/${searcher}/conversation`, { body: { message: long } })
     expect(turn.status).toBe(200)
     const [model] = (await full(turn.body.executionId)).trace.spans
@@ -223,7 +209,7 @@ describe("bounds and a running execution", () => {
   })
 
   it("shows trace null while the execution runs; once cancelled, the model call cut short is an error span", async () => {
-    answer = () => ({ parts: [{ kind: "hang" }] })
+    suite.answer = () => ({ parts: [{ kind: "hang" }] })
     const streamed = await openStream(server, `/agents/${searcher}/conversation`, { message: "Take your time", stream: true })
     const start = await streamed.next()
     expect(start!.event).toBe("start")
