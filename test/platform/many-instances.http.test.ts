@@ -7,27 +7,14 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccountsService } from "../../server/identity/service.js"
 import { createKeyRecord, expectError, sql } from "../support/fixtures.js"
-import { createTestDatabase } from "../support/postgres.js"
+import { instancesOnOneDatabase } from "../support/instances.js"
 import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
 import { readySource } from "../support/sources.js"
 
-let database: { readonly url: string; readonly drop: () => Promise<void> }
+let database: { readonly url: string }
 let instances: Array<TestServer> = []
 
-beforeAll(async () => {
-  database = await createTestDatabase()
-  const clock = new ManualClock()
-  const first = await startTestServer({ clock, server: { database: database.url, requestsPerMinute: 100_000 } })
-  const others = await Promise.all(
-    [1, 2].map(() => startTestServer({ clock, key: first.key, server: { database: database.url, requestsPerMinute: 100_000 } }))
-  )
-  instances = [first, ...others]
-})
-
-afterAll(async () => {
-  for (const instance of instances) await instance.stop()
-  await database.drop()
-})
+instancesOnOneDatabase({ requestsPerMinute: 100_000 }, (started) => ({ database, instances } = started))
 
 const a = () => instances[0]!
 const b = () => instances[1]!

@@ -6,31 +6,18 @@
  */
 import { Effect } from "effect"
 import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { pgSweep, pgTake } from "../../server/platform/pg-rate-limiter.js"
 import { createKeyRecord, expectError } from "../support/fixtures.js"
-import { createTestDatabase } from "../support/postgres.js"
-import { ManualClock, startTestServer, type TestServer } from "../support/server.js"
+import { instancesOnOneDatabase } from "../support/instances.js"
+import { ManualClock, type TestServer } from "../support/server.js"
 
-let database: { readonly url: string; readonly drop: () => Promise<void> }
+let database: { readonly url: string }
 let instances: Array<TestServer> = []
 let db: pg.Client
 const clock = new ManualClock()
 
-beforeAll(async () => {
-  database = await createTestDatabase()
-  const first = await startTestServer({ clock, server: { database: database.url } })
-  const others = await Promise.all([1, 2].map(() => startTestServer({ clock, key: first.key, server: { database: database.url } })))
-  instances = [first, ...others]
-  db = new pg.Client({ connectionString: database.url })
-  await db.connect()
-})
-
-afterAll(async () => {
-  await db?.end()
-  for (const instance of instances) await instance.stop()
-  await database.drop()
-})
+instancesOnOneDatabase({ clock }, (started) => ({ database, instances, db } = started))
 
 /** The bucket's row: how many requests it counts in its window, and how many rows it has. */
 const bucketOf = async (keyId: string) => {

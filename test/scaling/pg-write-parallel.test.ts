@@ -6,31 +6,15 @@
  * at once, each losing transaction run again. (pg project only.)
  */
 import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createTestDatabase } from "../support/postgres.js"
-import { ManualClock, startTestServer, type TestResponse, type TestServer } from "../support/server.js"
+import { describe, expect, it } from "vitest"
+import { instancesOnOneDatabase } from "../support/instances.js"
+import type { TestResponse, TestServer } from "../support/server.js"
 
-let database: { readonly url: string; readonly drop: () => Promise<void> }
+let database: { readonly url: string }
 let instances: Array<TestServer> = []
 let db: pg.Client
 
-beforeAll(async () => {
-  database = await createTestDatabase()
-  const clock = new ManualClock()
-  const first = await startTestServer({ clock, server: { database: database.url, requestsPerMinute: 100_000 } })
-  const others = await Promise.all(
-    [1, 2].map(() => startTestServer({ clock, key: first.key, server: { database: database.url, requestsPerMinute: 100_000 } }))
-  )
-  instances = [first, ...others]
-  db = new pg.Client({ connectionString: database.url })
-  await db.connect()
-})
-
-afterAll(async () => {
-  await db?.end()
-  for (const instance of instances) await instance.stop()
-  await database.drop()
-})
+instancesOnOneDatabase({ requestsPerMinute: 100_000 }, (started) => ({ database, instances, db } = started))
 
 const newKnowledgebase = async (server: TestServer, name: string, key?: string): Promise<string> => {
   const response = await server.request("POST", "/knowledgebases", { body: { name }, ...(key === undefined ? {} : { key }) })
