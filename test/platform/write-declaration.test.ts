@@ -8,32 +8,15 @@
  * counts as a write of every table.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, type Exit, Layer } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { Cause, Effect, type Exit } from "effect"
 import { join } from "node:path"
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { DatabaseLive } from "../../server/platform/sql/database.js"
+import { expect, it } from "vitest"
 import { SqliteConnectionLive, SqliteWriter, type SqliteWriterShape } from "../../server/platform/sql/sqlite-connection.js"
 import { declareWrites, UndeclaredWrite, writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
 import { sqliteWriteTransactions, statementsOn, txAll, txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
+import { type SqliteWriteServices, sqliteWriteSuite } from "../support/sqlite-writes.js"
 
-let dataDir: string
-beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), "svc-write-declaration-"))
-})
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-type Services = WriteTransactions | SqlClient.SqlClient | SqliteWriter
-
-const run = <A>(body: Effect.Effect<A, unknown, Services>) =>
-  Effect.runPromise(
-    body.pipe(
-      Effect.provide(WriteTransactions.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir) as Layer.Layer<SqlClient.SqlClient | SqliteWriter, unknown>))),
-      Effect.scoped,
-      Effect.orDie
-    )
-  )
+const { dataDir, run } = sqliteWriteSuite("svc-write-declaration-")
 
 const organizationWrites = declareWrites("organizations")
 const creditWrites = declareWrites("organizations#credits")
@@ -44,7 +27,7 @@ const settingWrites = declareWrites("settings")
  * Runs `write` and answers which generations it moved: every table of the schema, and the
  * credits column group, each read alone.
  */
-const moved = (write: Effect.Effect<unknown, unknown, Services>) =>
+const moved = (write: Effect.Effect<unknown, unknown, SqliteWriteServices>) =>
   Effect.gen(function* () {
     const writer = yield* SqliteWriter
     const tables = [...(writer.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as Array<string>), "organizations#credits"]
@@ -178,7 +161,7 @@ const withOwnClient = <A>(strictWrites: boolean, file: string, use: (sql: SqlCli
       const writer = yield* SqliteWriter
       yield* sql`CREATE TABLE IF NOT EXISTS notes (body TEXT NOT NULL) STRICT`
       return yield* use(sql, writer)
-    }).pipe(Effect.provide(SqliteConnectionLive({ filename: join(dataDir, file), prepareCacheSize: 10, strictWrites })), Effect.scoped)
+    }).pipe(Effect.provide(SqliteConnectionLive({ filename: join(dataDir(), file), prepareCacheSize: 10, strictWrites })), Effect.scoped)
   )
 
 it("in strict mode an undeclared write fails before it runs, through either form, and writes nothing; DDL and declared writes run", async () => {

@@ -7,31 +7,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Exit, Fiber, Layer } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { DatabaseLive } from "../../server/platform/sql/database.js"
+import { expect, it } from "vitest"
 import { SqliteConnectionLive, SqliteWriter } from "../../server/platform/sql/sqlite-connection.js"
 import { declareWrites, writing } from "../../server/platform/sql/write-declaration.js"
 import { sqliteWriteTransactions, txRun, WriteTransactions } from "../../server/platform/sql/write-fast-path.js"
+import { sqliteWriteSuite } from "../support/sqlite-writes.js"
 
-let dataDir: string
-beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), "svc-writer-transaction-"))
-})
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-type Services = WriteTransactions | SqlClient.SqlClient | SqliteWriter
-
-const run = <A>(body: Effect.Effect<A, unknown, Services>) =>
-  Effect.runPromise(
-    body.pipe(
-      Effect.provide(WriteTransactions.Default.pipe(Layer.provideMerge(DatabaseLive(dataDir) as Layer.Layer<SqlClient.SqlClient | SqliteWriter, unknown>))),
-      Effect.scoped,
-      Effect.orDie
-    )
-  )
+const { dataDir, run } = sqliteWriteSuite("svc-writer-transaction-")
 
 const settingWrites = declareWrites("settings")
 
@@ -136,7 +119,7 @@ it("rolls back a transaction that outlives its time box, interrupting its fiber,
     Effect.scoped(Effect.gen(function* () {
       yield* putWithSql("box-seed")
       // A second connection on the same file with a 100 ms time box (the service's is 5 seconds).
-      const boxed = yield* Layer.build(SqliteConnectionLive({ filename: join(dataDir, "svc.sqlite"), prepareCacheSize: 10, transactionTimeBoxMs: 100 }))
+      const boxed = yield* Layer.build(SqliteConnectionLive({ filename: join(dataDir(), "svc.sqlite"), prepareCacheSize: 10, transactionTimeBoxMs: 100 }))
       const writer = Context.get(boxed, SqliteWriter)
       const writes = sqliteWriteTransactions(writer)
       const insert = (key: string) => writes.run(() => txRun("INSERT INTO settings (name, value) VALUES (?, 'v')", [key], settingWrites))
