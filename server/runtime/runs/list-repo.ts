@@ -7,17 +7,10 @@ import { Effect } from "effect"
 import type { PageRequest } from "../../platform/pagination.js"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import type { ExecutionKind, ExecutionStatus, TargetKind } from "./domain.js"
-import type { ExecutionRow } from "./rows.js"
+import type { ConversationRow, ExecutionRow } from "./rows.js"
 
-/** A conversation as the list shows it. */
-export interface ConversationListRow {
-  readonly id: string
-  readonly target_kind: TargetKind
-  readonly target_id: string
-  readonly created_at: string
-  readonly updated_at: string
-  readonly started_by_key_id: string | null
-  readonly started_by_member_id: string | null
+/** A conversation as the list shows it: its row (the organization is the list's) and its turn count. */
+export interface ConversationListRow extends Omit<ConversationRow, "organization_id"> {
   readonly turn_count: number
 }
 
