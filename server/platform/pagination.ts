@@ -2,9 +2,10 @@
  * Keyset pagination shared by every list (REST and MCP): opaque, tamper-evident cursors bound to
  * the list they came from, page sizes 1..200 (default 50), and `fields` projection.
  */
-import { Effect, ParseResult, Schema } from "effect"
+import { type Array as Arr, Effect, ParseResult, Schema, type SchemaAST } from "effect"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { InvalidRequest } from "./errors.js"
+import { Uuid } from "./schema.js"
 import { ServerSettings } from "./settings-repo.js"
 
 /** Default and largest page size. */
@@ -65,6 +66,13 @@ export const UpdatedSinceParam = Schema.optional(
     jsonSchema: { type: "string", format: "date-time", description: "Only items changed at or after this time (inclusive)." }
   })
 )
+
+/** An optional filter of a list by one of `literal`'s values; any other is refused naming them all. */
+export const OneOfParam = <const Literals extends Arr.NonEmptyReadonlyArray<SchemaAST.LiteralValue>>(literal: Schema.Literal<Literals>) =>
+  Schema.optional(literal.annotations({ message: () => `must be one of ${literal.literals.map((value) => `"${value}"`).join(", ")}` }))
+
+/** An optional filter of a list by an item's UUID, named `name` in the refusal of anything else. */
+export const UuidParam = (name: string) => Schema.optional(Uuid.annotations({ message: () => `${name} must be a UUID` }))
 
 /** The `fields` query parameter. */
 export const FieldsParam = Schema.optional(

@@ -5,16 +5,13 @@ import { Authentication } from "../http/authentication.js"
 import { featureContract } from "../http/contract.js"
 import { ErrorResponse } from "../http/error-responses.js"
 import { anyScope } from "../http/policy.js"
-import { ListOf, listQuery, UpdatedSinceParam } from "../platform/pagination.js"
-import { Uuid } from "../platform/schema.js"
+import { ListOf, listQuery, OneOfParam, UpdatedSinceParam, UuidParam } from "../platform/pagination.js"
+import { executeScopes } from "../runtime/runs/api.js"
 import { Execution, ExecutionKind, ExecutionStatus, TargetKind } from "../runtime/runs/domain.js"
 import { ConversationSummary } from "./domain.js"
 
 /** The content type of a conversation's export: JSON Lines. */
 export const exportContentType = "application/x-ndjson"
-
-const executeScopes = ["agents:execute", "flows:execute", "apps:execute"] as const
-const literalMessage = (values: ReadonlyArray<string>) => () => `must be one of ${values.map((v) => `"${v}"`).join(", ")}`
 
 /** `/conversations`, `/conversations/{id}/export`, `/executions` */
 export class RunListsApi extends HttpApiGroup.make("runLists")
@@ -23,9 +20,9 @@ export class RunListsApi extends HttpApiGroup.make("runLists")
     HttpApiEndpoint.get("listConversations", "/conversations")
       .setUrlParams(
         listQuery({
-          targetKind: Schema.optional(TargetKind.annotations({ message: literalMessage(TargetKind.literals) })),
-          targetId: Schema.optional(Uuid.annotations({ message: () => "targetId must be a UUID" })),
-          endUserId: Schema.optional(Uuid.annotations({ message: () => "endUserId must be a UUID" })),
+          targetKind: OneOfParam(TargetKind),
+          targetId: UuidParam("targetId"),
+          endUserId: UuidParam("endUserId"),
           since: UpdatedSinceParam
         })
       )
@@ -54,8 +51,8 @@ export class RunListsApi extends HttpApiGroup.make("runLists")
     HttpApiEndpoint.get("listExecutions", "/executions")
       .setUrlParams(
         listQuery({
-          kind: Schema.optional(ExecutionKind.annotations({ message: literalMessage(ExecutionKind.literals) })),
-          status: Schema.optional(ExecutionStatus.annotations({ message: literalMessage(ExecutionStatus.literals) })),
+          kind: OneOfParam(ExecutionKind),
+          status: OneOfParam(ExecutionStatus),
           since: UpdatedSinceParam
         })
       )

@@ -1,7 +1,7 @@
 /** The organization's lists of runs as the contract shows them: conversations with who started them, and an export's lines. */
 import { Schema } from "effect"
-import { DateTime, Uuid } from "../platform/schema.js"
-import { Execution, Message, TargetKind } from "../runtime/runs/domain.js"
+import { DateTime } from "../platform/schema.js"
+import { Conversation, Execution, Message } from "../runtime/runs/domain.js"
 
 /** Who started a conversation: an organization key, a member (personal key or MCP sign-in), an end user at a Portal, or not recorded. */
 export const StartedBy = Schema.Struct({
@@ -15,15 +15,17 @@ export const StartedBy = Schema.Struct({
 }).annotations({ identifier: "ConversationStarter" })
 export type StartedBy = typeof StartedBy.Type
 
-/** A conversation as the organization's list shows it. */
+const { createdAt, id, targetId, targetKind } = Conversation.fields
+
+/** A conversation as the organization's list shows it: a conversation's fields, who started it, its turns and last activity. */
 export const ConversationSummary = Schema.Struct({
-  id: Uuid,
-  targetKind: TargetKind,
-  targetId: Uuid,
+  id,
+  targetKind,
+  targetId,
   startedBy: StartedBy,
   turnCount: Schema.Int.annotations({ description: "Its executions, one per turn (failed and cancelled ones included)." }),
   lastActivityAt: DateTime.annotations({ description: "When a turn last started or stored its reply: the list's order." }),
-  createdAt: DateTime
+  createdAt
 }).annotations({ identifier: "ConversationSummary" })
 export type ConversationSummary = typeof ConversationSummary.Type
 

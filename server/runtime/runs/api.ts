@@ -10,6 +10,10 @@ import { Conversation, ConversationReply, ConversationTurn, DetachedRun, Executi
 import { detachNote, ExecutionEventsHeaders, ExecutionEventsQuery, RunEventStream } from "./event-api.js"
 
 const IdPath = Schema.Struct({ id: Schema.String })
+
+/** The scopes that run something, any one of which reads executions and conversations (each list narrows by kind). */
+export const executeScopes = ["agents:execute", "flows:execute", "apps:execute"] as const
+
 const streamNote =
   "With `stream: true` the answer is `text/event-stream`: `event: start` (`{executionId, conversation_id}`, sent before the model answers), `event: delta` (`{text}`), `event: tool` (`{name}`), then exactly one `event: done` (this answer) or `event: error` (the error envelope); a `: keep-alive` comment every 15 s."
 
@@ -69,7 +73,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
         OpenApi.Description,
         "What ran and at which version, its steps and tools called, credits, timings and outcome; with `view=full` also its `trace`. Any `:execute` scope."
       )
-      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+      .pipe(anyScope(...executeScopes))
   )
   .add(
     HttpApiEndpoint.post("cancelExecution", "/executions/:id/cancel")
@@ -81,7 +85,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
         OpenApi.Description,
         "A running execution stops: it is recorded `cancelled` (nothing charged, a partial reply kept) before this answers, and its caller gets 409 `run_cancelled` (streamed: a final `event: error` with that code). A finished execution is answered unchanged. Any `:execute` scope."
       )
-      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+      .pipe(anyScope(...executeScopes))
   )
   .add(
     HttpApiEndpoint.get("executionEvents", "/executions/:id/events")
@@ -96,7 +100,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
         OpenApi.Description,
         "The events of a streamed or detached run as `text/event-stream`, each with its `id` (its position in the run): from the start, or after `Last-Event-ID` (or `after`), then live until its one `done` or `error`; a `: keep-alive` comment every 15 s. Events are kept 24 hours; a run answered whole keeps none (`not_found`). Needs the `:execute` scope of the execution's kind (a transaction's is `apps:execute`; else `insufficient_scope`)."
       )
-      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+      .pipe(anyScope(...executeScopes))
   )
   .add(
     HttpApiEndpoint.get("getConversation", "/conversations/:id")
@@ -105,7 +109,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(ErrorResponse.NotFound)
       .annotate(OpenApi.Summary, "Read a conversation")
       .annotate(OpenApi.Description, "Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).")
-      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+      .pipe(anyScope(...executeScopes))
   )
   .add(
     HttpApiEndpoint.get("listMessages", "/conversations/:id/messages")
@@ -116,7 +120,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(ErrorResponse.InvalidRequest)
       .annotate(OpenApi.Summary, "List a conversation's messages")
       .annotate(OpenApi.Description, "Oldest first. Needs the `:execute` scope of the conversation's target kind (else `insufficient_scope`).")
-      .pipe(anyScope("agents:execute", "flows:execute", "apps:execute"))
+      .pipe(anyScope(...executeScopes))
   )
   .middleware(Authentication) {}
 
