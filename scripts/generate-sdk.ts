@@ -385,14 +385,15 @@ const renderMethod = (op: Operation, upload?: { readonly name: string; readonly 
 }
 
 /**
- * The streamed variant of an operation whose body takes `stream`: the body without `stream`, answered
- * as a `ReplyStream` of events ending with the same answer the plain method resolves with.
+ * The signature and request of a variant of an operation whose JSON body takes `stream` (streamed,
+ * detached): the body without the keys of `omitted` (a union of string literal types), sent as
+ * `bodyField`.
  */
-const renderStreamMethod = (op: Operation, name: string): string => {
+const runVariantParts = (op: Operation, omitted: string, bodyField: string): { readonly signature: string; readonly call: string } => {
   const o = `operations[${quote(op.id)}]`
   const signature = signatureOf([
     ...op.pathParams.map((p) => ({ name: p.ident, type: `${o}["parameters"]["path"][${quote(p.name)}]`, optional: false })),
-    { name: "body", type: `Omit<${op.typeBase}Body, "stream">`, optional: !op.body!.required },
+    { name: "body", type: `Omit<${op.typeBase}Body, ${omitted}>`, optional: !op.body!.required },
     ...(op.query.present ? [{ name: "params", type: `${op.typeBase}Params`, optional: !op.query.required }] : []),
     { name: "options", type: "RequestOptions", optional: true }
   ])
@@ -402,10 +403,19 @@ const renderStreamMethod = (op: Operation, name: string): string => {
     ...(op.pathParams.length > 0
       ? [`pathParams: { ${op.pathParams.map((p) => (p.ident === p.name ? p.ident : `${quote(p.name)}: ${p.ident}`)).join(", ")} }`]
       : []),
-    "body",
+    bodyField,
     ...(op.query.present ? ["query: params"] : []),
     "options"
   ].join(", ")
+  return { signature, call }
+}
+
+/**
+ * The streamed variant of an operation whose body takes `stream`: the body without `stream`, answered
+ * as a `ReplyStream` of events ending with the same answer the plain method resolves with.
+ */
+const renderStreamMethod = (op: Operation, name: string): string => {
+  const { signature, call } = runVariantParts(op, `"stream"`, "body")
   const doc = [
     `${op.doc.summary ? String(op.doc.summary) : op.method}, streamed: \`stream: true\` is sent and the reply is read as it arrives.`,
     "",
@@ -424,23 +434,7 @@ const renderStreamMethod = (op: Operation, name: string): string => {
  * (`{executionId, conversation_id?}`) once the run began.
  */
 const renderDetachedMethod = (op: Operation, name: string): string => {
-  const o = `operations[${quote(op.id)}]`
-  const signature = signatureOf([
-    ...op.pathParams.map((p) => ({ name: p.ident, type: `${o}["parameters"]["path"][${quote(p.name)}]`, optional: false })),
-    { name: "body", type: `Omit<${op.typeBase}Body, "stream" | "detach">`, optional: !op.body!.required },
-    ...(op.query.present ? [{ name: "params", type: `${op.typeBase}Params`, optional: !op.query.required }] : []),
-    { name: "options", type: "RequestOptions", optional: true }
-  ])
-  const call = [
-    `method: ${quote(op.httpMethod)}`,
-    `path: ${quote(op.path)}`,
-    ...(op.pathParams.length > 0
-      ? [`pathParams: { ${op.pathParams.map((p) => (p.ident === p.name ? p.ident : `${quote(p.name)}: ${p.ident}`)).join(", ")} }`]
-      : []),
-    "body: { ...body, detach: true }",
-    ...(op.query.present ? ["query: params"] : []),
-    "options"
-  ].join(", ")
+  const { signature, call } = runVariantParts(op, `"stream" | "detach"`, "body: { ...body, detach: true }")
   const doc = [
     `${op.doc.summary ? String(op.doc.summary) : op.method}, detached: \`detach: true\` is sent and the answer (202) comes once the run began.`,
     "",
