@@ -10,6 +10,7 @@
 import { Effect } from "effect"
 import { ApiDisabled, type ApiKeyRevoked, GroupsDisabled, InsufficientScope, type InvalidApiKey, type RateLimited, Unauthorized } from "../platform/errors.js"
 import { type RateLimit, RateLimiter, RequestRate } from "../platform/rate-limiter.js"
+import { actFor } from "../platform/sql/acting-organization.js"
 import { type ApiScope, apiPlans, type Gate, type Plan, type Principal } from "./domain.js"
 import { AccountsService } from "./service.js"
 
@@ -77,25 +78,36 @@ export interface AdmissionSteps<Who, Refusal> {
   readonly authorize: (who: Who) => Refusal | null
   /** The rate bucket an admitted request counts against: its credential kind's rule (`credentialKinds`). */
   readonly countAs: (who: Who) => string
+  /** The organization an admitted request acts for (its writes contend with that organization's only), if any. */
+  readonly organizationOf?: ((who: Who) => string) | undefined
 }
 
 /** One admission through its steps, with the rate and limiter in force. */
 export type AdmissionPipeline = <Who, Refusal>(steps: AdmissionSteps<Who, Refusal>) => Effect.Effect<Who, Refusal | RateLimited>
 
-/** Steps 2 and 3 for `who`, already authenticated: its refusal (counted by no one), else one request counted against `countAs(who)`. */
+/**
+ * Steps 2 and 3 for `who`, already authenticated: its refusal (counted by no one), else one request
+ * counted against `countAs(who)`, the rest of the request acting for `organizationOf(who)`.
+ */
 const decide = <Who, Refusal>(
   limiter: RateLimiter,
   rate: RateLimit,
   who: Who,
   refusal: Refusal | null,
-  countAs: (who: Who) => string
-): Effect.Effect<Who, Refusal | RateLimited> => (refusal !== null ? Effect.fail(refusal) : Effect.as(limiter.take(rate, countAs(who)), who))
+  countAs: (who: Who) => string,
+  organizationOf: ((who: Who) => string) | undefined
+): Effect.Effect<Who, Refusal | RateLimited> => {
+  if (refusal !== null) return Effect.fail(refusal)
+  const counted = Effect.as(limiter.take(rate, countAs(who)), who)
+  return organizationOf === undefined ? counted : Effect.zipLeft(counted, actFor(organizationOf(who)))
+}
 
 /** The one admission pipeline (authenticate, authorize, count, principal) with its services resolved once. */
 export const admissionPipeline: Effect.Effect<AdmissionPipeline, never, RateLimiter | RequestRate> = Effect.gen(function* () {
   const limiter = yield* RateLimiter
   const rate = yield* RequestRate
-  return (steps) => Effect.flatMap(steps.authenticate, (who) => decide(limiter, rate, who, steps.authorize(who), steps.countAs))
+  return (steps) =>
+    Effect.flatMap(steps.authenticate, (who) => decide(limiter, rate, who, steps.authorize(who), steps.countAs, steps.organizationOf))
 })
 
 /** Authorizes an authenticated caller, then counts the request against its key's rate. */
@@ -104,13 +116,14 @@ export const admitPrincipal = (principal: Principal, rule: AdmissionRule): Effec
 
 /** A key's rate bucket: the key's own (a sign-in token's is its session's key row). */
 const keyBucket = (principal: Principal): string => credentialKinds.apiKey.countAs(principal.key.id)
+const keyOrganization = (principal: Principal): string => principal.organization.id
 
 /** {@link admitBearer} and {@link admitPrincipal} with their services resolved once (for a door's hot path). */
 export const makeAdmission = Effect.gen(function* () {
   const limiter = yield* RateLimiter
   const rate = yield* RequestRate
   const principalAdmitted = (principal: Principal, rule: AdmissionRule): Effect.Effect<Principal, AdmissionFailure> =>
-    decide(limiter, rate, principal, refusalOf(principal, rule), keyBucket)
+    decide(limiter, rate, principal, refusalOf(principal, rule), keyBucket, keyOrganization)
   return {
     /** Authorizes an authenticated caller, then counts the request. */
     principal: principalAdmitted,

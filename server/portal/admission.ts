@@ -31,7 +31,8 @@ export const makePortalAdmission: Effect.Effect<PortalAdmission, never, PortalSi
           signedIn === null ? Effect.fail(new PortalSignedOut({ hadSession: sessionToken !== undefined })) : Effect.succeed(signedIn)
         ),
         authorize: () => null,
-        countAs
+        countAs,
+        organizationOf: () => portal.organization_id
       })
   }
 )

@@ -3,10 +3,13 @@
  * proceed through different instances while one organization's rows are held by a long
  * transaction, and read-then-write transactions that only the old cluster-wide lock kept apart
  * (appends to one page: its text and its revision numbers) stay exact when sent to three instances
- * at once, each losing transaction run again. (pg project only.)
+ * at once, each losing transaction run again; the lock a lost transaction's re-run takes alone is
+ * its organization's, and holds back no other organization's writes. (pg project only.)
  */
 import pg from "pg"
 import { describe, expect, it } from "vitest"
+import { organizationLockKey } from "../../server/platform/sql/acting-organization.js"
+import { contendedLock } from "../../server/platform/sql/pg-serializable.js"
 import { instancesOnOneDatabase } from "../support/instances.js"
 import type { TestResponse, TestServer } from "../support/server.js"
 
@@ -94,5 +97,49 @@ describe("read-then-write transactions sent to three instances at once", () => {
     for (const text of texts) expect(markdown.split(text)).toHaveLength(2)
     const revisions = await db.query<{ number: number }>("SELECT number FROM page_revisions WHERE page_id = $1 ORDER BY number", [page])
     expect(revisions.rows.map((row) => Number(row.number))).toEqual(Array.from({ length: 13 }, (_, i) => i + 1))
+  })
+})
+
+describe("the lock a lost transaction's re-run takes alone", () => {
+  it("is its organization's: held, it keeps that organization's writes waiting on its key while another organization's go through", async () => {
+    const a = instances[0]!
+    const b = instances[1]!
+    const kbA = await newKnowledgebase(a, "Organization A")
+    const { rows: owner } = await db.query<{ organization_id: string }>("SELECT organization_id FROM knowledgebases WHERE id = $1", [kbA])
+    const key = organizationLockKey(owner[0]!.organization_id)
+    const otherKey = await b.createOrganization("organization-b")
+
+    const holder = new pg.Client({ connectionString: database.url })
+    await holder.connect()
+    let created: TestResponse | undefined
+    try {
+      // What a re-run of organization A holds while it runs alone.
+      await holder.query("BEGIN")
+      await holder.query("SELECT pg_advisory_xact_lock($1, $2)", [contendedLock, key])
+      const waiting = a.request("POST", "/knowledgebases", { body: { name: "Waits for A's re-run" } }).then((response) => {
+        created = response
+        return response
+      })
+      await someoneWaitsForALock()
+      const { rows: waits } = await db.query<{ classid: string; objid: string }>(
+        "SELECT classid::text, objid::text FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+      )
+      expect(waits).toEqual([{ classid: String(contendedLock), objid: String(key >>> 0) }])
+
+      const kbB = await b.request("POST", "/knowledgebases", { key: otherKey, body: { name: "Organization B goes on" } })
+      expect(kbB.status).toBe(201)
+      const page = await b.request("POST", `/knowledgebases/${kbB.body.knowledgebase.id}/pages`, { key: otherKey, body: { title: "B's page", bodyMarkdown: "b" } })
+      expect(page.status).toBe(201)
+      expect(created).toBeUndefined()
+      const { rows: none } = await db.query("SELECT id FROM knowledgebases WHERE name = $1", ["Waits for A's re-run"])
+      expect(none).toEqual([])
+
+      await holder.query("COMMIT")
+      expect((await waiting).status).toBe(201)
+    } finally {
+      await holder.end()
+    }
+    const { rows: one } = await db.query("SELECT id FROM knowledgebases WHERE name = $1", ["Waits for A's re-run"])
+    expect(one).toHaveLength(1)
   })
 })

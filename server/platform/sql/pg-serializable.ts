@@ -9,10 +9,12 @@
  * run in parallel on any instances. A deadlock between two writers is retried the same way.
  *
  * Re-runs alone would not do: under contention on the same rows (creates into one organization)
- * transactions lost to each other until they gave up. So every first run holds one advisory lock
- * shared, which never makes writers wait for each other, and a re-run takes it alone: it waits
- * for the transactions under way and holds new ones back while it runs, so it cannot lose again
- * (`contendedLock`). A cluster-wide write lock remains, but only for re-runs.
+ * transactions lost to each other until they gave up. So every first run holds its organization's
+ * advisory lock shared, which never makes writers wait for each other, and a re-run takes it
+ * alone: it waits for its organization's transactions under way and holds new ones back while it
+ * runs, so it cannot lose to them again (`contendedLock`). No lock is shared by the writes of
+ * different organizations: the organization is the one the request acts for
+ * (`acting-organization.ts`), the service's own work (sweeps, jobs) has a key of its own.
  *
  * Only the outermost transaction is set and retried: a nested one is a savepoint of it, and once
  * a transaction lost, only its whole re-run can win. Bodies hold no network, model or file I/O
@@ -21,6 +23,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Chunk, Effect, FiberRef, Option } from "effect"
+import { ActingOrganization, organizationLockKey } from "./acting-organization.js"
 
 /** PostgreSQL's codes of a transaction that lost to another: serialization failure, deadlock. */
 const lostRaceCodes: ReadonlySet<string> = new Set(["40001", "40P01"])
@@ -66,37 +69,46 @@ const outermost: Effect.Effect<boolean> = Effect.map(Effect.serviceOption(SqlCli
 export const lossesBeforeQueueing = 1
 
 /**
- * The advisory lock of write transactions: every first run takes it shared (shared holders never
- * wait for each other, so writes run in parallel on every instance); a re-run that lost takes it
- * alone, waiting for the transactions under way and holding new ones back until it commits, so
- * it cannot lose again. Transactions that keep colliding (the bench's creates into one
- * organization, appends to one page) then cost one lost run each instead of failing each other
- * until they give up, which they did with re-runs alone.
+ * The first half of the advisory locks of write transactions, one per organization (the second
+ * half is `organizationLockKey`): every first run takes its organization's shared (shared holders
+ * never wait for each other, so writes run in parallel on every instance); a re-run that lost
+ * takes it alone, waiting for its organization's transactions under way and holding new ones back
+ * until it commits, so it cannot lose to them again. Transactions that keep colliding (the bench's
+ * creates into one organization, appends to one page) then cost one lost run each instead of
+ * failing each other until they give up, which they did with re-runs alone.
  */
-const contendedLock = 7_134_002
+export const contendedLock = 7_134_002
 
 /** Whether the transaction being run is a re-run that takes `contendedLock` alone. */
 const queued = FiberRef.unsafeMake(false)
 
-/** The isolation and the lock of a first run, and of a re-run, in one round trip each. */
-const firstRun = `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${contendedLock})`
+/** The isolation and the organization's lock of a first run, in one round trip. */
+const firstRun = (key: number): string =>
+  `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${contendedLock}, ${key})`
 /**
  * A re-run stays at READ COMMITTED: a SERIALIZABLE one would take its snapshot with the lock's
  * statement, before the transactions it waited for commit, and lose to them again. Alone under
- * the lock, each statement sees every commit before it, as under the old write lock.
+ * its organization's lock, each statement sees every commit before it, as under the old write
+ * lock; the writes of other organizations touch other rows (or shared ones by single conditional
+ * statements: an end user's identity upserted, a sweep's `WHERE status = 'running'`).
  */
-const reRun = `SELECT pg_advisory_xact_lock(${contendedLock})`
+const reRun = (key: number): string => `SELECT pg_advisory_xact_lock(${contendedLock}, ${key})`
 
 /**
  * The first statement of a write transaction on PostgreSQL, when it is the outermost:
- * `SERIALIZABLE` and the lock of write transactions shared or, for a re-run that lost, the lock
- * alone at READ COMMITTED.
+ * `SERIALIZABLE` and its organization's lock shared or, for a re-run that lost, that lock alone at
+ * READ COMMITTED.
  */
 export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
   Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
     Option.isNone(open) || open.value[1] !== 0
       ? Effect.void
-      : Effect.flatMap(FiberRef.get(queued), (queue) => Effect.asVoid(sql.unsafe(queue ? reRun : firstRun)))
+      : Effect.flatMap(FiberRef.get(queued), (queue) =>
+          Effect.flatMap(FiberRef.get(ActingOrganization), (organization) => {
+            const key = organizationLockKey(organization)
+            return Effect.asVoid(sql.unsafe(queue ? reRun(key) : firstRun(key)))
+          })
+        )
   )
 
 /**
