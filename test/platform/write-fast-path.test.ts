@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { DatabaseLive } from "../../server/platform/sql/database.js"
+import { DatabaseLive, walCheckpointPages } from "../../server/platform/sql/database.js"
 import {
   numberPlaceholders,
   portableWriteTransactions,
@@ -132,6 +132,20 @@ it("the portable form drives the same body to the same result", async () => {
     })
   )
   expect(outcome).toEqual({ seen: [0, 1, 2], names: ["a", "b", "c"], synchronous: [true, false] })
+})
+
+it("the writer's commits copy the write-ahead log back every walCheckpointPages pages, not SQLite's default 1,000", async () => {
+  const pages = await run(
+    Effect.gen(function* () {
+      const writes = yield* WriteTransactions
+      return yield* writes.run(function* () {
+        const [row] = yield* txAll<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint", [])
+        return row!.wal_autocheckpoint
+      })
+    })
+  )
+  expect(walCheckpointPages).toBe(10_000)
+  expect(pages).toBe(walCheckpointPages)
 })
 
 it("numbers placeholders for PostgreSQL outside quoted text", () => {
