@@ -327,6 +327,30 @@ describe("detach", () => {
     const events = await (await eventsOf(detached.body.executionId)).all()
     expect(events.at(-1)).toMatchObject({ event: "done", data: { executionId: detached.body.executionId, output: "A poem." } })
   })
+
+  it("works for App conversations too: 202 with the conversation, its member answers, one credit, the reply stored once", async () => {
+    const created = await server.request("POST", "/apps", { body: { name: "Detached desk", greeting: "Hello.", agentIds: [agent] } })
+    expect(created.status).toBe(201)
+    const app = created.body.app.id as string
+    expect((await server.request("POST", `/apps/${app}/publish`)).status).toBe(200)
+    suite.answer = () => say("From the desk.")
+    const before = await credits()
+    const detached = await server.request("POST", `/apps/${app}/conversation`, { body: { message: "hello desk", detach: true } })
+    expect(detached.status).toBe(202)
+    expect(detached.body).toEqual({ executionId: expect.any(String), conversation_id: expect.any(String) })
+    const { executionId, conversation_id } = detached.body
+    expect(await finished(executionId)).toMatchObject({ kind: "app", targetId: app, status: "succeeded", creditsCharged: 1 })
+    expect(await credits()).toBe(before - 1)
+    const events = await (await eventsOf(executionId)).all()
+    expect(events[0]).toEqual({ id: 1, event: "start", data: { executionId, conversation_id } })
+    expect(events.map((event) => event.id)).toEqual(events.map((_, index) => index + 1))
+    expect(events.at(-1)).toEqual({ id: events.length, event: "done", data: { reply: "From the desk.", conversation_id, greeting: "Hello.", executionId } })
+    const messages = (await server.request("GET", `/conversations/${conversation_id}/messages`)).body.messages
+    expect(messages.map((m: any) => [m.role, m.text, m.executionId])).toEqual([
+      ["user", "hello desk", executionId],
+      ["assistant", "From the desk.", executionId]
+    ])
+  })
 })
 
 describe("a run that finished without its final event stored", () => {
