@@ -1,8 +1,9 @@
 /**
  * The event log of runs that outlive their connection (streamed and detached runs, issue 25): each
  * event gets its id (its 1-based position in the run) and is stored in `run_events` outside any
- * transaction of the run: `start` at once (so a run that has events has its first before its model
- * is asked), the others batched `eventFlushMs` apart, the final one at once; followers on this instance are woken by each store. The runs
+ * transaction of the run but the first: `start` is stored by the run with its execution (so a run
+ * that has events has its first before its model is asked), the others batched `eventFlushMs`
+ * apart, the final one at once; followers on this instance are woken by each store. The runs
  * themselves run in fibers this service owns, not the request's: a client that goes away leaves
  * them running, and a closing server waits `drainMs` for them before it stops the rest (recorded
  * `failed`). Knows nothing of HTTP: the final event's data is given by the caller.
@@ -10,7 +11,7 @@
 import { Cause, Deferred, Effect, Exit, Fiber } from "effect"
 import { AppClock } from "../../platform/clock.js"
 import { RunEventRepo, type StoredRunEvent } from "./event-repo.js"
-import { RunInterruption, type RunSink, stoppedByServerOutcome } from "./events.js"
+import { RunInterruption, type RunSink, startsStoredByRun, stoppedByServerOutcome } from "./events.js"
 import { runSettingsOrDefaults } from "./settings.js"
 
 /** One event of a run as it was sent and stored. */
@@ -76,12 +77,20 @@ export class RunEventLog extends Effect.Service<RunEventLog>()("svc/RunEventLog"
         }),
         settings.eventFlushMs
       )
-      return (event: string, data: unknown): Effect.Effect<NumberedEvent> =>
+      return (event: string, data: unknown, storedByRun = false): Effect.Effect<NumberedEvent> =>
         Effect.suspend(() => {
           const numbered: NumberedEvent = { id: ++seq, event, json: JSON.stringify(data), last: event === "done" || event === "error" }
           if (event === "start") executionId = (data as RunStarted).executionId
           // Before `start` there is no execution (a refusal): the event is sent, not stored.
           if (executionId === null) return Effect.succeed(numbered)
+          // The run stored its `start` with its execution: followers may read it now.
+          if (storedByRun) {
+            const id = executionId
+            return Effect.sync(() => {
+              wake(id)
+              return numbered
+            })
+          }
           pending.push({ seq: numbered.id, event, data: numbered.json })
           // `start` is stored before the run goes on (an execution with events always has its first), `done`/`error` at once.
           if (numbered.last || event === "start") return Effect.as(flush, numbered)
@@ -118,12 +127,12 @@ export class RunEventLog extends Effect.Service<RunEventLog>()("svc/RunEventLog"
       Effect.gen(function* () {
         const record = recorder()
         const started = yield* Deferred.make<RunStarted, E>()
-        const onEvent: RunSink = (event) => {
+        const onEvent: RunSink = Object.assign((event: Parameters<RunSink>[0]) => {
           const { type, ...data } = event
-          return Effect.flatMap(record(type, data), (numbered) =>
+          return Effect.flatMap(record(type, data, startsStoredByRun.has(event)), (numbered) =>
             type === "start" ? Effect.zipRight(Deferred.succeed(started, data as RunStarted), listen(numbered)) : listen(numbered)
           )
-        }
+        }, { storesEvents: true })
         const recorded = Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(Effect.exit(restore(run(onEvent))), (exit) => {
             const final = finalOf(exit)

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ReadConnection } from "../../platform/sql/read-connection.js"
 import { declareWrites, writing } from "../../platform/sql/write-declaration.js"
-import { txRun, WriteTransactions } from "../../platform/sql/write-fast-path.js"
+import { type TxBody, txRun, WriteTransactions } from "../../platform/sql/write-fast-path.js"
 
 /** What each write statement of this module writes (`write-declaration.ts`). */
 const runEventsWrites = declareWrites("run_events")
@@ -22,6 +22,13 @@ export const runEventsPerRead = 500
 const insertText = (rows: number) =>
   `INSERT INTO run_events (execution_id, seq, event, data, recorded_at) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?)").join(", ")}`
 
+/** Stores `events` of `executionId`, recorded at `at` (ms), as a step of the caller's transaction. */
+export function* insertRunEventsTx(executionId: string, events: ReadonlyArray<StoredRunEvent>, at: number): TxBody<void> {
+  const params: Array<unknown> = []
+  for (const event of events) params.push(executionId, event.seq, event.event, event.data, at)
+  yield* txRun(insertText(events.length), params, runEventsWrites)
+}
+
 /** Run events in SQL: one multi-row insert per batch (its own short transaction), reads on the read connection. */
 export class RunEventRepo extends Effect.Service<RunEventRepo>()("svc/RunEventRepo", {
   effect: Effect.gen(function* () {
@@ -34,11 +41,7 @@ export class RunEventRepo extends Effect.Service<RunEventRepo>()("svc/RunEventRe
       append: (executionId: string, events: ReadonlyArray<StoredRunEvent>, at: number): Effect.Effect<void> =>
         events.length === 0
           ? Effect.void
-          : writes.run(function* () {
-              const params: Array<unknown> = []
-              for (const event of events) params.push(executionId, event.seq, event.event, event.data, at)
-              yield* txRun(insertText(events.length), params, runEventsWrites)
-            }),
+          : writes.run(() => insertRunEventsTx(executionId, events, at)),
 
       /** The events of `executionId` after `seq`, in order, at most `runEventsPerRead` (read connection). */
       after: (executionId: string, seq: number): Effect.Effect<ReadonlyArray<StoredRunEvent>> =>

@@ -14,6 +14,16 @@ export type RunEvent =
 /** Where a turn's events go; each is awaited before the turn goes on. */
 export type RunSink = (event: RunEvent) => Effect.Effect<void>
 
+/**
+ * Whether `sink` stores the events it is given (the event log's, `event-log.ts`): then the run
+ * stores its `start` itself, in the transaction that records its execution, and marks it in
+ * {@link startsStoredByRun} so that the sink sends it without storing it again.
+ */
+export const storesEvents = (sink: RunSink): boolean => (sink as { readonly storesEvents?: boolean }).storesEvents === true
+
+/** The `start` events their run stored with its execution (id 1 of the run's events). */
+export const startsStoredByRun: WeakSet<RunEvent> = new WeakSet()
+
 /** How an execution interrupted from outside is recorded: its status and error. */
 export interface InterruptedOutcome {
   readonly status: "cancelled" | "failed"

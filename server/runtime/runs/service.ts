@@ -31,7 +31,8 @@ import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
 import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { SharedTurns } from "./shared-turns.js"
 import { AgentFlowTools } from "./agent-tools.js"
-import { type RunEvent, RunInterruption, type RunSink } from "./events.js"
+import { type RunEvent, RunInterruption, type RunSink, startsStoredByRun, storesEvents } from "./events.js"
+import { insertRunEventsTx } from "./event-repo.js"
 import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credit-repo.js"
 import { appendMessageTx, finishExecutionTx, historyTx, insertConversationTx, insertExecutionTx, touchConversationTx } from "./turn-repo.js"
 import { type ExecutionTrace, makeTraceRecorder, withTrace } from "../trace.js"
@@ -207,14 +208,18 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         return { actor, agentId, version, draft: options.draft, definition, message: body.message, conversationId }
       })
 
-    /** Writes the execution `running` and, in a conversation, the user's message, reserving the credit; answers the history before it. */
-    const begin = (run: RunTarget, conversationId: string | null, executionId: string) =>
+    /**
+     * Writes the execution `running` and, in a conversation, the user's message, reserving the
+     * credit, and for a run whose events are stored its `start` (id 1); answers the history before it.
+     */
+    const begin = (run: RunTarget, conversationId: string | null, executionId: string, start: RunEvent | null) =>
       Effect.flatMap(
         Effect.flatMap(instance.claimant, (claimedBy) => writes.run(function* () {
           const org = run.actor.organization.id
           const charge = yield* takeCreditTx(org, run.credit ?? organizationCredits)
           if (charge === null) return null
-          const at = now()
+          const atMs = clock.now()
+          const at = isoAt(atMs)
           const isNew = run.conversation !== null && run.conversation.id === null && conversationId !== null
           if (isNew) {
             yield* insertConversationTx({
@@ -242,6 +247,10 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             claimedBy
           })
           yield* recordChargeTx(executionId, charge)
+          if (start !== null) {
+            const { type, ...data } = start
+            yield* insertRunEventsTx(executionId, [{ seq: 1, event: type, data: JSON.stringify(data) }], atMs)
+          }
           if (conversationId !== null) {
             yield* appendMessageTx({ id: newId(), conversationId, role: "user", text: run.message, executionId, at })
             if (!isNew) yield* touchConversationTx(conversationId, at)
@@ -309,7 +318,11 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
       const body = Effect.uninterruptibleMask((restore) =>
         running.register(executionId, (stoppable) => Effect.gen(function* () {
           const startedMs = Date.now()
-          const { charge, history } = yield* begin(run, conversationId, executionId)
+          const started: RunEvent =
+            conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
+          const storesStart = storesEvents(onEvent)
+          const { charge, history } = yield* begin(run, conversationId, executionId, storesStart ? started : null)
+          if (storesStart) startsStoredByRun.add(started)
           let partial = ""
           const record: ExecutionRecord = { steps: [], toolsCalled: [] }
           const trace = makeTraceRecorder()
@@ -323,8 +336,6 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
             partial += event.text
             return onEvent({ type: "delta", text: event.text })
           }
-          const started: RunEvent =
-            conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
           const exit = yield* Effect.exit(
             restore(stoppable(Effect.zipRight(onEvent(started), withTrace(trace, produce(history, sink, record))), () => new RunCancelled({ message: cancelledByRequest })))
           )
