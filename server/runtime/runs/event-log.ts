@@ -11,7 +11,7 @@
 import { Cause, Deferred, Effect, Exit, Fiber } from "effect"
 import { AppClock } from "../../platform/clock.js"
 import { RunEventRepo, type StoredRunEvent } from "./event-repo.js"
-import { RunInterruption, type RunSink, startsStoredByRun, stoppedByServerOutcome } from "./events.js"
+import { RunInterruption, type RunSink, stoppedByServerOutcome } from "./events.js"
 import { runSettingsOrDefaults } from "./settings.js"
 
 /** One event of a run as it was sent and stored. */
@@ -77,23 +77,22 @@ export class RunEventLog extends Effect.Service<RunEventLog>()("svc/RunEventLog"
         }),
         settings.eventFlushMs
       )
-      return (event: string, data: unknown, storedByRun = false): Effect.Effect<NumberedEvent> =>
+      return (event: string, data: unknown): Effect.Effect<NumberedEvent> =>
         Effect.suspend(() => {
           const numbered: NumberedEvent = { id: ++seq, event, json: JSON.stringify(data), last: event === "done" || event === "error" }
-          if (event === "start") executionId = (data as RunStarted).executionId
-          // Before `start` there is no execution (a refusal): the event is sent, not stored.
-          if (executionId === null) return Effect.succeed(numbered)
-          // The run stored its `start` with its execution: followers may read it now.
-          if (storedByRun) {
-            const id = executionId
+          // The run stored its `start` with its execution (`storesEvents`): followers may read it now.
+          if (event === "start") {
+            const id = (executionId = (data as RunStarted).executionId)
             return Effect.sync(() => {
               wake(id)
               return numbered
             })
           }
+          // Before `start` there is no execution (a refusal): the event is sent, not stored.
+          if (executionId === null) return Effect.succeed(numbered)
           pending.push({ seq: numbered.id, event, data: numbered.json })
-          // `start` is stored before the run goes on (an execution with events always has its first), `done`/`error` at once.
-          if (numbered.last || event === "start") return Effect.as(flush, numbered)
+          // `done`/`error` at once.
+          if (numbered.last) return Effect.as(flush, numbered)
           if (scheduled) return Effect.succeed(numbered)
           scheduled = true
           return Effect.as(Effect.forkDaemon(later), numbered)
@@ -129,7 +128,7 @@ export class RunEventLog extends Effect.Service<RunEventLog>()("svc/RunEventLog"
         const started = yield* Deferred.make<RunStarted, E>()
         const onEvent: RunSink = Object.assign((event: Parameters<RunSink>[0]) => {
           const { type, ...data } = event
-          return Effect.flatMap(record(type, data, startsStoredByRun.has(event)), (numbered) =>
+          return Effect.flatMap(record(type, data), (numbered) =>
             type === "start" ? Effect.zipRight(Deferred.succeed(started, data as RunStarted), listen(numbered)) : listen(numbered)
           )
         }, { storesEvents: true })

@@ -16,13 +16,10 @@ export type RunSink = (event: RunEvent) => Effect.Effect<void>
 
 /**
  * Whether `sink` stores the events it is given (the event log's, `event-log.ts`): then the run
- * stores its `start` itself, in the transaction that records its execution, and marks it in
- * {@link startsStoredByRun} so that the sink sends it without storing it again.
+ * stores its `start` (id 1) itself, in the transaction that records its execution, and the sink
+ * sends it without storing it again. Every `start` comes from `runExecution`.
  */
 export const storesEvents = (sink: RunSink): boolean => (sink as { readonly storesEvents?: boolean }).storesEvents === true
-
-/** The `start` events their run stored with its execution (id 1 of the run's events). */
-export const startsStoredByRun: WeakSet<RunEvent> = new WeakSet()
 
 /** How an execution interrupted from outside is recorded: its status and error. */
 export interface InterruptedOutcome {

@@ -31,7 +31,7 @@ import { type ExecutionRow, type MessageRow, RunRepo } from "./repo.js"
 import { abandonedByServer, cancelledByClient } from "./reasons.js"
 import { SharedTurns } from "./shared-turns.js"
 import { AgentFlowTools } from "./agent-tools.js"
-import { type RunEvent, RunInterruption, type RunSink, startsStoredByRun, storesEvents } from "./events.js"
+import { type RunEvent, RunInterruption, type RunSink, storesEvents } from "./events.js"
 import { insertRunEventsTx } from "./event-repo.js"
 import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credit-repo.js"
 import { appendMessageTx, finishExecutionTx, historyTx, insertConversationTx, insertExecutionTx, touchConversationTx } from "./turn-repo.js"
@@ -320,9 +320,7 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           const startedMs = Date.now()
           const started: RunEvent =
             conversationId === null ? { type: "start", executionId } : { type: "start", executionId, conversation_id: conversationId }
-          const storesStart = storesEvents(onEvent)
-          const { charge, history } = yield* begin(run, conversationId, executionId, storesStart ? started : null)
-          if (storesStart) startsStoredByRun.add(started)
+          const { charge, history } = yield* begin(run, conversationId, executionId, storesEvents(onEvent) ? started : null)
           let partial = ""
           const record: ExecutionRecord = { steps: [], toolsCalled: [] }
           const trace = makeTraceRecorder()
