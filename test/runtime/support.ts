@@ -113,7 +113,8 @@ export const openStream = async (server: TestServer, path: string, body: unknown
   const decoder = new TextDecoder()
   let buffer = ""
   const pending: Array<SseEvent> = []
-  const next = async (): Promise<SseEvent | null> => {
+  /** The next frame, keep-alive comments included. */
+  const frame = async (): Promise<SseEvent | null> => {
     for (;;) {
       if (pending.length > 0) return pending.shift()!
       const chunk = await reader.read()
@@ -124,9 +125,14 @@ export const openStream = async (server: TestServer, path: string, body: unknown
       pending.push(...parsed.events)
     }
   }
+  /** The next event; keep-alive comments (every `keepAliveMs`, which a loaded machine can let come first) are passed over. */
+  const next = async (): Promise<SseEvent | null> => {
+    for (let event = await frame(); ; event = await frame()) if (event?.event !== "comment") return event
+  }
+  /** Every frame to the end, comments included. */
   const all = async () => {
     const events: Array<SseEvent> = []
-    for (let event = await next(); event !== null; event = await next()) events.push(event)
+    for (let event = await frame(); event !== null; event = await frame()) events.push(event)
     return events
   }
   return { response, next, all }
