@@ -45,6 +45,27 @@ const allowedOriginsOf = async (io: CliIo, options: ServeOptions): Promise<Reado
   })
 }
 
+/**
+ * The OpenTelemetry collector to export traces to: `--otel-endpoint`, else `SVC_OTEL_ENDPOINT`,
+ * else none (blank is none too); one that is not an http or https URL is a usage error (exit 2)
+ * naming where it came from, before anything starts or is created.
+ */
+const otelEndpointOf = (io: CliIo, options: ServeOptions): string | undefined => {
+  const [source, value] = options.otelEndpoint !== undefined ? ["--otel-endpoint", options.otelEndpoint] : ["SVC_OTEL_ENDPOINT", io.env.SVC_OTEL_ENDPOINT ?? ""]
+  const endpoint = value.trim()
+  if (endpoint === "") return undefined
+  let protocol = ""
+  try {
+    protocol = new URL(endpoint).protocol
+  } catch {
+    // Not a URL at all: refused below like one of another scheme.
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw usage(`${source}: '${endpoint}' is not an http or https URL: write the collector's address, e.g. http://127.0.0.1:4318 (or its traces URL, ending in /v1/traces).`)
+  }
+  return endpoint
+}
+
 /** The ready line of `svc serve --json`. */
 export const readyJson = (server: RunningServer) => ({
   baseUrl: server.baseUrl,
@@ -157,6 +178,7 @@ const ephemeralDirectory = (options: ServeOptions): string | undefined => {
 
 const serve = async (io: CliIo, options: ServeOptions) => {
   const allowedOrigins = await allowedOriginsOf(io, options)
+  const otelEndpoint = otelEndpointOf(io, options)
   const ephemeral = ephemeralDirectory(options)
   const stop = stopRequested(io)
   const dataDir = ephemeral ?? resolveDataDir(io, options.dataDir)
@@ -184,7 +206,7 @@ const serve = async (io: CliIo, options: ServeOptions) => {
         defaultModel: options.model,
         embeddingModel: options.embeddingModel,
         allowedOrigins,
-        otelEndpoint: options.otelEndpoint ?? io.env.SVC_OTEL_ENDPOINT,
+        otelEndpoint,
         requestLog: options.quiet
           ? undefined
           : { format: options.json ? "json" : "text", write: (line) => io.stderr.write(`${line}\n`) }
