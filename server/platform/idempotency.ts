@@ -110,11 +110,14 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("svc/Id
      */
     const lookup = (request: KeyedRequest) => Effect.flatMap(statements(storedRowTx(request, clock.now())), (row) => answerOf(request, row))
 
-    /** {@link lookup} inside the open transaction, through the write fast path (one synchronous step on SQLite). */
-    const lookupInTransaction = (request: KeyedRequest) => Effect.flatMap(writes.run(() => storedRowTx(request, clock.now())), (row) => answerOf(request, row))
+    /**
+     * {@link lookup} inside the open transaction, through the write fast path (one synchronous step
+     * on SQLite); part of that transaction, with no savepoint (`joined`): its failure fails the round.
+     */
+    const lookupInTransaction = (request: KeyedRequest) => Effect.flatMap(writes.joined(() => storedRowTx(request, clock.now())), (row) => answerOf(request, row))
 
-    /** Stores an answer unless the key already holds a live one; `false` when it does. */
-    const store = (request: KeyedRequest, answer: StoredAnswer) => writes.run(() => storeAnswerTx(request, answer, clock.now()))
+    /** Stores an answer unless the key already holds a live one; `false` when it does (part of the round's transaction, as the look-up). */
+    const store = (request: KeyedRequest, answer: StoredAnswer) => writes.joined(() => storeAnswerTx(request, answer, clock.now()))
 
     /**
      * One round in one transaction: the stored answer if the key holds one; else `write` (in a

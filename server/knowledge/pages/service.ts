@@ -3,7 +3,9 @@
  * review of agent writes, and the changes feed. Knows nothing of HTTP.
  *
  * Writes compute outside the transaction (patching, link parsing) and commit only if the page is
- * still at the revision they started from; a concurrent writer makes them start again.
+ * still at the revision they started from; a concurrent writer makes them start again. Where
+ * writers run in parallel (PostgreSQL) an edit patches inside its transaction instead, from the
+ * row it reads there (one read of the page fewer).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -176,16 +178,19 @@ export class PageService extends Effect.Service<PageService>()("svc/PageService"
           return patched
         }
         for (let attempt = 1; ; attempt++) {
-          const current = yield* livePage(knowledgebaseId, pageId)
-          const patchedFirst = patchedBody(current)
-          if (patchedFirst._tag !== "Applied") return yield* patchedFirst
+          // SQLite (one writer, `synchronous`): patch before the transaction, from the page as it is
+          // read now, so the writer is held only for the statements. PostgreSQL (writers in
+          // parallel): patch inside it, from the row it reads, sparing a read of the page before it.
+          const current = writes.synchronous ? yield* livePage(knowledgebaseId, pageId) : null
+          const patchedFirst = current === null ? null : patchedBody(current)
+          if (patchedFirst !== null && patchedFirst._tag !== "Applied") return yield* patchedFirst
           const result = yield* writes.run(function* () {
             const row = yield* findPageTx(knowledgebaseId, pageId)
             if (!row) return "notFound" as const
             // The last attempt patches the page as it is under the write lock: concurrent writers
-            // (other instances on PostgreSQL) cannot starve it.
-            if (row.revision !== current.revision && attempt < attempts) return null
-            const patched = row.revision === current.revision ? patchedFirst : patchedBody(row)
+            // cannot starve it.
+            if (current !== null && row.revision !== current.revision && attempt < attempts) return null
+            const patched = patchedFirst !== null && row.revision === current?.revision ? patchedFirst : patchedBody(row)
             if (patched._tag !== "Applied") return { refused: patched }
             const nextDescription = description ?? row.description
             const links = yield* linksOfTx(knowledgebaseId, patched.markdown)

@@ -8,9 +8,10 @@
  *   counter when it completes, before the request that made it can answer. The rate limiter's
  *   statements (named `rateLimitStatement…`) are let by.
  * - Every instance's commits: the sequence `svc_data_version`, advanced (`nextval`) on the same
- *   connection right after each `COMMIT` of a transaction that wrote (and after each write made
- *   outside a transaction), before that `COMMIT` is reported done, so before the request that
- *   wrote can answer. Read before each request (`syncDataVersion`, run by the HTTP server, one
+ *   connection right after each `COMMIT` of a transaction that wrote (in the same simple query,
+ *   `COMMIT; SELECT nextval(…)`: one round trip, the server running `nextval` once the commit is
+ *   done) and after each write made outside a transaction (a round trip of its own), before that
+ *   `COMMIT` is reported done, so before the request that wrote can answer. Read before each request (`syncDataVersion`, run by the HTTP server, one
  *   `SELECT last_value`, started after the request arrived and shared by every request that
  *   arrived while the one before it was under way): a key revoked through any instance fails on
  *   the very next request to every other. A sequence is not transactional, so advancing it takes no lock a writer could
@@ -39,6 +40,10 @@ const beginStatement = /^\s*(BEGIN|START\s+TRANSACTION)\b/i
 const commitStatement = /^\s*(COMMIT|END)\b/i
 const rollbackStatement = /^\s*(ROLLBACK|ABORT)\b/i
 const advanceStatement = { name: "svc_data_version_advance", text: `SELECT nextval('${dataVersionSequence}')` }
+/** A COMMIT with the sequence's advance after it, sent as one simple query. */
+const commitAndAdvance = `COMMIT; ${advanceStatement.text}`
+/** The COMMIT's own result out of {@link commitAndAdvance}'s. */
+const commitResult = (result: unknown): unknown => (Array.isArray(result) ? result[0] : result)
 const readStatement = { name: "svc_data_version_read", text: `SELECT last_value AS v FROM ${dataVersionSequence}` }
 
 const statementText = (first: unknown): string | undefined =>
@@ -102,6 +107,28 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
         }
         const last = args.length - 1
         const callback = args[last]
+        if (committing && advances && typeof args[0] === "string" && !(Array.isArray(args[1]) && args[1].length > 0)) {
+          // The COMMIT and the sequence's advance in one simple query (one round trip): the server
+          // runs `nextval` once the COMMIT is done, so the version never moves before the data it versions.
+          args[0] = commitAndAdvance
+          if (typeof callback === "function") {
+            args[last] = (error: unknown, result: unknown) => {
+              bump()
+              return (callback as (...a: Array<unknown>) => unknown)(error, commitResult(result))
+            }
+            return query(...args)
+          }
+          return (query(...args) as Promise<unknown>).then(
+            (result) => {
+              bump()
+              return commitResult(result)
+            },
+            (error) => {
+              bump()
+              throw error
+            }
+          )
+        }
         if (typeof callback === "function") {
           args[last] = (...results: Array<unknown>) => {
             bump()

@@ -2,7 +2,8 @@
  * The PostgreSQL database (`--database postgres://…`): one pool shared by the `SqlClient` and the
  * read fast path, integer and numeric columns read as JavaScript numbers (like SQLite's), the same
  * numbered migrations as SQLite (`pg-ddl.ts`), and the data-version counter (`pg-data-version.ts`)
- * with its change-notification triggers.
+ * with its change-notification triggers; `BEGIN` and savepoints ride on the statement after them
+ * (`pg-deferred-statements.ts`).
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
@@ -10,6 +11,7 @@ import { Effect, Layer } from "effect"
 import pg from "pg"
 import { DatabaseBackend } from "./dialect.js"
 import { dataChangedChannel, dataVersionSequence, trackDataVersion } from "./pg-data-version.js"
+import { deferTransactionControl } from "./pg-deferred-statements.js"
 import { pgMigrationClient } from "./pg-ddl.js"
 
 /** `int8` (counts, sums, identity keys) and `numeric` read as numbers; every value the service keeps fits. */
@@ -95,6 +97,8 @@ export const PgDatabaseLive = (
         (pool) => Effect.promise(() => pool.end())
       )
       pool.on("error", () => undefined)
+      // Before the data-version watcher wraps each connection, so the watcher sees every statement as sent.
+      pool.on("connect", deferTransactionControl)
       const tracker = yield* trackDataVersion(pool, config)
       const client = PgClient.layerFromPool({ acquire: Effect.succeed(pool) as never })
       const backend = Layer.succeed(DatabaseBackend, { dialect: "pg", pool, dataVersion: tracker.dataVersion, syncDataVersion: tracker.sync })

@@ -61,6 +61,15 @@ export interface WriteTransactionsShape {
    */
   readonly synchronous: boolean
   /**
+   * {@link run}, but inside a transaction already open on this fiber the body's statements are part
+   * of it, with no savepoint of their own (on PostgreSQL a round trip that carried nothing): a
+   * statement failing dies and fails that whole transaction, where `run` would roll back only the
+   * body. For bodies whose failure the caller never survives (an idempotency key's look-up and
+   * stored answer); a caller that catches a body's fault and goes on (the end users' batch) uses
+   * `run`. On SQLite the same as `run` (a savepoint costs no round trip there).
+   */
+  readonly joined: <A>(body: () => TxBody<A>) => Effect.Effect<A>
+  /**
    * Runs `effect` as one transaction, or as a savepoint of the one this fiber holds; an expected
    * failure or a defect rolls it back. For Effect code that must commit with a body's writes (a
    * create and its stored answer, `idempotency.ts`). Time-boxed as `transactionsOn` (on SQLite
@@ -103,27 +112,29 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
     if (writes === "rows") generations.wroteInTransaction()
     return rows
   }
+  const run = <A>(body: () => TxBody<A>): Effect.Effect<A> =>
+    Effect.orDie(
+      writer.withConnection((db) => {
+        const outermost = !db.inTransaction
+        let observed = false
+        const result = db.transaction(() => {
+          const value = driveSync(body(), execute)
+          if (outermost && generations.hasWritten()) {
+            generations.commits().beforeCommit()
+            observed = true
+          }
+          return value
+          // IMMEDIATE: the write lock from BEGIN on, as every SQLite transaction of svc takes it (see sqlite-connection.ts).
+        }).immediate()
+        if (observed) generations.commits().afterCommit()
+        return result
+      })
+    )
   return {
     synchronous: true,
     transaction: (effect) => dieOnSqlError(writer.transaction(effect)),
-    run: <A>(body: () => TxBody<A>) =>
-      Effect.orDie(
-        writer.withConnection((db) => {
-          const outermost = !db.inTransaction
-          let observed = false
-          const result = db.transaction(() => {
-            const value = driveSync(body(), execute)
-            if (outermost && generations.hasWritten()) {
-              generations.commits().beforeCommit()
-              observed = true
-            }
-            return value
-            // IMMEDIATE: the write lock from BEGIN on, as every SQLite transaction of svc takes it (see sqlite-connection.ts).
-          }).immediate()
-          if (observed) generations.commits().afterCommit()
-          return result
-        })
-      )
+    run,
+    joined: run
   }
 }
 
@@ -164,7 +175,11 @@ export const portableWriteTransactions = (sql: SqlClient.SqlClient): WriteTransa
           ? dieOnSqlError(sql.withTransaction(effect) as Effect.Effect<A, E, R>)
           : inTransaction(effect)
       ),
-    run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body())))
+    run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))),
+    joined: <A>(body: () => TxBody<A>) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) =>
+        Option.isSome(held) ? Effect.suspend(() => statements(body())) : inTransaction(Effect.suspend(() => statements(body())))
+      )
   }
 }
 

@@ -1,0 +1,228 @@
+/**
+ * Round trips of writes on PostgreSQL (issue 24), counted on the wire by a proxy in front of the
+ * database (test/support/pg-round-trips.ts): `BEGIN` rides on the transaction's first statement,
+ * the data version's `nextval` on its `COMMIT`, savepoints on the statement after them or not at
+ * all when nothing ran inside them; what the database ends up holding is what it held with every
+ * statement sent alone (savepoints rolled back to undo exactly their part). Then a keyed create's
+ * and a page PATCH's transactions, statement by statement, through the real server: no savepoint
+ * around the idempotency key's look-up and stored answer, and the PATCH reads its page once.
+ * (pg project only.)
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Exit, type Layer, ManagedRuntime } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { organizationLockKey } from "../../server/platform/sql/acting-organization.js"
+import { DatabaseLive, transactionsOn } from "../../server/platform/sql/database.js"
+import { withClient } from "../../scripts/postgres-cluster.js"
+import { organizationId } from "../support/fixtures.js"
+import { type RoundTrip, type RoundTripProxy, startRoundTripProxy } from "../support/pg-round-trips.js"
+import { createTestDatabase } from "../support/postgres.js"
+import { startTestServer, type TestServer } from "../support/server.js"
+
+const firstStatement = (key: number) =>
+  `BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(7134002, ${key})`
+const commitAndAdvance = "COMMIT; SELECT nextval('svc_data_version')"
+
+describe("a write transaction on the database layer", () => {
+  let database: { readonly url: string; readonly drop: () => Promise<void> }
+  let proxy: RoundTripProxy
+  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    await withClient(database.url, (client) => client.query("CREATE TABLE round_trip_rows (id TEXT PRIMARY KEY)"))
+    proxy = await startRoundTripProxy(database.url)
+    runtime = ManagedRuntime.make(DatabaseLive(mkdtempSync(join(tmpdir(), "svc-round-trips-")), proxy.url) as Layer.Layer<SqlClient.SqlClient, unknown>)
+    await runtime.runPromise(Effect.void)
+  })
+  afterAll(async () => {
+    await runtime.dispose()
+    await proxy.close()
+    await database.drop()
+  })
+
+  /** Runs `effect` and answers the round trips it made. */
+  const tripsOf = async <A>(effect: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<{ trips: Array<RoundTrip>; exit: Exit.Exit<A, unknown> }> => {
+    const from = proxy.roundTrips.length
+    const exit = await runtime.runPromiseExit(Effect.flatMap(SqlClient.SqlClient, effect))
+    return { trips: proxy.roundTrips.slice(from), exit }
+  }
+  const texts = (trips: ReadonlyArray<RoundTrip>) => trips.map((trip) => trip.text)
+  const rows = () =>
+    withClient(database.url, async (client) => (await client.query<{ id: string }>("SELECT id FROM round_trip_rows ORDER BY id")).rows.map((row) => row.id))
+  const dataVersion = () =>
+    withClient(database.url, async (client) => Number((await client.query<{ v: string }>("SELECT last_value AS v FROM svc_data_version")).rows[0]!.v))
+
+  it("is three round trips for one write: BEGIN with its isolation and lock, the write, COMMIT with the data version's advance", async () => {
+    const version = await dataVersion()
+    const { trips, exit } = await tripsOf((sql) => transactionsOn(sql)(sql`INSERT INTO round_trip_rows (id) VALUES (${"one"})`))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    expect(texts(trips)).toEqual([firstStatement(0), "INSERT INTO round_trip_rows (id) VALUES ($1)", commitAndAdvance])
+    expect(new Set(trips.map((trip) => trip.connection)).size).toBe(1)
+    expect(await rows()).toEqual(["one"])
+    // Advanced once, after the commit: a reader that sees the new version sees the row.
+    expect(await dataVersion()).toBe(version + 1)
+  })
+
+  it("commits a transaction that only read without advancing the data version", async () => {
+    const version = await dataVersion()
+    const { trips, exit } = await tripsOf((sql) => transactionsOn(sql)(sql`SELECT count(*) AS n FROM round_trip_rows`))
+    expect(exit).toEqual(Exit.succeed([{ n: 1 }]))
+    expect(texts(trips)).toEqual([firstStatement(0), "SELECT count(*) AS n FROM round_trip_rows", "COMMIT"])
+    expect(await dataVersion()).toBe(version)
+  })
+
+  it("sends nothing for a transaction that ends before its first statement, committed or rolled back", async () => {
+    const committed = await tripsOf((sql) => sql.withTransaction(Effect.succeed("nothing")))
+    const rolledBack = await tripsOf((sql) => sql.withTransaction(Effect.fail("refused")))
+    expect(committed.exit).toEqual(Exit.succeed("nothing"))
+    expect(rolledBack.exit).toEqual(Exit.fail("refused"))
+    expect(committed.trips).toEqual([])
+    expect(rolledBack.trips).toEqual([])
+  })
+
+  it("rolls a savepoint back to exactly where it was set, sending it only when a statement ran inside it", async () => {
+    const { trips, exit } = await tripsOf((sql) =>
+      transactionsOn(sql)(
+        Effect.gen(function* () {
+          yield* sql`INSERT INTO round_trip_rows (id) VALUES (${"kept-before"})`
+          // Refused before any statement: its savepoint is never sent, nor its rollback.
+          const early = yield* Effect.exit(sql.withTransaction(Effect.fail("refused early")))
+          // Refused after a write: its savepoint goes before the write, and the write is undone.
+          const late = yield* Effect.exit(sql.withTransaction(Effect.zipRight(sql`INSERT INTO round_trip_rows (id) VALUES (${"undone"})`, Effect.fail("refused late"))))
+          // Two savepoints in a row before a statement with parameters: one round trip for both.
+          yield* sql.withTransaction(sql.withTransaction(sql`INSERT INTO round_trip_rows (id) VALUES (${"kept-nested"})`))
+          yield* sql`INSERT INTO round_trip_rows (id) VALUES (${"kept-after"})`
+          return [early, late]
+        })
+      )
+    )
+    expect(exit).toEqual(Exit.succeed([Exit.fail("refused early"), Exit.fail("refused late")]))
+    expect(texts(trips)).toEqual([
+      firstStatement(0),
+      "INSERT INTO round_trip_rows (id) VALUES ($1)",
+      "SAVEPOINT effect_sql_1",
+      "INSERT INTO round_trip_rows (id) VALUES ($1)",
+      "ROLLBACK TO SAVEPOINT effect_sql_1",
+      "SAVEPOINT effect_sql_1; SAVEPOINT effect_sql_2",
+      "INSERT INTO round_trip_rows (id) VALUES ($1)",
+      "INSERT INTO round_trip_rows (id) VALUES ($1)",
+      commitAndAdvance
+    ])
+    expect(await rows()).toEqual(["kept-after", "kept-before", "kept-nested", "one"])
+  })
+
+  it("rolls the whole transaction back when it fails, savepoints held or not", async () => {
+    const version = await dataVersion()
+    const { trips, exit } = await tripsOf((sql) =>
+      transactionsOn(sql)(
+        Effect.gen(function* () {
+          yield* sql`INSERT INTO round_trip_rows (id) VALUES (${"never"})`
+          yield* sql.withTransaction(Effect.void)
+          return yield* Effect.fail("refused")
+        })
+      )
+    )
+    expect(exit).toEqual(Exit.fail("refused"))
+    // The savepoint before the end was never sent: the rollback undoes the whole transaction.
+    expect(texts(trips)).toEqual([firstStatement(0), "INSERT INTO round_trip_rows (id) VALUES ($1)", "ROLLBACK"])
+    expect(await rows()).not.toContain("never")
+    expect(await dataVersion()).toBe(version)
+  })
+})
+
+describe("writes through the server", () => {
+  let database: { readonly url: string; readonly drop: () => Promise<void> }
+  let proxy: RoundTripProxy
+  let server: TestServer
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    proxy = await startRoundTripProxy(database.url)
+    server = await startTestServer({ server: { database: proxy.url } })
+  })
+  afterAll(async () => {
+    await server.stop()
+    await proxy.close()
+    await database.drop()
+  })
+
+  /** The round trips of the transaction whose statements include `marker`: from its BEGIN to its COMMIT, on its connection. */
+  const transactionOf = (trips: ReadonlyArray<RoundTrip>, marker: string): Array<string> => {
+    const at = trips.findIndex((trip) => trip.text.includes(marker))
+    expect(at).toBeGreaterThanOrEqual(0)
+    const own = trips.filter((trip) => trip.connection === trips[at]!.connection)
+    const index = own.indexOf(trips[at]!)
+    const begin = own.slice(0, index + 1).findLastIndex((trip) => trip.text.startsWith("BEGIN"))
+    const end = own.findIndex((trip, i) => i > index && trip.text.startsWith("COMMIT"))
+    return own.slice(begin, end + 1).map((trip) => trip.text.replace(/\s+/g, " "))
+  }
+  /** Texts that begin with each of `prefixes`, in order. */
+  const beginning = (prefixes: ReadonlyArray<string>) =>
+    prefixes.map((prefix) => expect.stringMatching(new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`)))
+
+  it("stores a keyed create with its answer in one transaction of seven round trips, no savepoint but the create's", async () => {
+    const key = organizationLockKey(await organizationId(server))
+    server.clock.advance(60_000)
+    const from = proxy.roundTrips.length
+    const created = await server.request("POST", "/knowledgebases", { body: { name: "Counted" }, headers: { "idempotency-key": "round-trips-1" } })
+    expect(created.status).toBe(201)
+    const trips = proxy.roundTrips.slice(from)
+    expect(transactionOf(trips, "INSERT INTO idempotency_keys")).toEqual(beginning([
+      firstStatement(key),
+      "SELECT request_hash, status, body FROM idempotency_keys WHERE",
+      // The create's savepoint (a refusal is stored while the create is undone) and its service's, together.
+      "SAVEPOINT effect_sql_1; SAVEPOINT effect_sql_2",
+      "SELECT count(*) AS n FROM knowledgebases WHERE organization_id",
+      "INSERT INTO knowledgebases (id, organization_id, name, descri",
+      "INSERT INTO idempotency_keys (organization_id, address, key,",
+      commitAndAdvance
+    ]))
+    const replayed = await server.request("POST", "/knowledgebases", { body: { name: "Counted" }, headers: { "idempotency-key": "round-trips-1" } })
+    expect(replayed.status).toBe(201)
+    expect(replayed.text).toBe(created.text)
+  })
+
+  it("patches a page reading it once, inside its transaction", async () => {
+    const kb = await server.request("POST", "/knowledgebases", { body: { name: "Patched" } })
+    const page = await server.request("POST", `/knowledgebases/${kb.body.knowledgebase.id}/pages`, { body: { title: "One", bodyMarkdown: "# One\n\nText.\n" } })
+    expect(page.status).toBe(201)
+    const path = `/knowledgebases/${kb.body.knowledgebase.id}/pages/${page.body.page.id}`
+    const key = organizationLockKey(await organizationId(server))
+    server.clock.advance(60_000)
+    const from = proxy.roundTrips.length
+    const patched = await server.request("PATCH", path, { body: { patch: [{ op: "append", text: "More.\n" }] } })
+    expect(patched.status).toBe(200)
+    const trips = proxy.roundTrips.slice(from)
+    expect(trips.filter((trip) => trip.text.includes("FROM pages WHERE")).length).toBe(1)
+    expect(transactionOf(trips, "UPDATE pages SET markdown")).toEqual(beginning([
+      firstStatement(key),
+      "SELECT * FROM pages WHERE knowledgebase_id = $1 AND id = $2",
+      "UPDATE pages SET markdown = $1, description = $2, hook = $3,",
+      "INSERT INTO page_revisions (id, organization_id, knowledgebas",
+      "DELETE FROM page_links WHERE page_id = $1",
+      "INSERT INTO changes (organization_id, knowledgebase_id, objec",
+      "UPDATE knowledgebases SET pages_count = pages_count + $1, upd",
+      commitAndAdvance
+    ]))
+    const read = await server.request("GET", path)
+    expect(read.body.page.markdown).toBe("# One\n\nText.\nMore.\n")
+  })
+
+  it("refuses a patch that does not apply, writing nothing", async () => {
+    const kb = await server.request("POST", "/knowledgebases", { body: { name: "Refused" } })
+    const page = await server.request("POST", `/knowledgebases/${kb.body.knowledgebase.id}/pages`, { body: { title: "Two", bodyMarkdown: "# Two\n" } })
+    const path = `/knowledgebases/${kb.body.knowledgebase.id}/pages/${page.body.page.id}`
+    const refused = await server.request("PATCH", path, { body: { patch: [{ op: "replace", find: "not in the page", text: "x" }] } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.code).toBe("invalid_request")
+    const read = await server.request("GET", path)
+    expect(read.body.page.markdown).toBe("# Two\n")
+    const revisions = await server.request("GET", `${path}/revisions`)
+    expect(revisions.status).toBe(200)
+    expect(revisions.body.revisions.length).toBe(1)
+  })
+})
