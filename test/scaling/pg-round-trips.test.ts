@@ -3,18 +3,19 @@
  * database (test/support/pg-round-trips.ts): `BEGIN` rides on the transaction's first statement,
  * the data version's `nextval` on its `COMMIT`, savepoints on the statement after them or not at
  * all when nothing ran inside them; what the database ends up holding is what it held with every
- * statement sent alone (savepoints rolled back to undo exactly their part). Then a keyed create's
+ * statement sent alone (savepoints rolled back to undo exactly their part); an organization whose
+ * transactions lost a race has its next ones start alone for a while. Then a keyed create's
  * and a page PATCH's transactions, statement by statement, through the real server: no savepoint
  * around the idempotency key's look-up and stored answer, and the PATCH reads its page once.
  * (pg project only.)
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit, type Layer, ManagedRuntime } from "effect"
+import { Deferred, Effect, Exit, type Layer, ManagedRuntime } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { organizationLockKey } from "../../server/platform/sql/acting-organization.js"
+import { ActingOrganization, organizationLockKey } from "../../server/platform/sql/acting-organization.js"
 import { DatabaseLive, transactionsOn } from "../../server/platform/sql/database.js"
 import { withClient } from "../../scripts/postgres-cluster.js"
 import { organizationId } from "../support/fixtures.js"
@@ -131,6 +132,75 @@ describe("a write transaction on the database layer", () => {
     expect(texts(trips)).toEqual([firstStatement(0), "INSERT INTO round_trip_rows (id) VALUES ($1)", "ROLLBACK"])
     expect(await rows()).not.toContain("never")
     expect(await dataVersion()).toBe(version)
+  })
+})
+
+describe("an organization whose write transactions collide", () => {
+  let database: { readonly url: string; readonly drop: () => Promise<void> }
+  let proxy: RoundTripProxy
+  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    await withClient(database.url, (client) => client.query("CREATE TABLE counted_rows (organization TEXT NOT NULL, n INTEGER NOT NULL)"))
+    proxy = await startRoundTripProxy(database.url)
+    runtime = ManagedRuntime.make(DatabaseLive(mkdtempSync(join(tmpdir(), "svc-round-trips-")), proxy.url) as Layer.Layer<SqlClient.SqlClient, unknown>)
+    await runtime.runPromise(Effect.void)
+  })
+  afterAll(async () => {
+    await runtime.dispose()
+    await proxy.close()
+    await database.drop()
+  })
+
+  /** Counts the organization's rows and inserts the next, once `ready` is done (when given). */
+  const countThenInsert = (sql: SqlClient.SqlClient, organization: string, ready?: Effect.Effect<void>) =>
+    Effect.locally(
+      transactionsOn(sql)(
+        Effect.gen(function* () {
+          const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM counted_rows WHERE organization = ${organization}`
+          if (ready !== undefined) yield* ready
+          yield* sql`INSERT INTO counted_rows (organization, n) VALUES (${organization}, ${row!.n + 1})`
+        })
+      ),
+      ActingOrganization,
+      organization
+    )
+
+  it("start alone, as re-runs do, for a while after one lost a race; other organizations' still start in parallel", async () => {
+    const [keyA, keyB] = [organizationLockKey("org-a"), organizationLockKey("org-b")]
+    const from = proxy.roundTrips.length
+    await runtime.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // Both count before either inserts: at SERIALIZABLE one of the two loses and runs again.
+        const counted = yield* Deferred.make<void>()
+        let reads = 0
+        const ready = Effect.suspend(() => (++reads === 2 ? Deferred.succeed(counted, undefined) : Effect.void)).pipe(Effect.zipRight(Deferred.await(counted)))
+        yield* Effect.all([countThenInsert(sql, "org-a", ready), countThenInsert(sql, "org-a", ready)], { concurrency: 2 })
+      })
+    )
+    const raced = proxy.roundTrips.slice(from).map((trip) => trip.text)
+    // The loser's re-run started alone under its organization's lock, at READ COMMITTED.
+    expect(raced.filter((text) => text === firstStatement(keyA))).toHaveLength(2)
+    expect(raced.filter((text) => text === `BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA})`)).toHaveLength(1)
+
+    const next = proxy.roundTrips.length
+    await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(countThenInsert(sql, "org-a"), countThenInsert(sql, "org-b"))))
+    expect(proxy.roundTrips.slice(next).map((trip) => trip.text).filter((text) => text.startsWith("BEGIN"))).toEqual([
+      `BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA})`,
+      firstStatement(keyB)
+    ])
+    const counts = await withClient(database.url, async (client) =>
+      (await client.query<{ organization: string; n: number }>("SELECT organization, n FROM counted_rows ORDER BY organization, n")).rows
+    )
+    // Each count saw every insert before it: no number taken twice.
+    expect(counts).toEqual([
+      { organization: "org-a", n: 1 },
+      { organization: "org-a", n: 2 },
+      { organization: "org-a", n: 3 },
+      { organization: "org-b", n: 1 }
+    ])
   })
 })
 

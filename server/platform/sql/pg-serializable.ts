@@ -12,7 +12,10 @@
  * transactions lost to each other until they gave up. So every first run holds its organization's
  * advisory lock shared, which never makes writers wait for each other, and a re-run takes it
  * alone: it waits for its organization's transactions under way and holds new ones back while it
- * runs, so it cannot lose to them again (`contendedLock`). No lock is shared by the writes of
+ * runs, so it cannot lose to them again (`contendedLock`). For a second after one of its
+ * transactions lost, an organization's next transactions on this instance start that way too
+ * (`contendedForMs`): under steady contention first runs in parallel mostly lose, each then paid
+ * twice. No lock is shared by the writes of
  * different organizations: the organization is the one the request acts for
  * (`acting-organization.ts`), the service's own work (sweeps, jobs) has a key of its own.
  *
@@ -95,9 +98,35 @@ const firstRun = (key: number): string =>
 const reRun = (key: number): string => `SELECT pg_advisory_xact_lock(${contendedLock}, ${key})`
 
 /**
+ * How long after one of its write transactions lost a race an organization's next ones start as
+ * re-runs do, alone under its lock, on this instance. Under steady contention (creates into one
+ * organization: each reads the count its plan caps, then inserts) nearly every first run lost,
+ * so it was run twice and held back the others while it ran again; started alone, each runs once.
+ * Once no transaction lost for this long, first runs go back to running in parallel.
+ */
+export const contendedForMs = 1_000
+
+/** When a write transaction of each organization (its lock key) last lost a race on this instance. */
+const lastLoss = new Map<number, number>()
+
+/** Records that a transaction of `key`'s organization lost a race now. */
+const noteLoss = (key: number): void => {
+  const now = performance.now()
+  if (lastLoss.size >= 10_000) for (const [k, at] of lastLoss) if (now - at > contendedForMs) lastLoss.delete(k)
+  lastLoss.set(key, now)
+}
+
+/** Whether `key`'s organization lost a race within {@link contendedForMs}. */
+const contended = (key: number): boolean => {
+  const at = lastLoss.get(key)
+  return at !== undefined && performance.now() - at <= contendedForMs
+}
+
+/**
  * The first statement of a write transaction on PostgreSQL, when it is the outermost:
- * `SERIALIZABLE` and its organization's lock shared or, for a re-run that lost, that lock alone at
- * READ COMMITTED.
+ * `SERIALIZABLE` and its organization's lock shared or, for a re-run that lost or a transaction of
+ * an organization whose transactions lost lately (`contendedForMs`), that lock alone at READ
+ * COMMITTED.
  */
 export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
   Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
@@ -106,7 +135,7 @@ export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlE
       : Effect.flatMap(FiberRef.get(queued), (queue) =>
           Effect.flatMap(FiberRef.get(ActingOrganization), (organization) => {
             const key = organizationLockKey(organization)
-            return Effect.asVoid(sql.unsafe(queue ? reRun(key) : firstRun(key)))
+            return Effect.asVoid(sql.unsafe(queue || contended(key) ? reRun(key) : firstRun(key)))
           })
         )
   )
@@ -116,12 +145,13 @@ export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlE
  * pause that grows with each loss, when it is the outermost; as it is otherwise.
  */
 export const retriedWhileLosing = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(outermost, (isOutermost) => {
+  Effect.flatMap(Effect.zip(outermost, FiberRef.get(ActingOrganization)), ([isOutermost, organization]) => {
     if (!isOutermost) return transaction
     const attempt = (n: number, uniques: number): Effect.Effect<A, E, R> =>
       Effect.catchAllCause(transaction, (cause) => {
         const lost = n < lostRaceAttempts ? lostRace(cause) : null
         if (lost === null || (lost === "unique" && uniques >= uniqueViolationAttempts)) return Effect.failCause(cause)
+        if (lost === "race") noteLoss(organizationLockKey(organization))
         const again = Effect.locally(attempt(n + 1, uniques + (lost === "unique" ? 1 : 0)), queued, n >= lossesBeforeQueueing)
         return Effect.zipRight(Effect.sleep(Math.random() * Math.min(50, 2 ** n)), again)
       })
