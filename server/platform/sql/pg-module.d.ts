@@ -38,6 +38,7 @@ declare module "pg" {
     }
     const types: { getTypeParser: (oid: number, format?: string) => (value: string) => unknown }
     function escapeIdentifier(name: string): string
+    function escapeLiteral(text: string): string
   }
   export default pg
 }

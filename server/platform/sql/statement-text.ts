@@ -28,3 +28,10 @@ export const textPerCount = (build: (count: number) => string): ((count: number)
     return text
   }
 }
+
+/**
+ * Prefix of a statement whose answer nobody reads (a transaction body's `txRun` on PostgreSQL):
+ * inside a transaction the connection may hold it and send it with the next statement
+ * (`pg-deferred-statements.ts`, which strips it before anything is sent).
+ */
+export const laterMarker = "/*svc:later*/ "

@@ -23,6 +23,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import type Database from "better-sqlite3"
 import { Effect, Option } from "effect"
 import { transactionsOn } from "./database.js"
+import { laterMarker } from "./statement-text.js"
 import { SqliteWriter, type SqliteWriterShape } from "./sqlite-connection.js"
 import { CurrentWrites, type WriteDeclaration } from "./write-declaration.js"
 
@@ -147,6 +148,8 @@ export const numberPlaceholders = (text: string): string => {
 /**
  * Runs a body's statements through `@effect/sql` in whatever transaction the caller already holds
  * (none is opened): the Effect methods of repositories over the same bodies the fast path runs.
+ * On PostgreSQL, inside a transaction, a statement run for its effect alone (`txRun`) is sent with
+ * the statement after it (`pg-deferred-statements.ts`); its failure then fails that statement.
  */
 export const statementsOn =
   (sql: SqlClient.SqlClient) =>
@@ -155,7 +158,11 @@ export const statementsOn =
       let step = body.next()
       while (!step.done) {
         const statement = step.value
-        const text = sql.onDialectOrElse({ pg: () => numberPlaceholders(statement.text), orElse: () => statement.text })
+        // On PostgreSQL a statement run for its effect alone may ride on the next one (`laterMarker`).
+        const text = sql.onDialectOrElse({
+          pg: () => (statement.kind === "run" ? laterMarker : "") + numberPlaceholders(statement.text),
+          orElse: () => statement.text
+        })
         const run = sql.unsafe(text, statement.params as Array<unknown>)
         const rows = yield* Effect.orDie(statement.writes === undefined ? run : Effect.locally(run, CurrentWrites, statement.writes))
         step = body.next(statement.kind === "all" ? rows : undefined)
