@@ -18,6 +18,9 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ActingOrganization, organizationLockKey } from "../../server/platform/sql/acting-organization.js"
 import { DatabaseLive, transactionsOn } from "../../server/platform/sql/database.js"
+import { lostRace } from "../../server/platform/sql/pg-serializable.js"
+import { declareWrites } from "../../server/platform/sql/write-declaration.js"
+import { portableWriteTransactions, type TxBody, txAll, txRun } from "../../server/platform/sql/write-fast-path.js"
 import { withClient } from "../../scripts/postgres-cluster.js"
 import { organizationId } from "../support/fixtures.js"
 import { type RoundTrip, type RoundTripProxy, startRoundTripProxy } from "../support/pg-round-trips.js"
@@ -132,6 +135,71 @@ describe("a write transaction on the database layer", () => {
     expect(texts(trips)).toEqual([firstStatement(0), "INSERT INTO round_trip_rows (id) VALUES ($1)", "ROLLBACK"])
     expect(await rows()).not.toContain("never")
     expect(await dataVersion()).toBe(version)
+  })
+})
+
+describe("writes whose answer nobody reads", () => {
+  let database: { readonly url: string; readonly drop: () => Promise<void> }
+  let proxy: RoundTripProxy
+  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
+  const rowsWrites = declareWrites("held_rows")
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    await withClient(database.url, (client) => client.query("CREATE TABLE held_rows (id TEXT PRIMARY KEY, note TEXT, n INTEGER)"))
+    proxy = await startRoundTripProxy(database.url)
+    runtime = ManagedRuntime.make(DatabaseLive(mkdtempSync(join(tmpdir(), "svc-round-trips-")), proxy.url) as Layer.Layer<SqlClient.SqlClient, unknown>)
+    await runtime.runPromise(Effect.void)
+  })
+  afterAll(async () => {
+    await runtime.dispose()
+    await proxy.close()
+    await database.drop()
+  })
+
+  const run = <A>(body: () => TxBody<A>) =>
+    runtime.runPromiseExit(Effect.flatMap(SqlClient.SqlClient, (sql) => portableWriteTransactions(sql).run(body)))
+  const rows = () =>
+    withClient(database.url, async (client) => (await client.query<{ id: string; note: string | null; n: number | null }>("SELECT id, note, n FROM held_rows ORDER BY id")).rows)
+  /** Connections of the test's database left inside a transaction. */
+  const leftInTransaction = () =>
+    withClient(database.url, async (client) =>
+      Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'")).rows[0]!.n)
+    )
+
+  it("go with the next statement, their values written in exactly, and that statement sees them", async () => {
+    const tricky = "it's a \\ back'slash; -- not a comment $1 ?"
+    const from = proxy.roundTrips.length
+    const exit = await run(function* () {
+      yield* txRun("INSERT INTO held_rows (id, note, n) VALUES (?, ?, ?)", ["a", tricky, 7], rowsWrites)
+      yield* txRun("INSERT INTO held_rows (id, note, n) VALUES (?, ?, ?)", ["b", null, -3], rowsWrites)
+      return yield* txAll<{ n: number }>("SELECT count(*)::int AS n FROM held_rows WHERE n < ?", [100])
+    })
+    expect(exit).toEqual(Exit.succeed([{ n: 2 }]))
+    const trips = proxy.roundTrips.slice(from)
+    expect(trips).toHaveLength(3)
+    expect(trips[1]!.text).toMatch(/^INSERT INTO held_rows .*; INSERT INTO held_rows .*; SELECT count\(\*\)::int AS n FROM held_rows WHERE n < '100'$/)
+    expect(await rows()).toEqual([
+      { id: "a", note: tricky, n: 7 },
+      { id: "b", note: null, n: -3 }
+    ])
+  })
+
+  it("fail the statement they went with when they fail: a COMMIT's transaction is rolled back and its connection left clean", async () => {
+    const exit = await run(function* () {
+      yield* txRun("INSERT INTO held_rows (id, note, n) VALUES (?, ?, ?)", ["c", "kept?", 1], rowsWrites)
+      // A duplicate key: fails when it reaches the server, with the COMMIT it rides on.
+      yield* txRun("INSERT INTO held_rows (id, note, n) VALUES (?, ?, ?)", ["a", "again", 2], rowsWrites)
+    })
+    // The duplicate's own failure (a unique violation, tried again as a possible lost race, then let through).
+    expect(Exit.isFailure(exit) && lostRace(exit.cause)).toBe("unique")
+    expect((await rows()).map((row) => row.id)).toEqual(["a", "b"])
+    expect(await leftInTransaction()).toBe(0)
+    // Every pooled connection still works.
+    const after = await Promise.all(Array.from({ length: 10 }, () => run(function* () {
+      return yield* txAll<{ n: number }>("SELECT count(*)::int AS n FROM held_rows", [])
+    })))
+    expect(after).toEqual(Array.from({ length: 10 }, () => Exit.succeed([{ n: 2 }])))
   })
 })
 
