@@ -61,11 +61,12 @@ describe("a write transaction on the database layer", () => {
   const dataVersion = () =>
     withClient(database.url, async (client) => Number((await client.query<{ v: string }>("SELECT last_value AS v FROM svc_data_version")).rows[0]!.v))
 
-  it("is three round trips for one write: BEGIN with its isolation and lock, the write, COMMIT with the data version's advance", async () => {
+  it("is two round trips for one write: BEGIN with its isolation, lock and write, then COMMIT with the data version's advance", async () => {
     const version = await dataVersion()
     const { trips, exit } = await tripsOf((sql) => transactionsOn(sql)(sql`INSERT INTO round_trip_rows (id) VALUES (${"one"})`))
     expect(Exit.isSuccess(exit)).toBe(true)
-    expect(texts(trips)).toEqual([firstStatement(0), "INSERT INTO round_trip_rows (id) VALUES ($1)", commitAndAdvance])
+    // The write's parameter is written into the query it shares with BEGIN, the isolation and the lock.
+    expect(texts(trips)).toEqual([`${firstStatement(0)}; INSERT INTO round_trip_rows (id) VALUES ('one')`, commitAndAdvance])
     expect(new Set(trips.map((trip) => trip.connection)).size).toBe(1)
     expect(await rows()).toEqual(["one"])
     // Advanced once, after the commit: a reader that sees the new version sees the row.
@@ -76,7 +77,7 @@ describe("a write transaction on the database layer", () => {
     const version = await dataVersion()
     const { trips, exit } = await tripsOf((sql) => transactionsOn(sql)(sql`SELECT count(*) AS n FROM round_trip_rows`))
     expect(exit).toEqual(Exit.succeed([{ n: 1 }]))
-    expect(texts(trips)).toEqual([firstStatement(0), "SELECT count(*) AS n FROM round_trip_rows", "COMMIT"])
+    expect(texts(trips)).toEqual([`${firstStatement(0)}; SELECT count(*) AS n FROM round_trip_rows`, "COMMIT"])
     expect(await dataVersion()).toBe(version)
   })
 
@@ -107,8 +108,7 @@ describe("a write transaction on the database layer", () => {
     )
     expect(exit).toEqual(Exit.succeed([Exit.fail("refused early"), Exit.fail("refused late")]))
     expect(texts(trips)).toEqual([
-      firstStatement(0),
-      "INSERT INTO round_trip_rows (id) VALUES ($1)",
+      `${firstStatement(0)}; INSERT INTO round_trip_rows (id) VALUES ('kept-before')`,
       // A statement sent with held ones goes in the same simple query, its parameters written in.
       "SAVEPOINT effect_sql_1; INSERT INTO round_trip_rows (id) VALUES ('undone')",
       "ROLLBACK TO SAVEPOINT effect_sql_1",
@@ -132,7 +132,7 @@ describe("a write transaction on the database layer", () => {
     )
     expect(exit).toEqual(Exit.fail("refused"))
     // The savepoint before the end was never sent: the rollback undoes the whole transaction.
-    expect(texts(trips)).toEqual([firstStatement(0), "INSERT INTO round_trip_rows (id) VALUES ($1)", "ROLLBACK"])
+    expect(texts(trips)).toEqual([`${firstStatement(0)}; INSERT INTO round_trip_rows (id) VALUES ('never')`, "ROLLBACK"])
     expect(await rows()).not.toContain("never")
     expect(await dataVersion()).toBe(version)
   })
@@ -177,8 +177,10 @@ describe("writes whose answer nobody reads", () => {
     })
     expect(exit).toEqual(Exit.succeed([{ n: 2 }]))
     const trips = proxy.roundTrips.slice(from)
-    expect(trips).toHaveLength(3)
-    expect(trips[1]!.text).toMatch(/^INSERT INTO held_rows .*; INSERT INTO held_rows .*; SELECT count\(\*\)::int AS n FROM held_rows WHERE n < '100'$/)
+    expect(trips).toHaveLength(2)
+    expect(trips[0]!.text.startsWith(`${firstStatement(0)}; INSERT INTO held_rows `)).toBe(true)
+    expect(trips[0]!.text).toMatch(/; INSERT INTO held_rows .*; INSERT INTO held_rows .*; SELECT count\(\*\)::int AS n FROM held_rows WHERE n < '100'$/)
+    expect(trips[1]!.text).toBe(commitAndAdvance)
     expect(await rows()).toEqual([
       { id: "a", note: tricky, n: 7 },
       { id: "b", note: null, n: -3 }
@@ -250,14 +252,14 @@ describe("an organization whose write transactions collide", () => {
     )
     const raced = proxy.roundTrips.slice(from).map((trip) => trip.text)
     // The loser's re-run started alone under its organization's lock, at READ COMMITTED.
-    expect(raced.filter((text) => text === firstStatement(keyA))).toHaveLength(2)
-    expect(raced.filter((text) => text === `BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA})`)).toHaveLength(1)
+    expect(raced.filter((text) => text.startsWith(`${firstStatement(keyA)}; `))).toHaveLength(2)
+    expect(raced.filter((text) => text.startsWith(`BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA}); `))).toHaveLength(1)
 
     const next = proxy.roundTrips.length
     await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(countThenInsert(sql, "org-a"), countThenInsert(sql, "org-b"))))
     expect(proxy.roundTrips.slice(next).map((trip) => trip.text).filter((text) => text.startsWith("BEGIN"))).toEqual([
-      `BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA})`,
-      firstStatement(keyB)
+      `BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA}); SELECT count(*)::int AS n FROM counted_rows WHERE organization = 'org-a'`,
+      `${firstStatement(keyB)}; SELECT count(*)::int AS n FROM counted_rows WHERE organization = 'org-b'`
     ])
     const counts = await withClient(database.url, async (client) =>
       (await client.query<{ organization: string; n: number }>("SELECT organization, n FROM counted_rows ORDER BY organization, n")).rows
@@ -299,7 +301,7 @@ describe("writes through the server", () => {
     return own.slice(begin, end + 1).map((trip) => trip.text.replace(/\s+/g, " "))
   }
 
-  it("stores a keyed create with its answer in one transaction of five round trips, its writes sent with the statements after them", async () => {
+  it("stores a keyed create with its answer in one transaction of four round trips, its writes sent with the statements after them", async () => {
     const key = organizationLockKey(await organizationId(server))
     server.clock.advance(60_000)
     const from = proxy.roundTrips.length
@@ -308,8 +310,8 @@ describe("writes through the server", () => {
     const trips = proxy.roundTrips.slice(from)
     const orgId = await organizationId(server)
     expect(transactionOf(trips, "INSERT INTO idempotency_keys")).toEqual([
-      firstStatement(key),
-      expect.stringMatching(/^SELECT request_hash, status, body FROM idempotency_keys WHERE organization_id = \$1 /),
+      // BEGIN, the isolation and the organization's lock with the key's look-up.
+      `${firstStatement(key)}; SELECT request_hash, status, body FROM idempotency_keys WHERE organization_id = '${orgId}' AND address = 'POST /api/v1/knowledgebases' AND key = 'round-trips-1' AND state = 'done' AND expires_at > '${server.clock.now()}'`,
       // The create's savepoint (a refusal is stored while the create is undone) and its service's, with its count.
       `SAVEPOINT effect_sql_1; SAVEPOINT effect_sql_2; SELECT count(*) AS n FROM knowledgebases WHERE organization_id = '${orgId}'`,
       // The insert of the Knowledgebase, whose answer nobody reads, with the stored answer's (RETURNING).
@@ -334,8 +336,7 @@ describe("writes through the server", () => {
     const trips = proxy.roundTrips.slice(from)
     expect(trips.filter((trip) => trip.text.includes("FROM pages WHERE")).length).toBe(1)
     expect(transactionOf(trips, "UPDATE pages SET markdown")).toEqual([
-      firstStatement(key),
-      "SELECT * FROM pages WHERE knowledgebase_id = $1 AND id = $2",
+      `${firstStatement(key)}; SELECT * FROM pages WHERE knowledgebase_id = '${kb.body.knowledgebase.id}' AND id = '${page.body.page.id}'`,
       // Its five writes, whose answers nobody reads, with the COMMIT.
       expect.stringMatching(
         /^UPDATE pages SET markdown = .*; INSERT INTO page_revisions .*; DELETE FROM page_links .*; INSERT INTO changes .*; UPDATE knowledgebases .*; COMMIT; SELECT nextval\('svc_data_version'\)$/

@@ -27,6 +27,7 @@
 import { Effect, type Scope } from "effect"
 import pg from "pg"
 import { rateLimitStatement } from "../pg-rate-limiter.js"
+import { laterMarker } from "./statement-text.js"
 
 /** The notification channel of committed writes. */
 export const dataChangedChannel = "svc_data_changed"
@@ -79,7 +80,9 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
       /** Advances the shared sequence on this connection, then goes on (`nextval` failing changes nothing but a miss). */
       const advance = (then: () => unknown) => query(advanceStatement, () => then())
       ;(client as { query: unknown }).query = (...args: Array<unknown>) => {
-        const text = statementText(args[0])
+        // A statement marked to ride on the next one is classified by what it is (`laterMarker`).
+        const marked = statementText(args[0])
+        const text = marked?.startsWith(laterMarker) ? marked.slice(laterMarker.length) : marked
         if (text === undefined || readOnlyStatement.test(text) || isRateLimitStatement(args[0])) return query(...args)
         if (beginStatement.test(text)) {
           inTransaction = true

@@ -35,11 +35,28 @@ const rollbackToText = /^\s*ROLLBACK\s+TO\s+(?:SAVEPOINT\s+)?([A-Za-z_][A-Za-z0-
 const endText = /^\s*(COMMIT|END|ROLLBACK|ABORT)\b(?!\s+TO\b)/i
 const rollbackText = /^\s*(ROLLBACK|ABORT)\b(?!\s+TO\b)/i
 
-/** A statement held back: a `BEGIN`, a savepoint (its name kept to match its rollback), or a write. */
+/**
+ * A statement held back: a `BEGIN`, a savepoint (its name kept to match its rollback), or a write
+ * (one or more statements: how many answers the server sends for it).
+ */
 interface Held {
   readonly kind: "begin" | "savepoint" | "write"
   readonly text: string
   readonly savepoint?: string | undefined
+  readonly statements: number
+}
+
+/** How many statements `text` holds: its semicolons outside quotes, plus one. */
+const statementsIn = (text: string): number => {
+  let count = 1
+  let quote: string | null = null
+  for (const c of text) {
+    if (quote !== null) {
+      if (c === quote) quote = null
+    } else if (c === "'" || c === '"') quote = c
+    else if (c === ";") count++
+  }
+  return count
 }
 
 type Callback = (error: unknown, result?: unknown) => void
@@ -159,8 +176,9 @@ export const deferTransactionControl = (client: pg.PoolClient): void => {
     const before = held
     held = []
     const combined = `${before.map((statement) => statement.text).join("; ")}; ${text}`
+    const answers = before.reduce((sum, statement) => sum + statement.statements, 0)
     const settle = (error: unknown, result: unknown, done: (error: unknown, result?: unknown) => void) => {
-      if (!error) return done(null, ownResults(result, before.length))
+      if (!error) return done(null, ownResults(result, answers))
       if (!ending) return done(error)
       query("ROLLBACK", () => done(error))
     }
@@ -201,19 +219,19 @@ export const deferTransactionControl = (client: pg.PoolClient): void => {
       else args[0] = { ...(args[0] as object), text }
       const inlined = inTransaction ? inlineParameters(text, call.values) : undefined
       if (inlined !== undefined) {
-        held.push({ kind: "write", text: inlined })
+        held.push({ kind: "write", text: inlined, statements: statementsIn(inlined) })
         return answer(call, emptyResult(text))
       }
     }
     const simple = text !== undefined && call.values.length === 0 ? text : undefined
     if (simple !== undefined && beginText.test(simple) && held.length === 0) {
       inTransaction = true
-      held.push({ kind: "begin", text: "BEGIN" })
+      held.push({ kind: "begin", text: "BEGIN", statements: 1 })
       return answer(call, emptyResult(simple))
     }
     const savepoint = simple === undefined ? null : savepointText.exec(simple)
     if (savepoint !== null && simple !== undefined) {
-      held.push({ kind: "savepoint", text: simple.trim(), savepoint: savepoint[1]! })
+      held.push({ kind: "savepoint", text: simple.trim(), savepoint: savepoint[1]!, statements: 1 })
       return answer(call, emptyResult(simple))
     }
     const ends = simple !== undefined && endText.test(simple)

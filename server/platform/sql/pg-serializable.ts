@@ -27,6 +27,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Chunk, Effect, FiberRef, Option } from "effect"
 import { ActingOrganization, organizationLockKey } from "./acting-organization.js"
+import { laterMarker } from "./statement-text.js"
 
 /** PostgreSQL's codes of a transaction that lost to another: serialization failure, deadlock. */
 const lostRaceCodes: ReadonlySet<string> = new Set(["40001", "40P01"])
@@ -135,7 +136,8 @@ export const serializable = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlE
       : Effect.flatMap(FiberRef.get(queued), (queue) =>
           Effect.flatMap(FiberRef.get(ActingOrganization), (organization) => {
             const key = organizationLockKey(organization)
-            return Effect.asVoid(sql.unsafe(queue || contended(key) ? reRun(key) : firstRun(key)))
+            // Nobody reads its answer: it rides on the transaction's next statement, with BEGIN (`laterMarker`).
+            return Effect.asVoid(sql.unsafe(laterMarker + (queue || contended(key) ? reRun(key) : firstRun(key))))
           })
         )
   )
