@@ -54,8 +54,6 @@ export class SqliteWriter extends Context.Tag("svc/SqliteWriter")<SqliteWriter, 
 /** Longest a writer transaction may run before its fiber is interrupted and it is rolled back (`transactionTimeout` of `database.ts`). */
 const defaultTransactionTimeBoxMs = 5_000
 
-const isCommit = (text: string) => /^\s*(?:commit|end)\b/i.test(text)
-
 const sqlError = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
 /** Where the database is, and how the client keeps it. */
@@ -99,35 +97,14 @@ export const makeSqliteClient = (options: SqliteConnectionOptions) =>
     const commit = db.prepare("COMMIT")
     const rollback = db.prepare("ROLLBACK")
     /**
-     * Runs one statement on the writer with the write tracking: an observed COMMIT when its
-     * transaction wrote, and a row write outside any transaction in a transaction of its own that
-     * takes the write lock first, so that its commit is observed too. (DDL and PRAGMA run as they
-     * are: some are no-ops inside a transaction; they bump every table and are never observed.)
+     * Runs one statement on the writer with the write tracking: what it writes is noted before it
+     * runs and counted once the writer is outside any transaction (at once for a statement that
+     * commits by itself, at COMMIT for one inside a transaction).
      */
     const onWriter = <T>(statement: Database.Statement, text: string, declared: WriteDeclaration | undefined, use: () => T): T => {
-      const writes = generations.noteStatement(text, statement.readonly, declared)
+      generations.noteStatement(text, statement.readonly, declared)
       try {
-        if (writes === "rows" && !db.inTransaction) {
-          beginImmediate.run()
-          try {
-            const result = use()
-            generations.commits().beforeCommit()
-            commit.run()
-            generations.commits().afterCommit()
-            return result
-          } finally {
-            if (db.inTransaction) rollback.run()
-          }
-        }
-        if (writes === "none" && generations.hasWritten() && isCommit(text)) {
-          generations.commits().beforeCommit()
-          const result = use()
-          generations.commits().afterCommit()
-          return result
-        }
-        const result = use()
-        if (writes === "rows") generations.wroteInTransaction()
-        return result
+        return use()
       } finally {
         generations.settle()
       }
@@ -266,18 +243,14 @@ export const makeSqliteClient = (options: SqliteConnectionOptions) =>
         release: db.prepare(`RELEASE svc_${depth}`),
         undo: db.prepare(`ROLLBACK TO svc_${depth}`)
       })
-    /** Ends the open transaction: COMMIT (observed when it wrote) on success, else ROLLBACK; dies if COMMIT fails. */
+    /** Ends the open transaction: COMMIT on success, else ROLLBACK; dies if COMMIT fails. */
     const endTransaction = (committing: boolean): Effect.Effect<void> => {
       try {
         if (!committing) {
           if (db.inTransaction) rollback.run()
           return Effect.void
         }
-        if (generations.hasWritten()) {
-          generations.commits().beforeCommit()
-          commit.run()
-          generations.commits().afterCommit()
-        } else commit.run()
+        commit.run()
         return Effect.void
       } catch (cause) {
         if (db.inTransaction) rollback.run()

@@ -106,30 +106,15 @@ export const sqliteWriteTransactions = (writer: SqliteWriterShape): WriteTransac
   const { generations } = writer
   const execute = (statement: TxStatement): unknown => {
     const prepared = prepare(statement.text)
-    const writes = generations.noteStatement(statement.text, prepared.readonly, statement.writes)
-    let rows: unknown = undefined
-    if (statement.kind === "all") rows = prepared.all(...statement.params)
-    else prepared.run(...statement.params)
-    if (writes === "rows") generations.wroteInTransaction()
-    return rows
+    generations.noteStatement(statement.text, prepared.readonly, statement.writes)
+    if (statement.kind === "all") return prepared.all(...statement.params)
+    prepared.run(...statement.params)
+    return undefined
   }
   const run = <A>(body: () => TxBody<A>): Effect.Effect<A> =>
     Effect.orDie(
-      writer.withConnection((db) => {
-        const outermost = !db.inTransaction
-        let observed = false
-        const result = db.transaction(() => {
-          const value = driveSync(body(), execute)
-          if (outermost && generations.hasWritten()) {
-            generations.commits().beforeCommit()
-            observed = true
-          }
-          return value
-          // IMMEDIATE: the write lock from BEGIN on, as every SQLite transaction of svc takes it (see sqlite-connection.ts).
-        }).immediate()
-        if (observed) generations.commits().afterCommit()
-        return result
-      })
+      // IMMEDIATE: the write lock from BEGIN on, as every SQLite transaction of svc takes it (see sqlite-connection.ts).
+      writer.withConnection((db) => db.transaction(() => driveSync(body(), execute)).immediate())
     )
   return {
     synchronous: true,

@@ -50,14 +50,6 @@ export const tablesWrittenBy = (text: string): ReadonlySet<Table> => {
   return new Set([everyTable])
 }
 
-/** Told around each commit of a transaction that wrote, while the writer still holds the write lock. */
-export interface CommitObserver {
-  /** Just before COMMIT: no other connection can commit from here until `afterCommit`. */
-  readonly beforeCommit: () => void
-  /** Just after COMMIT: every change seen since `beforeCommit` is this commit's. */
-  readonly afterCommit: () => void
-}
-
 /** Per-table generations of this process's commits on one writer connection. */
 export interface WriteGenerations {
   /**
@@ -67,18 +59,10 @@ export interface WriteGenerations {
    * every table (migrations, DDL, anything undeclared).
    */
   readonly noteStatement: (text: string, readonly: boolean, declared: WriteDeclaration | undefined) => "none" | "rows" | "other"
-  /** Records that a write statement succeeded inside the open transaction (it holds the write lock). */
-  readonly wroteInTransaction: () => void
-  /** Whether the open transaction has written (so its COMMIT is observed). */
-  readonly hasWritten: () => boolean
   /** Bumps what was noted once the writer is outside any transaction; call after every statement. */
   readonly settle: () => void
   /** The sum of the generations of `tables`: changes whenever a commit of this process wrote one. */
   readonly generationOf: (tables: ReadonlyArray<string>) => number
-  /** Adds one told around commits (`cache-versions.ts`). */
-  readonly observeCommits: (observer: CommitObserver) => void
-  /** Tells every observer around a commit. */
-  readonly commits: () => CommitObserver
 }
 
 /**
@@ -163,16 +147,6 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
     return tables
   }
 
-  let written = false
-  const observers: Array<CommitObserver> = []
-  const allObservers: CommitObserver = {
-    beforeCommit: () => {
-      for (const observer of observers) observer.beforeCommit()
-    },
-    afterCommit: () => {
-      for (const observer of observers) observer.afterCommit()
-    }
-  }
   return {
     noteStatement: (text, readonly, declared) => {
       if (readonly || transactionControl.test(text)) return "none"
@@ -181,14 +155,8 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
       for (const table of tables) pending.add(table)
       return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
     },
-    wroteInTransaction: () => {
-      if (db.inTransaction) written = true
-    },
-    hasWritten: () => written,
     settle: () => {
-      if (db.inTransaction) return
-      written = false
-      if (pending.size === 0) return
+      if (db.inTransaction || pending.size === 0) return
       for (const table of pending) {
         if (table === everyTable) everything++
         else generations.set(table, (generations.get(table) ?? 0) + 1)
@@ -200,9 +168,5 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
       for (const table of tables) sum += generations.get(table) ?? 0
       return sum
     },
-    observeCommits: (observer) => {
-      observers.push(observer)
-    },
-    commits: () => allObservers
   }
 }
