@@ -35,6 +35,7 @@ import migration0021 from "./migrations/0021_run_events.js"
 import migration0022 from "./migrations/0022_execution_traces.js"
 import migration0023 from "./migrations/0023_conversation_lists.js"
 import migration0024 from "./migrations/0024_shared_run_state.js"
+import migration0025 from "./migrations/0025_execution_trace_column.js"
 import { retriedWhileLosing, serializable } from "./pg-serializable.js"
 import { SqliteConnectionLive, type SqliteWriter } from "./sqlite-connection.js"
 import { writesEveryTable, writing } from "./write-declaration.js"
@@ -64,7 +65,8 @@ export const migrations = {
   "0021_run_events": migration0021,
   "0022_execution_traces": migration0022,
   "0023_conversation_lists": migration0023,
-  "0024_shared_run_state": migration0024
+  "0024_shared_run_state": migration0024,
+  "0025_execution_trace_column": migration0025
 }
 
 /**

@@ -65,4 +65,6 @@ export interface ExecutionOutcome {
   readonly creditsCharged: number
   readonly finishedAt: string
   readonly error: string | null
+  /** Its trace (`trace.ts`) as JSON text, read by `view=full`. */
+  readonly trace: string
 }

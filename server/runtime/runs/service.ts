@@ -36,7 +36,7 @@ import { insertRunEventsTx } from "./event-repo.js"
 import { type CreditCharge, CreditRepo, type CreditSource, giveBackCreditTx, organizationCredits, recordChargeTx, takeCreditTx } from "./credit-repo.js"
 import { appendMessageTx, finishExecutionTx, historyTx, insertConversationTx, insertExecutionTx, touchConversationTx } from "./turn-repo.js"
 import { type ExecutionTrace, makeTraceRecorder, withTrace } from "../trace.js"
-import { insertTraceTx, TraceRepo } from "./trace-repo.js"
+import { TraceRepo } from "./trace-repo.js"
 import { TraceExport } from "../../platform/otel.js"
 
 export type { RunEvent, RunSink } from "./events.js"
@@ -286,12 +286,12 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
           toolsCalled: JSON.stringify(outcome.toolsCalled),
           creditsCharged: succeeded ? 1 : 0,
           finishedAt: at,
-          error: outcome.error
+          error: outcome.error,
+          trace: JSON.stringify(outcome.trace)
         })
         // Taken over meanwhile by another instance's recovery (this one was judged gone): it was
         // finished there and its credit given back; nothing more is recorded here.
         if (!finished) return
-        yield* insertTraceTx(executionId, outcome.trace)
         if (!succeeded) yield* giveBackCreditTx(charge)
         if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
           yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })

@@ -80,12 +80,12 @@ export function* insertExecutionTx(execution: NewExecution): TxBody<void> {
 }
 
 /**
- * Records how a running execution ended; false (nothing written) when it is no longer running: the
- * recovery of another instance took it over, judging this one gone.
+ * Records how a running execution ended, with its trace; false (nothing written) when it is no
+ * longer running: the recovery of another instance took it over, judging this one gone.
  */
 export function* finishExecutionTx(id: string, outcome: ExecutionOutcome): TxBody<boolean> {
   const rows = yield* txAll<{ id: string }>(
-    "UPDATE executions SET status = ?, steps = ?, tools_called = ?, credits_charged = ?, finished_at = ?, error = ? WHERE id = ? AND status = 'running' RETURNING id",
+    "UPDATE executions SET status = ?, steps = ?, tools_called = ?, credits_charged = ?, finished_at = ?, error = ?, trace = ? WHERE id = ? AND status = 'running' RETURNING id",
     [
       outcome.status,
       outcome.steps,
@@ -93,6 +93,7 @@ export function* finishExecutionTx(id: string, outcome: ExecutionOutcome): TxBod
       outcome.creditsCharged,
       outcome.finishedAt,
       outcome.error,
+      outcome.trace,
       id
     ],
     executionsWrites
