@@ -5,6 +5,9 @@
  *   Knowledgebase) and with a fake OpenAI-compatible model that answers at once (the server's own
  *   overhead per turn: execution, credit, history, messages, the model client), answered whole and
  *   streamed (a streamed turn also numbers and stores its events, issue 25);
+ * - what the turns recorded to be followed: the trace stored with each execution (bytes of JSON)
+ *   and the events stored per streamed run (what that costs a turn against a build from before
+ *   issue 25 is measured A/B in docs/performance.md, "What following runs costs a turn");
  * - time to first byte of a streamed reply (`event: start` is sent before the model answers);
  * - the server's memory with 1,000 streams held open by a model that never finishes.
  *
@@ -20,6 +23,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+import Database from "better-sqlite3"
 import { Agent, request } from "undici"
 import { type Child, cleanupOnExit, planCpus, procStatusKb, spawnChild } from "./children.js"
 import { startFakeModel } from "./fake-model.js"
@@ -37,6 +41,27 @@ const { values: flags } = parseArgs({
     only: { type: "string" }
   }
 })
+
+/**
+ * What the turns recorded for following them (issue 25), read from the server's database: the
+ * trace stored with each execution, and the events stored per streamed run (`run_events`).
+ */
+const recordedPerTurn = (dataDir: string): string => {
+  const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true, fileMustExist: true })
+  try {
+    const traces = db.prepare("SELECT count(*) AS n, avg(length(trace)) AS bytes FROM executions WHERE trace IS NOT NULL").get() as { n: number; bytes: number | null }
+    const events = db
+      .prepare("SELECT count(DISTINCT execution_id) AS runs, count(*) AS n, sum(length(data)) AS bytes FROM run_events")
+      .get() as { runs: number; n: number; bytes: number | null }
+    const perRun = (value: number) => (events.runs === 0 ? null : value / events.runs)
+    return (
+      `recorded to follow the runs: ${traces.n} traces, ${fmt(traces.bytes, 0)} bytes of JSON each (in the execution's row); ` +
+      `${events.runs} streamed runs' events, ${fmt(perRun(events.n), 1)} events and ${fmt(perRun(events.bytes ?? 0), 0)} bytes of data each (run_events)`
+    )
+  } finally {
+    db.close()
+  }
+}
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
 
@@ -98,8 +123,11 @@ const main = async () => {
       results.push([label, await runLoad(spec, pid)])
     }
 
+    // Before the streams below add runs of their own.
+    const recorded = recordedPerTurn(dataDir)
     if (flags.only !== undefined) {
       console.log(table(["scenario", "conns", "requests", ...loadColumns], results.map(([label, r]) => [label, String(r.connections), String(r.requests), ...loadCells(r)])))
+      console.log(recorded)
       return
     }
 
@@ -161,6 +189,7 @@ const main = async () => {
         results.map(([label, r]) => [label, String(r.connections), String(r.requests), ...loadCells(r)])
       )
     )
+    console.log(recorded)
     console.log()
     console.log(
       `time to first byte of a streamed reply (fake model, sequential, ${firstBytes.length}): ` +
