@@ -31,14 +31,17 @@ const firstStatement = (key: number) =>
   `BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(7134002, ${key})`
 const commitAndAdvance = "COMMIT; SELECT nextval('svc_data_version')"
 
-describe("a write transaction on the database layer", () => {
+/**
+ * A database of its own with `table` created in it, reached through a round-trip proxy, and a
+ * runtime of the database layer on that proxy, for the tests of one `describe`.
+ */
+const proxiedDatabase = (table: string) => {
   let database: { readonly url: string; readonly drop: () => Promise<void> }
   let proxy: RoundTripProxy
   let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
-
   beforeAll(async () => {
     database = await createTestDatabase()
-    await withClient(database.url, (client) => client.query("CREATE TABLE round_trip_rows (id TEXT PRIMARY KEY)"))
+    await withClient(database.url, (client) => client.query(table))
     proxy = await startRoundTripProxy(database.url)
     runtime = ManagedRuntime.make(DatabaseLive(mkdtempSync(join(tmpdir(), "svc-round-trips-")), proxy.url) as Layer.Layer<SqlClient.SqlClient, unknown>)
     await runtime.runPromise(Effect.void)
@@ -48,18 +51,33 @@ describe("a write transaction on the database layer", () => {
     await proxy.close()
     await database.drop()
   })
+  return {
+    get url() {
+      return database.url
+    },
+    get proxy() {
+      return proxy
+    },
+    get runtime() {
+      return runtime
+    }
+  }
+}
+
+describe("a write transaction on the database layer", () => {
+  const db = proxiedDatabase("CREATE TABLE round_trip_rows (id TEXT PRIMARY KEY)")
 
   /** Runs `effect` and answers the round trips it made. */
   const tripsOf = async <A>(effect: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<{ trips: Array<RoundTrip>; exit: Exit.Exit<A, unknown> }> => {
-    const from = proxy.roundTrips.length
-    const exit = await runtime.runPromiseExit(Effect.flatMap(SqlClient.SqlClient, effect))
-    return { trips: proxy.roundTrips.slice(from), exit }
+    const from = db.proxy.roundTrips.length
+    const exit = await db.runtime.runPromiseExit(Effect.flatMap(SqlClient.SqlClient, effect))
+    return { trips: db.proxy.roundTrips.slice(from), exit }
   }
   const texts = (trips: ReadonlyArray<RoundTrip>) => trips.map((trip) => trip.text)
   const rows = () =>
-    withClient(database.url, async (client) => (await client.query<{ id: string }>("SELECT id FROM round_trip_rows ORDER BY id")).rows.map((row) => row.id))
+    withClient(db.url, async (client) => (await client.query<{ id: string }>("SELECT id FROM round_trip_rows ORDER BY id")).rows.map((row) => row.id))
   const dataVersion = () =>
-    withClient(database.url, async (client) => Number((await client.query<{ v: string }>("SELECT last_value AS v FROM svc_data_version")).rows[0]!.v))
+    withClient(db.url, async (client) => Number((await client.query<{ v: string }>("SELECT last_value AS v FROM svc_data_version")).rows[0]!.v))
 
   it("is two round trips for one write: BEGIN with its isolation, lock and write, then COMMIT with the data version's advance", async () => {
     const version = await dataVersion()
@@ -139,44 +157,29 @@ describe("a write transaction on the database layer", () => {
 })
 
 describe("writes whose answer nobody reads", () => {
-  let database: { readonly url: string; readonly drop: () => Promise<void> }
-  let proxy: RoundTripProxy
-  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
+  const db = proxiedDatabase("CREATE TABLE held_rows (id TEXT PRIMARY KEY, note TEXT, n INTEGER)")
   const rowsWrites = declareWrites("held_rows")
 
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    await withClient(database.url, (client) => client.query("CREATE TABLE held_rows (id TEXT PRIMARY KEY, note TEXT, n INTEGER)"))
-    proxy = await startRoundTripProxy(database.url)
-    runtime = ManagedRuntime.make(DatabaseLive(mkdtempSync(join(tmpdir(), "svc-round-trips-")), proxy.url) as Layer.Layer<SqlClient.SqlClient, unknown>)
-    await runtime.runPromise(Effect.void)
-  })
-  afterAll(async () => {
-    await runtime.dispose()
-    await proxy.close()
-    await database.drop()
-  })
-
   const run = <A>(body: () => TxBody<A>) =>
-    runtime.runPromiseExit(Effect.flatMap(SqlClient.SqlClient, (sql) => portableWriteTransactions(sql).run(body)))
+    db.runtime.runPromiseExit(Effect.flatMap(SqlClient.SqlClient, (sql) => portableWriteTransactions(sql).run(body)))
   const rows = () =>
-    withClient(database.url, async (client) => (await client.query<{ id: string; note: string | null; n: number | null }>("SELECT id, note, n FROM held_rows ORDER BY id")).rows)
+    withClient(db.url, async (client) => (await client.query<{ id: string; note: string | null; n: number | null }>("SELECT id, note, n FROM held_rows ORDER BY id")).rows)
   /** Connections of the test's database left inside a transaction. */
   const leftInTransaction = () =>
-    withClient(database.url, async (client) =>
+    withClient(db.url, async (client) =>
       Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'")).rows[0]!.n)
     )
 
   it("go with the next statement, their values written in exactly, and that statement sees them", async () => {
     const tricky = "it's a \\ back'slash; -- not a comment $1 ?"
-    const from = proxy.roundTrips.length
+    const from = db.proxy.roundTrips.length
     const exit = await run(function* () {
       yield* txRun("INSERT INTO held_rows (id, note, n) VALUES (?, ?, ?)", ["a", tricky, 7], rowsWrites)
       yield* txRun("INSERT INTO held_rows (id, note, n) VALUES (?, ?, ?)", ["b", null, -3], rowsWrites)
       return yield* txAll<{ n: number }>("SELECT count(*)::int AS n FROM held_rows WHERE n < ?", [100])
     })
     expect(exit).toEqual(Exit.succeed([{ n: 2 }]))
-    const trips = proxy.roundTrips.slice(from)
+    const trips = db.proxy.roundTrips.slice(from)
     expect(trips).toHaveLength(2)
     expect(trips[0]!.text.startsWith(`${firstStatement(0)}; INSERT INTO held_rows `)).toBe(true)
     expect(trips[0]!.text).toMatch(/; INSERT INTO held_rows .*; INSERT INTO held_rows .*; SELECT count\(\*\)::int AS n FROM held_rows WHERE n < '100'$/)
@@ -206,22 +209,7 @@ describe("writes whose answer nobody reads", () => {
 })
 
 describe("an organization whose write transactions collide", () => {
-  let database: { readonly url: string; readonly drop: () => Promise<void> }
-  let proxy: RoundTripProxy
-  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
-
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    await withClient(database.url, (client) => client.query("CREATE TABLE counted_rows (organization TEXT NOT NULL, n INTEGER NOT NULL)"))
-    proxy = await startRoundTripProxy(database.url)
-    runtime = ManagedRuntime.make(DatabaseLive(mkdtempSync(join(tmpdir(), "svc-round-trips-")), proxy.url) as Layer.Layer<SqlClient.SqlClient, unknown>)
-    await runtime.runPromise(Effect.void)
-  })
-  afterAll(async () => {
-    await runtime.dispose()
-    await proxy.close()
-    await database.drop()
-  })
+  const db = proxiedDatabase("CREATE TABLE counted_rows (organization TEXT NOT NULL, n INTEGER NOT NULL)")
 
   /** Counts the organization's rows and inserts the next, once `ready` is done (when given). */
   const countThenInsert = (sql: SqlClient.SqlClient, organization: string, ready?: Effect.Effect<void>) =>
@@ -239,8 +227,8 @@ describe("an organization whose write transactions collide", () => {
 
   it("start alone, as re-runs do, for a while after one lost a race; other organizations' still start in parallel", async () => {
     const [keyA, keyB] = [organizationLockKey("org-a"), organizationLockKey("org-b")]
-    const from = proxy.roundTrips.length
-    await runtime.runPromise(
+    const from = db.proxy.roundTrips.length
+    await db.runtime.runPromise(
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         // Both count before either inserts: at SERIALIZABLE one of the two loses and runs again.
@@ -250,18 +238,18 @@ describe("an organization whose write transactions collide", () => {
         yield* Effect.all([countThenInsert(sql, "org-a", ready), countThenInsert(sql, "org-a", ready)], { concurrency: 2 })
       })
     )
-    const raced = proxy.roundTrips.slice(from).map((trip) => trip.text)
+    const raced = db.proxy.roundTrips.slice(from).map((trip) => trip.text)
     // The loser's re-run started alone under its organization's lock, at READ COMMITTED.
     expect(raced.filter((text) => text.startsWith(`${firstStatement(keyA)}; `))).toHaveLength(2)
     expect(raced.filter((text) => text.startsWith(`BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA}); `))).toHaveLength(1)
 
-    const next = proxy.roundTrips.length
-    await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(countThenInsert(sql, "org-a"), countThenInsert(sql, "org-b"))))
-    expect(proxy.roundTrips.slice(next).map((trip) => trip.text).filter((text) => text.startsWith("BEGIN"))).toEqual([
+    const next = db.proxy.roundTrips.length
+    await db.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(countThenInsert(sql, "org-a"), countThenInsert(sql, "org-b"))))
+    expect(db.proxy.roundTrips.slice(next).map((trip) => trip.text).filter((text) => text.startsWith("BEGIN"))).toEqual([
       `BEGIN; SELECT pg_advisory_xact_lock(7134002, ${keyA}); SELECT count(*)::int AS n FROM counted_rows WHERE organization = 'org-a'`,
       `${firstStatement(keyB)}; SELECT count(*)::int AS n FROM counted_rows WHERE organization = 'org-b'`
     ])
-    const counts = await withClient(database.url, async (client) =>
+    const counts = await withClient(db.url, async (client) =>
       (await client.query<{ organization: string; n: number }>("SELECT organization, n FROM counted_rows ORDER BY organization, n")).rows
     )
     // Each count saw every insert before it: no number taken twice.
