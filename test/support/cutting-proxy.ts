@@ -6,6 +6,7 @@
  */
 import { connect, createServer, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
+import { closeTogether } from "./socket-pair.js"
 
 /** The proxy: its base URL (the target's path kept), the request heads it saw, and its switch. */
 export interface CuttingProxy {
@@ -53,16 +54,7 @@ export const startCuttingProxy = async (target: string): Promise<CuttingProxy> =
         upstream.destroy()
       }
     })
-    const close = () => {
-      client.destroy()
-      upstream.destroy()
-      sockets.delete(client)
-      sockets.delete(upstream)
-    }
-    client.on("close", close)
-    upstream.on("close", close)
-    client.on("error", close)
-    upstream.on("error", close)
+    closeTogether(client, upstream, sockets)
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo

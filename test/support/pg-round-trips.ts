@@ -6,6 +6,7 @@
  */
 import { connect, createServer, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
+import { closeTogether } from "./socket-pair.js"
 
 /**
  * One round trip: a simple query's text, or the text of the statement an extended query ran
@@ -87,16 +88,7 @@ export const startRoundTripProxy = async (url: string): Promise<RoundTripProxy> 
       }
     })
     upstream.on("data", (chunk: Buffer) => client.write(chunk))
-    const close = () => {
-      client.destroy()
-      upstream.destroy()
-      sockets.delete(client)
-      sockets.delete(upstream)
-    }
-    client.on("close", close)
-    upstream.on("close", close)
-    client.on("error", close)
-    upstream.on("error", close)
+    closeTogether(client, upstream, sockets)
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const proxied = new URL(url)
