@@ -220,6 +220,11 @@ describe("svc listen --forward-to", () => {
       await expect.poll(() => listening.stderr()).toContain(`to ${local.url}`)
       await enqueue(endUser(20))
       await local.waitFor(1)
+      // webhook-test keeps its delivery from the server's worker by its due time, on the CLI's system
+      // clock; earlier tests moved the server's hand-driven clock an hour and more ahead, which would
+      // make it due there at once (both would attempt it and number the attempt 1). Bring the server's
+      // clock back to the system's, as every deployment has it.
+      server.clock.ms = Date.now()
       await cli(["portals", "webhook-test", "--org", "default", portal.id])
       await local.waitFor(2)
       const [signup, test] = local.received
