@@ -53,7 +53,7 @@ describe("the rate limit across three instances", () => {
     expect(await bucketOf(key.id)).toEqual({ rows: 1, counted: 120 })
   })
 
-  it("counting requests moves no instance's data version: a change no instance was told of stays unseen until the shared sequence moves", async () => {
+  it("counting requests moves no instance's data version, nor do heartbeats: a change no instance was told of stays unseen until the shared sequence moves", async () => {
     clock.advance(120_000)
     const { key, secret } = await createKeyRecord(instances[0]!, { name: "cached", scopes: "all" })
     // Each instance's credential cache holds the key (the first use writes its last use, once a minute).
@@ -64,6 +64,12 @@ describe("the rate limit across three instances", () => {
     await db.query("ALTER TABLE api_keys DISABLE TRIGGER svc_data_changed")
     try {
       await db.query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2", [new Date(clock.now()).toISOString(), key.id])
+      // Two heartbeats of every instance (every 2 s) go by: a beat writes no data a cache reads, so it
+      // moves nothing either (it did: every instance's caches were dropped every 2 s).
+      const sequence = async () => (await db.query<{ v: string }>("SELECT last_value AS v FROM svc_data_version")).rows[0]!.v
+      const idleFrom = await sequence()
+      await new Promise((resolve) => setTimeout(resolve, 4_500))
+      expect(await sequence()).toBe(idleFrom)
       // Every one of these requests is counted (a commit each), and every instance still serves its cached key.
       const before = (await bucketOf(key.id)).counted
       for (let use = 0; use < 3; use++) {

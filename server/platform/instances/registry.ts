@@ -13,6 +13,7 @@ import { hostname } from "node:os"
 import { isoAt } from "../clock.js"
 import { newId } from "../ids.js"
 import { InstanceSettings, leaseMs } from "./settings.js"
+import { unversionedMarker } from "../sql/statement-text.js"
 import { declareWrites, writing } from "../sql/write-declaration.js"
 
 /** What each write statement of this module writes (`write-declaration.ts`). */
@@ -49,7 +50,8 @@ export class InstanceRegistry extends Effect.Service<InstanceRegistry>()("svc/In
     const otherClaim = sql`(claimed_by IS NULL OR claimed_by <> ${id})`
 
     /** Writes the row, or renews its lease (written again if it was removed meanwhile, after a stall past the lease). */
-    const beat = sql`INSERT INTO service_instances (id, host, pid, started_at, alive_until)
+    // Marked: a beat moves no data version on PostgreSQL (no cache reads this table).
+    const beat = sql`${sql.literal(unversionedMarker)}INSERT INTO service_instances (id, host, pid, started_at, alive_until)
       VALUES (${id}, ${hostname()}, ${process.pid}, ${isoAt(Date.now())}, ${now} + ${lease})
       ON CONFLICT (id) DO UPDATE SET alive_until = excluded.alive_until`.pipe(writing(serviceInstancesWrites))
     const heartbeat = Effect.repeat(

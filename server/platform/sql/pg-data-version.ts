@@ -6,7 +6,8 @@
  * - Own writes: every pooled connection's statements are watched; a statement that is not a read
  *   (anything but `SELECT`/`BEGIN`/`SHOW`/`SET`/savepoints, so `COMMIT` included) bumps the
  *   counter when it completes, before the request that made it can answer. The rate limiter's
- *   statements (named `rateLimitStatement…`) are let by.
+ *   statements (named `rateLimitStatement…`) are let by, and so are writes outside a transaction
+ *   marked `unversionedMarker` (the instances' heartbeats, to a table no cache reads).
  * - Every instance's commits: the sequence `svc_data_version`, advanced (`nextval`) on the same
  *   connection right after each `COMMIT` of a transaction that wrote (in the same simple query,
  *   `COMMIT; SELECT nextval(…)`: one round trip, the server running `nextval` once the commit is
@@ -27,7 +28,7 @@
 import { Effect, type Scope } from "effect"
 import pg from "pg"
 import { rateLimitStatement } from "../pg-rate-limiter.js"
-import { laterMarker } from "./statement-text.js"
+import { laterMarker, unversionedMarker } from "./statement-text.js"
 
 /** The notification channel of committed writes. */
 export const dataChangedChannel = "svc_data_changed"
@@ -84,6 +85,8 @@ export const trackDataVersion = (pool: pg.Pool, options: pg.PoolConfig): Effect.
         const marked = statementText(args[0])
         const text = marked?.startsWith(laterMarker) ? marked.slice(laterMarker.length) : marked
         if (text === undefined || readOnlyStatement.test(text) || isRateLimitStatement(args[0])) return query(...args)
+        // A write to a table no cache reads, outside any transaction (an instance's heartbeat).
+        if (!inTransaction && text.startsWith(unversionedMarker)) return query(...args)
         if (beginStatement.test(text)) {
           inTransaction = true
           wrote = false

@@ -50,9 +50,11 @@ const installChangeNotifications = (sql: SqlClient.SqlClient) =>
     if (old?.found) yield* sql`DROP TABLE IF EXISTS rate_limit_hits`
     // The data version's counter, moved after each commit that wrote (pg-data-version.ts).
     yield* sql.unsafe(`CREATE SEQUENCE IF NOT EXISTS ${dataVersionSequence}`)
+    // The instances' heartbeats (`service_instances`, read by no cache) notify nobody either.
+    yield* sql`DROP TRIGGER IF EXISTS svc_data_changed ON service_instances`
     const tables = yield* sql<{ name: string }>`SELECT c.relname AS name FROM pg_class c
       JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_buckets', 'schema_migrations')
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_buckets', 'schema_migrations', 'service_instances')
         AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'svc_data_changed')`
     for (const { name } of tables) {
       yield* sql.unsafe(`CREATE OR REPLACE TRIGGER svc_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${pg.escapeIdentifier(name)}
