@@ -53,12 +53,12 @@ export const tablesWrittenBy = (text: string): ReadonlySet<Table> => {
 /** Per-table generations of this process's commits on one writer connection. */
 export interface WriteGenerations {
   /**
-   * Notes what a statement writes; call before running it on the writer, with its prepared
+   * Notes the tables a statement writes; call before running it on the writer, with its prepared
    * statement's `readonly` (SQLite's own `sqlite3_stmt_readonly`) and the declaration it runs under.
-   * `none` for reads and transaction control, `rows` for a declared write, `other` for a write of
-   * every table (migrations, DDL, anything undeclared).
+   * Reads and transaction control note nothing; a write declaring nothing (migrations, DDL) notes
+   * every table.
    */
-  readonly noteStatement: (text: string, readonly: boolean, declared: WriteDeclaration | undefined) => "none" | "rows" | "other"
+  readonly noteStatement: (text: string, readonly: boolean, declared: WriteDeclaration | undefined) => void
   /** Bumps what was noted once the writer is outside any transaction; call after every statement. */
   readonly settle: () => void
   /** The sum of the generations of `tables`: changes whenever a commit of this process wrote one. */
@@ -149,11 +149,10 @@ export const writeGenerations = (db: Database.Database, options: { readonly stri
 
   return {
     noteStatement: (text, readonly, declared) => {
-      if (readonly || transactionControl.test(text)) return "none"
+      if (readonly || transactionControl.test(text)) return
       if (declared === undefined && options.strict && !ddl.test(text)) throw new UndeclaredWrite(text)
       const tables = declared !== undefined ? tablesOfDeclaration(declared) : widened(allTables)
       for (const table of tables) pending.add(table)
-      return tables.size === 0 ? "none" : tables.has(everyTable) ? "other" : "rows"
     },
     settle: () => {
       if (db.inTransaction || pending.size === 0) return
