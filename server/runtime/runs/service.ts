@@ -277,30 +277,39 @@ export class RunService extends Effect.Service<RunService>()("svc/RunService", {
         readonly startedMs: number
       }
     ) =>
-      Effect.zipLeft(writes.run(function* () {
-        const at = now()
-        const succeeded = outcome.status === "succeeded"
-        const finished = yield* finishExecutionTx(executionId, {
-          status: outcome.status,
-          steps: JSON.stringify(outcome.steps),
-          toolsCalled: JSON.stringify(outcome.toolsCalled),
-          creditsCharged: succeeded ? 1 : 0,
-          finishedAt: at,
-          error: outcome.error,
-          trace: JSON.stringify(outcome.trace)
-        })
-        // Taken over meanwhile by another instance's recovery (this one was judged gone): it was
-        // finished there and its credit given back; nothing more is recorded here.
-        if (!finished) return
-        if (!succeeded) yield* giveBackCreditTx(charge)
-        if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
-          yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
-          yield* touchConversationTx(conversationId, at)
-        }
-      }), traceExport.export(
-        { id: executionId, organizationId: run.actor.organization.id, kind: run.kind, targetId: run.targetId, status: outcome.status, error: outcome.error, startedMs: outcome.startedMs, finishedMs: Date.now() },
-        outcome.trace.spans
-      ))
+      Effect.zipLeft(
+        Effect.suspend(() => {
+          // Serialized before the transaction, which then holds the writer for its statements alone.
+          const steps = JSON.stringify(outcome.steps)
+          const toolsCalled = JSON.stringify(outcome.toolsCalled)
+          const trace = JSON.stringify(outcome.trace)
+          return writes.run(function* () {
+            const at = now()
+            const succeeded = outcome.status === "succeeded"
+            const finished = yield* finishExecutionTx(executionId, {
+              status: outcome.status,
+              steps,
+              toolsCalled,
+              creditsCharged: succeeded ? 1 : 0,
+              finishedAt: at,
+              error: outcome.error,
+              trace
+            })
+            // Taken over meanwhile by another instance's recovery (this one was judged gone): it was
+            // finished there and its credit given back; nothing more is recorded here.
+            if (!finished) return
+            if (!succeeded) yield* giveBackCreditTx(charge)
+            if (conversationId !== null && (succeeded || (outcome.status === "cancelled" && outcome.reply !== ""))) {
+              yield* appendMessageTx({ id: newId(), conversationId, role: "assistant", text: outcome.reply, executionId, at })
+              yield* touchConversationTx(conversationId, at)
+            }
+          })
+        }),
+        traceExport.export(
+          { id: executionId, organizationId: run.actor.organization.id, kind: run.kind, targetId: run.targetId, status: outcome.status, error: outcome.error, startedMs: outcome.startedMs, finishedMs: Date.now() },
+          outcome.trace.spans
+        )
+      )
 
     /**
      * Runs one execution: reserves its credit and records it (in a conversation, holding the
