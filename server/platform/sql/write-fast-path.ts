@@ -168,10 +168,10 @@ export const portableWriteTransactions = (sql: SqlClient.SqlClient): WriteTransa
           : inTransaction(effect)
       ),
     run: <A>(body: () => TxBody<A>) => inTransaction(Effect.suspend(() => statements(body()))),
-    joined: <A>(body: () => TxBody<A>) =>
-      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) =>
-        Option.isSome(held) ? Effect.suspend(() => statements(body())) : inTransaction(Effect.suspend(() => statements(body())))
-      )
+    joined: <A>(body: () => TxBody<A>) => {
+      const ran = Effect.suspend(() => statements(body()))
+      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (held) => (Option.isSome(held) ? ran : inTransaction(ran)))
+    }
   }
 }
 
