@@ -33,6 +33,12 @@ import { laterMarker, unversionedMarker } from "./statement-text.js"
 /** The notification channel of committed writes. */
 export const dataChangedChannel = "svc_data_changed"
 
+/**
+ * Tables no cache reads, written outside transactions by statements marked `unversionedMarker`
+ * (an instance's heartbeat): their writes move no data version, and they carry no change trigger.
+ */
+export const unversionedTables: ReadonlyArray<string> = ["service_instances"]
+
 /** The sequence every instance advances after each of its commits that wrote. */
 export const dataVersionSequence = "svc_data_version"
 

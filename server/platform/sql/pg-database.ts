@@ -10,7 +10,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
 import pg from "pg"
 import { DatabaseBackend } from "./dialect.js"
-import { dataChangedChannel, dataVersionSequence, trackDataVersion } from "./pg-data-version.js"
+import { dataChangedChannel, dataVersionSequence, trackDataVersion, unversionedTables } from "./pg-data-version.js"
 import { deferTransactionControl } from "./pg-deferred-statements.js"
 import { pgMigrationClient } from "./pg-ddl.js"
 
@@ -50,13 +50,13 @@ const installChangeNotifications = (sql: SqlClient.SqlClient) =>
     if (old?.found) yield* sql`DROP TABLE IF EXISTS rate_limit_hits`
     // The data version's counter, moved after each commit that wrote (pg-data-version.ts).
     yield* sql.unsafe(`CREATE SEQUENCE IF NOT EXISTS ${dataVersionSequence}`)
-    // The instances' heartbeats (`service_instances`, read by no cache) notify nobody either.
-    yield* sql`DROP TRIGGER IF EXISTS svc_data_changed ON service_instances`
+    // Tables no cache reads (the instances' heartbeats) notify nobody either (an earlier start may have given them a trigger).
+    for (const name of unversionedTables) yield* sql.unsafe(`DROP TRIGGER IF EXISTS svc_data_changed ON ${pg.escapeIdentifier(name)}`)
     const tables = yield* sql<{ name: string }>`SELECT c.relname AS name FROM pg_class c
       JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_buckets', 'schema_migrations', 'service_instances')
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('rate_limit_buckets', 'schema_migrations')
         AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'svc_data_changed')`
-    for (const { name } of tables) {
+    for (const { name } of tables.filter((table) => !unversionedTables.includes(table.name))) {
       yield* sql.unsafe(`CREATE OR REPLACE TRIGGER svc_data_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${pg.escapeIdentifier(name)}
         FOR EACH STATEMENT EXECUTE FUNCTION svc_data_changed()`)
     }

@@ -38,7 +38,7 @@ export const laterMarker = "/*svc:later*/ "
 
 /**
  * Prefix of a write, outside any transaction, to a table no cache reads (an instance's heartbeat):
- * on PostgreSQL it moves no data version (`pg-data-version.ts`), so the instances' caches stay
+ * on PostgreSQL it moves no data version (`pg-data-version.ts`, `unversionedTables`), so the instances' caches stay
  * while they only beat. SQLite reads it as the comment it is.
  */
 export const unversionedMarker = "/*svc:unversioned*/ "
