@@ -3,34 +3,22 @@
  * feed keeps its rows, sequence numbers and high-water mark, and then keeps every new change; pages
  * and memories keep being found through full-text keys taken from their old rowids.
  */
-import { Migrator, SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { DatabaseLive, databaseFile, migrations } from "../../server/platform/sql/database.js"
 import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
+import { onCurrentSchema as onCurrentSchemaOf, onSchemaBefore } from "../support/migrations.js"
 
 const dataDir = mkdtempSync(join(tmpdir(), "svc-migration-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-const before0005 = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0005"))
 const at = "2026-11-20T10:00:00.000Z"
 
-/** Runs `effect` on the data directory's database as migrations 0001–0004 left it. */
-const onOldSchema = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      yield* Migrator.make({})({ loader: Migrator.fromRecord(before0005), table: "schema_migrations" })
-      return yield* effect
-    }).pipe(Effect.provide(SqliteClient.layer({ filename: databaseFile(dataDir) })), Effect.scoped)
-  )
-
-/** Runs `effect` on the database opened as the server opens it (every migration applied). */
-const onCurrentSchema = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(Layer.orDie(DatabaseLive(dataDir))), Effect.scoped))
+const onOldSchema = onSchemaBefore(dataDir, "0005")
+const onCurrentSchema = onCurrentSchemaOf(dataDir)
 
 describe("migration 0005 keeps existing data", () => {
   it("keeps the feed's rows, sequences and high-water mark; pages and memories stay searchable", async () => {

@@ -3,34 +3,24 @@
  * 0001–0024): each trace moves into its execution's `trace` column, an execution without one keeps
  * null, the table goes, and running the migration again over its result changes nothing.
  */
-import { Migrator, SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { DatabaseLive, databaseFile, migrations } from "../../server/platform/sql/database.js"
 import migration0025 from "../../server/platform/sql/migrations/0025_execution_trace_column.js"
 import { writesEveryTable, writing } from "../../server/platform/sql/write-declaration.js"
+import { onCurrentSchema as onCurrentSchemaOf, onSchemaBefore } from "../support/migrations.js"
 
 const dataDir = mkdtempSync(join(tmpdir(), "svc-migration-0025-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-const before0025 = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0025"))
 const at = "2026-11-28T10:00:00.000Z"
 const trace = JSON.stringify({ spans: [{ id: "1", parentId: null, kind: "model", name: "model builtin" }], truncated: false })
 
-const onOldSchema = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      yield* Migrator.make({})({ loader: Migrator.fromRecord(before0025), table: "schema_migrations" })
-      return yield* effect
-    }).pipe(Effect.provide(SqliteClient.layer({ filename: databaseFile(dataDir) })), Effect.scoped)
-  )
-
-const onCurrentSchema = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(Layer.orDie(DatabaseLive(dataDir))), Effect.scoped))
+const onOldSchema = onSchemaBefore(dataDir, "0025")
+const onCurrentSchema = onCurrentSchemaOf(dataDir)
 
 describe("migration 0025 moves traces into their executions", () => {
   it("copies each stored trace to its execution, leaves the others null, drops the table, and runs again as a no-op", async () => {
